@@ -1,0 +1,104 @@
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import { identityEndpoints } from './domains/identity/endpoints.ts';
+import { identityJobs } from './domains/identity/jobs.ts';
+import { createIdentityService, type IdentityService } from './domains/identity/service.ts';
+import { metaEndpoints } from './domains/meta/endpoints.ts';
+import { opsEndpoints } from './domains/ops/endpoints.ts';
+import { createOpsService } from './domains/ops/service.ts';
+import { type AuditLog, createAuditLog } from './platform/audit/service.ts';
+import { type Clock, systemClock } from './platform/clock.ts';
+import type { Config } from './platform/config.ts';
+import { type Database, openDatabase } from './platform/db/client.ts';
+import type { Endpoint } from './platform/http/registry.ts';
+import { buildServer } from './platform/http/server.ts';
+import { createScheduler, type Scheduler } from './platform/jobs/scheduler.ts';
+import { createMetrics } from './platform/metrics.ts';
+
+/**
+ * The composition root: the one place that knows every domain. It opens storage, migrates, wires
+ * each domain's service, collects every domain's endpoints into the registry and jobs into the
+ * scheduler, and builds the HTTP server from them.
+ */
+export interface App {
+  server: FastifyInstance;
+  database: Database;
+  scheduler: Scheduler;
+  identity: IdentityService;
+  audit: AuditLog;
+  endpoints: readonly Endpoint[];
+  /** Stops the scheduler, drains HTTP, closes storage (unless the database was lent by the caller). */
+  close(): Promise<void>;
+}
+
+export interface AppOptions {
+  config: Config;
+  clock?: Clock;
+  /** A database opened by the caller (tests, several instances on one PGlite); it stays open on close. */
+  database?: Database;
+  logger?: FastifyBaseLogger;
+  /** Told the plaintext of the first-start token when one is created (spec D1). */
+  onFirstToken?: (token: string) => void;
+}
+
+export async function createApp(options: AppOptions): Promise<App> {
+  const { config } = options;
+  const clock = options.clock ?? systemClock;
+  const ownsDatabase = options.database === undefined;
+  const database =
+    options.database ??
+    (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax }));
+
+  try {
+    const audit = createAuditLog({ clock });
+    const identity = createIdentityService({ db: database.db, clock, audit, sessionTtlHours: config.sessionTtlHours });
+
+    await database.migrate(async () => {
+      const { firstToken } = await identity.bootstrap(config.adminToken);
+      if (firstToken !== null) options.onFirstToken?.(firstToken);
+    });
+
+    const metrics = createMetrics(() => database.poolStats());
+    const logger: FastifyBaseLogger = options.logger ?? pino({ level: config.logLevel });
+    const scheduler = createScheduler({
+      db: database.db,
+      clock,
+      log: logger,
+      metrics,
+      jobs: [...identityJobs(identity)],
+    });
+    const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
+    const endpoints: Endpoint[] = [
+      ...metaEndpoints({ endpoints: () => endpoints, baseUrl: config.publicUrl, database, metrics }),
+      ...identityEndpoints(identity),
+      ...opsEndpoints(ops),
+    ];
+    const app = buildServer({
+      endpoints,
+      credentials: identity.credentials,
+      clock,
+      metrics,
+      metricsToken: config.metricsToken,
+      logger,
+      trustProxy: config.trustProxy,
+    });
+    await app.ready();
+
+    return {
+      server: app,
+      database,
+      scheduler,
+      identity,
+      audit,
+      endpoints,
+      async close() {
+        await scheduler.stop();
+        await app.close();
+        if (ownsDatabase) await database.close();
+      },
+    };
+  } catch (error) {
+    if (ownsDatabase) await database.close().catch(() => {});
+    throw error;
+  }
+}

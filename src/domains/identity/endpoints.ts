@@ -1,0 +1,156 @@
+import { Type } from '@sinclair/typebox';
+import { SESSION_COOKIE } from '../../platform/http/auth.ts';
+import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, SCOPES, V1 } from '../../platform/http/registry.ts';
+import type { IdentityService } from './service.ts';
+
+const ScopeName = Type.Union(SCOPES.map((s) => Type.Literal(s)));
+
+const TokenFields = {
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  scopes: Type.Array(Type.String()),
+  prefix: Type.String({ description: 'The first characters of the token, to tell tokens apart.' }),
+  userId: Type.String({ format: 'uuid' }),
+  createdAt: IsoDate,
+  lastUsedAt: Nullable(IsoDate),
+  revokedAt: Nullable(IsoDate),
+};
+const Token = Type.Object(TokenFields);
+
+const exampleToken = {
+  id: '3f0c7d0e-2f43-4a53-9d55-6a4f0a0b9c11',
+  name: 'grafana-reader',
+  scopes: ['read:dashboard'],
+  prefix: 'svctok_Q2x9aB',
+  userId: '0b7f9a1c-5d2e-4c6b-8e3a-1f2d3c4b5a69',
+  createdAt: '2026-11-23T08:00:00.000Z',
+  lastUsedAt: null,
+  revokedAt: null,
+};
+const generatedAt = '2026-11-23T08:00:00.000Z';
+
+/** The principal is present on every authenticated endpoint; the server guarantees it. */
+const who = (principal: Principal | null): Principal => principal as Principal;
+
+export function identityEndpoints(identity: IdentityService): Endpoint[] {
+  return [
+    defineEndpoint({
+      id: 'listTokens',
+      title: 'List your API tokens',
+      description: 'Tokens issued to the calling operator: prefix and metadata only, never the plaintext. Newest first, revoked ones included with revokedAt.',
+      method: 'GET',
+      path: `${V1}/tokens`,
+      auth: 'session-or-bearer',
+      scope: 'write:tokens',
+      tag: 'tokens',
+      kind: 'read',
+      uiPath: '/settings/tokens',
+      response: { schemaId: 'svc-observatory-tokens.v1', fields: { tokens: Type.Array(Token) } },
+      example: { schema: 'svc-observatory-tokens.v1', generatedAt, tokens: [exampleToken] },
+      handler: async ({ principal }) => ({ tokens: await identity.listTokens(who(principal)) }),
+    }),
+    defineEndpoint({
+      id: 'createToken',
+      title: 'Create an API token',
+      description: 'Issues a token `svctok_<random>` (256 bits) carrying the listed scopes. The plaintext is in this response only; a scope the caller does not hold is refused with 403.',
+      method: 'POST',
+      path: `${V1}/tokens`,
+      auth: 'session-or-bearer',
+      scope: 'write:tokens',
+      tag: 'tokens',
+      kind: 'write',
+      uiPath: '/settings/tokens',
+      body: Type.Object({
+        name: Type.String({ minLength: 1, maxLength: 100 }),
+        scopes: Type.Array(ScopeName, { minItems: 1, maxItems: SCOPES.length, uniqueItems: true }),
+      }),
+      response: {
+        schemaId: 'svc-observatory-token-create.v1',
+        fields: { ...TokenFields, token: Type.String({ description: 'The plaintext token; shown once.' }) },
+      },
+      example: {
+        schema: 'svc-observatory-token-create.v1',
+        generatedAt,
+        ...exampleToken,
+        token: 'svctok_Q2x9aBexampleexampleexampleexampleexam',
+      },
+      handler: async ({ principal, body, requestId }) =>
+        identity.createToken({ principal: who(principal), requestId }, body),
+    }),
+    defineEndpoint({
+      id: 'revokeToken',
+      title: 'Revoke an API token',
+      description: 'Revokes one of your tokens at once, on every instance. Revoking a revoked token returns it unchanged.',
+      method: 'POST',
+      path: `${V1}/tokens/{id}/revoke`,
+      auth: 'session-or-bearer',
+      scope: 'write:tokens',
+      tag: 'tokens',
+      kind: 'write',
+      uiPath: '/settings/tokens',
+      params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
+      response: { schemaId: 'svc-observatory-token-revoke.v1', fields: { token: Token } },
+      example: {
+        schema: 'svc-observatory-token-revoke.v1',
+        generatedAt,
+        token: { ...exampleToken, revokedAt: '2026-11-23T09:00:00.000Z' },
+      },
+      handler: async ({ principal, params, requestId }) => ({
+        token: await identity.revokeToken({ principal: who(principal), requestId }, params.id),
+      }),
+    }),
+    defineEndpoint({
+      id: 'getAccount',
+      title: 'Who am I',
+      description: 'The operator behind the calling credential, how it authenticated and the scopes it carries.',
+      method: 'GET',
+      path: `${V1}/account`,
+      auth: 'session-or-bearer',
+      scope: null,
+      tag: 'account',
+      kind: 'read',
+      uiPath: '/settings/account',
+      response: {
+        schemaId: 'svc-account.v1',
+        fields: {
+          userId: Type.String(),
+          username: Type.String(),
+          via: Type.Union([Type.Literal('bearer'), Type.Literal('session')]),
+          scopes: Type.Array(Type.String()),
+        },
+      },
+      example: {
+        schema: 'svc-account.v1',
+        generatedAt,
+        userId: exampleToken.userId,
+        username: 'admin',
+        via: 'bearer',
+        scopes: ['read:dashboard'],
+      },
+      handler: async ({ principal }) => {
+        const p = who(principal);
+        return { userId: p.userId, username: p.username, via: p.via === 'session' ? 'session' : 'bearer', scopes: [...p.scopes].sort() } as const;
+      },
+    }),
+    defineEndpoint({
+      id: 'logout',
+      title: 'End the browser session',
+      description: 'Revokes the calling operator session and clears its cookie. With a bearer token it does nothing.',
+      method: 'POST',
+      path: `${V1}/account/logout`,
+      auth: 'session-or-bearer',
+      scope: null,
+      tag: 'account',
+      kind: 'write',
+      response: { schemaId: 'svc-account-logout.v1', fields: { ok: Type.Boolean(), endedSession: Type.Boolean() } },
+      example: { schema: 'svc-account-logout.v1', generatedAt, ok: true, endedSession: true },
+      handler: async ({ principal, reply }) => {
+        const sessionId = who(principal).sessionId;
+        if (sessionId === null) return { ok: true, endedSession: false };
+        await identity.closeSession(sessionId);
+        void reply.clearCookie(SESSION_COOKIE, { path: '/' });
+        return { ok: true, endedSession: true };
+      },
+    }),
+  ];
+}

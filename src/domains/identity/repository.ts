@@ -1,0 +1,113 @@
+import { and, count, desc, eq, isNull, lt, or } from 'drizzle-orm';
+import type { Db } from '../../platform/db/client.ts';
+import { apiTokens, sessions, users, webauthnChallenges } from './schema.ts';
+
+export type UserRow = typeof users.$inferSelect;
+export type TokenRow = typeof apiTokens.$inferSelect;
+export type SessionRow = typeof sessions.$inferSelect;
+
+export async function findUserByUsername(db: Db, username: string): Promise<UserRow | null> {
+  const [row] = await db.select().from(users).where(eq(users.username, username)).limit(1);
+  return row ?? null;
+}
+
+export async function findUserById(db: Db, id: string): Promise<UserRow | null> {
+  const [row] = await db.select().from(users).where(eq(users.id, id)).limit(1);
+  return row ?? null;
+}
+
+export async function insertUser(db: Db, row: UserRow): Promise<void> {
+  await db.insert(users).values(row);
+}
+
+export async function setUserScopes(db: Db, id: string, scopes: string[]): Promise<void> {
+  await db.update(users).set({ scopes }).where(eq(users.id, id));
+}
+
+/** The token with this hash and the user it belongs to, in one query (the hot path of every call). */
+export async function findTokenWithUser(db: Db, tokenHash: string): Promise<{ token: TokenRow; user: UserRow } | null> {
+  const [row] = await db
+    .select({ token: apiTokens, user: users })
+    .from(apiTokens)
+    .innerJoin(users, eq(users.id, apiTokens.userId))
+    .where(eq(apiTokens.tokenHash, tokenHash))
+    .limit(1);
+  return row ?? null;
+}
+
+export async function countTokens(db: Db): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(apiTokens);
+  return Number(row?.n ?? 0);
+}
+
+export async function insertToken(db: Db, row: TokenRow): Promise<void> {
+  await db.insert(apiTokens).values(row);
+}
+
+export async function updateToken(db: Db, id: string, change: Partial<TokenRow>): Promise<void> {
+  await db.update(apiTokens).set(change).where(eq(apiTokens.id, id));
+}
+
+export async function findToken(db: Db, id: string): Promise<TokenRow | null> {
+  const [row] = await db.select().from(apiTokens).where(eq(apiTokens.id, id)).limit(1);
+  return row ?? null;
+}
+
+export async function listTokensOfUser(db: Db, userId: string): Promise<TokenRow[]> {
+  return db
+    .select()
+    .from(apiTokens)
+    .where(eq(apiTokens.userId, userId))
+    .orderBy(desc(apiTokens.createdAt), desc(apiTokens.id));
+}
+
+/** Stamps last use at most once a minute per token, so reads stay reads. */
+export async function touchToken(db: Db, id: string, at: Date): Promise<void> {
+  await db
+    .update(apiTokens)
+    .set({ lastUsedAt: at })
+    .where(
+      and(
+        eq(apiTokens.id, id),
+        or(isNull(apiTokens.lastUsedAt), lt(apiTokens.lastUsedAt, new Date(at.getTime() - 60_000))),
+      ),
+    );
+}
+
+export async function insertSession(db: Db, row: SessionRow): Promise<void> {
+  await db.insert(sessions).values(row);
+}
+
+export async function findSessionWithUser(db: Db, secretHash: string): Promise<{ session: SessionRow; user: UserRow } | null> {
+  const [row] = await db
+    .select({ session: sessions, user: users })
+    .from(sessions)
+    .innerJoin(users, eq(users.id, sessions.userId))
+    .where(eq(sessions.secretHash, secretHash))
+    .limit(1);
+  return row ?? null;
+}
+
+export async function revokeSession(db: Db, id: string, at: Date): Promise<void> {
+  await db.update(sessions).set({ revokedAt: at }).where(and(eq(sessions.id, id), isNull(sessions.revokedAt)));
+}
+
+export async function touchSession(db: Db, id: string, at: Date): Promise<void> {
+  await db
+    .update(sessions)
+    .set({ lastSeenAt: at })
+    .where(and(eq(sessions.id, id), lt(sessions.lastSeenAt, new Date(at.getTime() - 60_000))));
+}
+
+/** Deletes sessions and WebAuthn challenges that can no longer be used. */
+export async function deleteExpired(db: Db, now: Date): Promise<{ sessions: number; challenges: number }> {
+  const goneSessions = await db
+    .delete(sessions)
+    .where(or(lt(sessions.expiresAt, now), lt(sessions.revokedAt, new Date(now.getTime() - 86_400_000))))
+    .returning({ id: sessions.id });
+  const goneChallenges = await db
+    .delete(webauthnChallenges)
+    .where(lt(webauthnChallenges.expiresAt, now))
+    .returning({ id: webauthnChallenges.id });
+  return { sessions: goneSessions.length, challenges: goneChallenges.length };
+}

@@ -1,0 +1,88 @@
+import { bigint, boolean, index, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+
+/** An operator. Every token and session belongs to one; the admin token belongs to `admin`. */
+export const users = pgTable('users', {
+  id: uuid('id').primaryKey(),
+  username: text('username').notNull().unique(),
+  displayName: text('display_name').notNull(),
+  /** The scopes this operator holds; sessions carry them, tokens carry a subset. */
+  scopes: jsonb('scopes').$type<string[]>().notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+  disabledAt: timestamp('disabled_at', { withTimezone: true, mode: 'date' }),
+});
+
+/** API tokens. Only the SHA-256 of the plaintext is kept; `prefix` lets people tell them apart. */
+export const apiTokens = pgTable(
+  'api_tokens',
+  {
+    id: uuid('id').primaryKey(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
+    name: text('name').notNull(),
+    scopes: jsonb('scopes').$type<string[]>().notNull(),
+    tokenHash: text('token_hash').notNull().unique(),
+    prefix: text('prefix').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('api_tokens_user_idx').on(t.userId, t.createdAt)],
+);
+
+/** Browser sessions established by a passkey login; the cookie holds a secret whose hash is kept. */
+export const sessions = pgTable(
+  'sessions',
+  {
+    id: uuid('id').primaryKey(),
+    secretHash: text('secret_hash').notNull().unique(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
+    passkeyId: uuid('passkey_id'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    lastSeenAt: timestamp('last_seen_at', { withTimezone: true, mode: 'date' }).notNull(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('sessions_expires_idx').on(t.expiresAt)],
+);
+
+/** WebAuthn credentials. The public key never leaves the service's own reads. */
+export const passkeys = pgTable(
+  'passkeys',
+  {
+    id: uuid('id').primaryKey(),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id),
+    /** base64url credential id as the authenticator reports it. */
+    credentialId: text('credential_id').notNull().unique(),
+    /** base64url COSE public key. */
+    publicKey: text('public_key').notNull(),
+    counter: bigint('counter', { mode: 'number' }).notNull(),
+    transports: jsonb('transports').$type<string[]>().notNull(),
+    deviceLabel: text('device_label').notNull(),
+    deviceType: text('device_type').notNull(),
+    backedUp: boolean('backed_up').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('passkeys_user_idx').on(t.userId)],
+);
+
+/**
+ * Outstanding WebAuthn challenges. Kept in the database, not in memory, so a ceremony may start
+ * on one instance and finish on another.
+ */
+export const webauthnChallenges = pgTable('webauthn_challenges', {
+  id: uuid('id').primaryKey(),
+  purpose: text('purpose').notNull(),
+  userId: uuid('user_id'),
+  challenge: text('challenge').notNull(),
+  deviceLabel: text('device_label'),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+  expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+  consumedAt: timestamp('consumed_at', { withTimezone: true, mode: 'date' }),
+});

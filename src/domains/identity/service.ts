@@ -1,0 +1,259 @@
+import { randomUUID } from 'node:crypto';
+import type { AuditLog } from '../../platform/audit/service.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { randomToken, sha256Hex } from '../../platform/crypto.ts';
+import type { Db } from '../../platform/db/client.ts';
+import { withTransaction } from '../../platform/db/transaction.ts';
+import { assertThat, forbidden, notFound } from '../../platform/errors.ts';
+import type { CredentialResolver } from '../../platform/http/auth.ts';
+import { isScope, type Principal, SCOPES, type Scope } from '../../platform/http/registry.ts';
+import * as repo from './repository.ts';
+
+export const ADMIN_USERNAME = 'admin';
+/** `svctok_` + 32 random bytes (256 bits) in base64url. */
+const TOKEN_RANDOM_BYTES = 32;
+/** `svctok_` and the first six random characters: enough to tell tokens apart, too few to guess. */
+const PREFIX_LENGTH = 'svctok_'.length + 6;
+
+export interface TokenView {
+  id: string;
+  name: string;
+  scopes: string[];
+  prefix: string;
+  userId: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export function toTokenView(row: repo.TokenRow): TokenView {
+  return {
+    id: row.id,
+    name: row.name,
+    scopes: row.scopes,
+    prefix: row.prefix,
+    userId: row.userId,
+    createdAt: row.createdAt.toISOString(),
+    lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
+    revokedAt: row.revokedAt?.toISOString() ?? null,
+  };
+}
+
+export function generateTokenPlaintext(): string {
+  return `svctok_${randomToken(TOKEN_RANDOM_BYTES)}`;
+}
+
+export const hashToken = (plaintext: string) => sha256Hex(plaintext);
+
+function scopesOf(stored: string[]): Set<Scope> {
+  return new Set(stored.filter(isScope));
+}
+
+export interface CallContext {
+  principal: Principal;
+  requestId: string;
+}
+
+export function createIdentityService(deps: { db: Db; clock: Clock; audit: AuditLog; sessionTtlHours: number }) {
+  const { db, clock, audit } = deps;
+
+  const actorOf = (principal: Principal) => ({ userId: principal.userId, username: principal.username });
+
+  async function ensureAdminUser(tx: Db): Promise<repo.UserRow> {
+    const existing = await repo.findUserByUsername(tx, ADMIN_USERNAME);
+    const allScopes = [...SCOPES];
+    if (existing) {
+      // New releases add scopes; the admin operator always holds every one.
+      if (existing.scopes.length !== allScopes.length || !allScopes.every((s) => existing.scopes.includes(s))) {
+        await repo.setUserScopes(tx, existing.id, allScopes);
+        return { ...existing, scopes: allScopes };
+      }
+      return existing;
+    }
+    const user: repo.UserRow = {
+      id: randomUUID(),
+      username: ADMIN_USERNAME,
+      displayName: 'Administrator',
+      scopes: allScopes,
+      createdAt: clock.now(),
+      disabledAt: null,
+    };
+    await repo.insertUser(tx, user);
+    return user;
+  }
+
+  const credentials: CredentialResolver = {
+    async fromBearer(token) {
+      if (!token.startsWith('svctok_')) return null;
+      const found = await repo.findTokenWithUser(db, hashToken(token));
+      if (!found || found.token.revokedAt !== null || found.user.disabledAt !== null) return null;
+      const now = clock.now();
+      if (found.token.lastUsedAt === null || now.getTime() - found.token.lastUsedAt.getTime() > 60_000) {
+        await repo.touchToken(db, found.token.id, now);
+      }
+      // A token never holds more than its operator does now: taking a scope from an operator
+      // takes it from their tokens too.
+      const userScopes = scopesOf(found.user.scopes);
+      return {
+        userId: found.user.id,
+        username: found.user.username,
+        scopes: new Set([...scopesOf(found.token.scopes)].filter((s) => userScopes.has(s))),
+        via: 'bearer',
+        tokenId: found.token.id,
+        sessionId: null,
+      };
+    },
+    async fromSession(secret) {
+      const found = await repo.findSessionWithUser(db, sha256Hex(secret));
+      const now = clock.now();
+      if (!found || found.session.revokedAt !== null || found.session.expiresAt <= now || found.user.disabledAt !== null) {
+        return null;
+      }
+      await repo.touchSession(db, found.session.id, now);
+      return {
+        userId: found.user.id,
+        username: found.user.username,
+        scopes: scopesOf(found.user.scopes),
+        via: 'session',
+        tokenId: null,
+        sessionId: found.session.id,
+      };
+    },
+  };
+
+  return {
+    credentials,
+
+    /**
+     * Start-up (spec D1): with `adminToken`, make sure a token with that plaintext and every scope
+     * exists for `admin`; without it, create one when the database holds no token and return its
+     * plaintext so the caller prints it once. Runs under the start-up lock.
+     */
+    async bootstrap(adminToken: string | null): Promise<{ firstToken: string | null }> {
+      return withTransaction(db, async (tx) => {
+        const admin = await ensureAdminUser(tx);
+        const actor = { userId: admin.id, username: 'startup' };
+        const allScopes = [...SCOPES];
+        if (adminToken !== null) {
+          const found = await repo.findTokenWithUser(tx, hashToken(adminToken));
+          if (!found) {
+            const row = newTokenRow(admin.id, 'OBSERVATORY_ADMIN_TOKEN', allScopes, adminToken);
+            await repo.insertToken(tx, row);
+            await audit.record(tx, { verb: 'token.ensure-admin', target: `token:${row.id}`, surface: 'startup', actor, after: toTokenView(row) });
+          } else {
+            const token = found.token;
+            const healthy = token.userId === admin.id && token.revokedAt === null && allScopes.every((s) => token.scopes.includes(s));
+            if (!healthy) {
+              const change = { userId: admin.id, scopes: allScopes, revokedAt: null };
+              await repo.updateToken(tx, token.id, change);
+              await audit.record(tx, {
+                verb: 'token.ensure-admin',
+                target: `token:${token.id}`,
+                surface: 'startup',
+                actor,
+                before: toTokenView(token),
+                after: toTokenView({ ...token, ...change }),
+              });
+            }
+          }
+          return { firstToken: null };
+        }
+        if ((await repo.countTokens(tx)) > 0) return { firstToken: null };
+        const plaintext = generateTokenPlaintext();
+        const row = newTokenRow(admin.id, 'first-start', allScopes, plaintext);
+        await repo.insertToken(tx, row);
+        await audit.record(tx, { verb: 'token.create', target: `token:${row.id}`, surface: 'startup', actor, after: toTokenView(row) });
+        return { firstToken: plaintext };
+      });
+    },
+
+    async createToken(ctx: CallContext, input: { name: string; scopes: Scope[] }) {
+      const missing = input.scopes.filter((s) => !ctx.principal.scopes.has(s));
+      if (missing.length > 0) {
+        throw forbidden(`A token cannot carry scopes its creator does not hold: ${missing.join(', ')}.`);
+      }
+      const plaintext = generateTokenPlaintext();
+      const row = newTokenRow(ctx.principal.userId, input.name, [...new Set(input.scopes)], plaintext);
+      await withTransaction(db, async (tx) => {
+        await repo.insertToken(tx, row);
+        await audit.record(tx, {
+          verb: 'token.create',
+          target: `token:${row.id}`,
+          surface: 'api',
+          actor: actorOf(ctx.principal),
+          after: toTokenView(row),
+          requestId: ctx.requestId,
+        });
+      });
+      return { ...toTokenView(row), token: plaintext };
+    },
+
+    async listTokens(principal: Principal): Promise<TokenView[]> {
+      return (await repo.listTokensOfUser(db, principal.userId)).map(toTokenView);
+    },
+
+    /** Idempotent: revoking a revoked token returns it unchanged and writes nothing. */
+    async revokeToken(ctx: CallContext, id: string): Promise<TokenView> {
+      return withTransaction(db, async (tx) => {
+        const token = await repo.findToken(tx, id);
+        const owned = token !== null && token.userId === ctx.principal.userId ? token : null;
+        assertThat(owned, notFound(`No token ${id} belongs to you.`));
+        if (owned.revokedAt !== null) return toTokenView(owned);
+        const revoked = { ...owned, revokedAt: clock.now() };
+        await repo.updateToken(tx, id, { revokedAt: revoked.revokedAt });
+        await audit.record(tx, {
+          verb: 'token.revoke',
+          target: `token:${id}`,
+          surface: 'api',
+          actor: actorOf(ctx.principal),
+          before: toTokenView(owned),
+          after: toTokenView(revoked),
+          requestId: ctx.requestId,
+        });
+        return toTokenView(revoked);
+      });
+    },
+
+    /** Opens a browser session for a user who just proved a passkey; returns the cookie secret. */
+    async openSession(tx: Db, userId: string, passkeyId: string | null): Promise<{ id: string; secret: string; expiresAt: Date }> {
+      const now = clock.now();
+      const secret = randomToken(32);
+      const row: repo.SessionRow = {
+        id: randomUUID(),
+        secretHash: sha256Hex(secret),
+        userId,
+        passkeyId,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + deps.sessionTtlHours * 3_600_000),
+        lastSeenAt: now,
+        revokedAt: null,
+      };
+      await repo.insertSession(tx, row);
+      return { id: row.id, secret, expiresAt: row.expiresAt };
+    },
+
+    async closeSession(sessionId: string): Promise<void> {
+      await repo.revokeSession(db, sessionId, clock.now());
+    },
+
+    findUser: (id: string) => repo.findUserById(db, id),
+    findUserByUsername: (username: string) => repo.findUserByUsername(db, username),
+    sweepExpired: (now: Date) => repo.deleteExpired(db, now),
+  };
+
+  function newTokenRow(userId: string, name: string, scopes: string[], plaintext: string): repo.TokenRow {
+    return {
+      id: randomUUID(),
+      userId,
+      name,
+      scopes,
+      tokenHash: hashToken(plaintext),
+      prefix: plaintext.slice(0, PREFIX_LENGTH),
+      createdAt: clock.now(),
+      lastUsedAt: null,
+      revokedAt: null,
+    };
+  }
+}
+
+export type IdentityService = ReturnType<typeof createIdentityService>;

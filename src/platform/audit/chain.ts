@@ -1,0 +1,45 @@
+import { canonicalJson, sha256Hex } from '../crypto.ts';
+
+export const GENESIS_HASH = '0'.repeat(64);
+
+export const FACT_SOURCES = [
+  'OperatorAudit',
+  'TrustDriftEvent',
+  'RestoreVerification',
+  'RegionFailoverDrill',
+  'ComplianceEvaluation',
+  'CostAlert',
+] as const;
+export type FactSource = (typeof FACT_SOURCES)[number];
+
+export const FACT_KINDS = [
+  'operator',
+  'drift',
+  'backup',
+  'region-drill',
+  'compliance',
+  'cost-alert-fired',
+  'cost-alert-acknowledged',
+  'cost-alert-resolved',
+] as const;
+export type FactKind = (typeof FACT_KINDS)[number];
+
+/** The hashed content of a fact: everything but its id and its own hash. */
+export interface FactBody {
+  seqNo: number;
+  source: FactSource;
+  sourceId: string;
+  kind: FactKind;
+  actor: string | null;
+  ts: string;
+  payload: unknown;
+  prevHash: string;
+}
+
+/**
+ * entryHash = SHA-256 over the RFC 8785 canonical JSON of the fact body. seqNo is hashed as a
+ * decimal string, the form the API shows, so a verifier outside the service hashes the same bytes.
+ */
+export function entryHashOf(fact: FactBody): string {
+  return sha256Hex(canonicalJson({ ...fact, seqNo: String(fact.seqNo) }));
+}

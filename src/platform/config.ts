@@ -1,0 +1,149 @@
+/**
+ * Configuration is read once, at start, from the environment. Every variable is validated here and
+ * a bad value throws a ConfigError that names the variable, so start-up stops with one clear line.
+ * Nothing else in the service reads process.env.
+ */
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  host: string;
+  port: number;
+  /** Where the embedded PostgreSQL keeps its files when no DATABASE_URL is given. */
+  dataDir: string;
+  databaseUrl: string | null;
+  dbPoolMax: number;
+  logLevel: LogLevel;
+  /** The address clients use to reach this service; the manifest's baseUrl. */
+  publicUrl: string;
+  adminToken: string | null;
+  sessionTtlHours: number;
+  cookieSecure: boolean;
+  webauthn: { rpId: string; rpName: string; origins: string[] };
+  metricsToken: string | null;
+  schedulerEnabled: boolean;
+  schedulerTickMs: number;
+  trustProxy: boolean;
+  integrations: {
+    chatWebhookUrl: string | null;
+    metricsForwardUrl: string | null;
+    metricsForwardToken: string | null;
+    ciDispatchUrl: string | null;
+    ciDispatchToken: string | null;
+    csvSinceUrl: string | null;
+  };
+}
+
+type Env = Record<string, string | undefined>;
+
+/** A plaintext API token: `svctok_` then at least 32 base64url characters (192 bits). */
+export const TOKEN_PATTERN = /^svctok_[A-Za-z0-9_-]{32,}$/;
+
+function text(env: Env, name: string): string | null {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? null : value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(name, `must be one of 1, 0, true, false, yes, no, on, off; got "${raw}"`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | null {
+  const raw = text(env, name);
+  if (raw === null) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'must be an absolute URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
+  }
+  return raw;
+}
+
+const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadConfig(env: Env = process.env): Config {
+  const host = text(env, 'HOST') ?? '127.0.0.1';
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const logLevel = (text(env, 'LOG_LEVEL') ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+
+  const adminToken = text(env, 'OBSERVATORY_ADMIN_TOKEN');
+  if (adminToken !== null && !TOKEN_PATTERN.test(adminToken)) {
+    throw new ConfigError(
+      'OBSERVATORY_ADMIN_TOKEN',
+      'must look like svctok_ followed by at least 32 characters of A-Z, a-z, 0-9, _ or -',
+    );
+  }
+  const metricsToken = text(env, 'OBSERVATORY_METRICS_TOKEN');
+  if (metricsToken !== null && metricsToken.length < 24) {
+    throw new ConfigError('OBSERVATORY_METRICS_TOKEN', 'must be at least 24 characters long');
+  }
+
+  const publicUrl = (url(env, 'OBSERVATORY_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(
+    /\/+$/,
+    '',
+  );
+  const rpId = text(env, 'OBSERVATORY_RP_ID') ?? new URL(publicUrl).hostname;
+  const originList = text(env, 'OBSERVATORY_RP_ORIGINS');
+  const origins = originList === null ? [new URL(publicUrl).origin] : originList.split(',').map((o) => o.trim());
+  for (const origin of origins) {
+    try {
+      new URL(origin);
+    } catch {
+      throw new ConfigError('OBSERVATORY_RP_ORIGINS', `"${origin}" is not an absolute origin`);
+    }
+  }
+
+  return {
+    host,
+    port,
+    dataDir: text(env, 'DATA_DIR') ?? './data',
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    dbPoolMax: integer(env, 'DB_POOL_MAX', 10, 1, 200),
+    logLevel,
+    publicUrl,
+    adminToken,
+    sessionTtlHours: integer(env, 'OBSERVATORY_SESSION_TTL_HOURS', 12, 1, 24 * 30),
+    cookieSecure: flag(env, 'OBSERVATORY_COOKIE_SECURE', publicUrl.startsWith('https:')),
+    webauthn: { rpId, rpName: text(env, 'OBSERVATORY_RP_NAME') ?? 'Observatory', origins },
+    metricsToken,
+    schedulerEnabled: flag(env, 'OBSERVATORY_SCHEDULER', true),
+    schedulerTickMs: integer(env, 'OBSERVATORY_SCHEDULER_TICK_MS', 15_000, 100, 3_600_000),
+    trustProxy: flag(env, 'OBSERVATORY_TRUST_PROXY', false),
+    integrations: {
+      chatWebhookUrl: url(env, 'OBSERVATORY_CHAT_WEBHOOK_URL', ['https:', 'http:']),
+      metricsForwardUrl: url(env, 'OBSERVATORY_METRICS_FORWARD_URL', ['https:', 'http:']),
+      metricsForwardToken: text(env, 'OBSERVATORY_METRICS_FORWARD_TOKEN'),
+      ciDispatchUrl: url(env, 'OBSERVATORY_CI_DISPATCH_URL', ['https:', 'http:']),
+      ciDispatchToken: text(env, 'OBSERVATORY_CI_DISPATCH_TOKEN'),
+      csvSinceUrl: url(env, 'OBSERVATORY_CSV_SINCE_URL', ['https:', 'http:']),
+    },
+  };
+}

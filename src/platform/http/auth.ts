@@ -1,0 +1,52 @@
+import type { FastifyRequest } from 'fastify';
+import { forbidden, unauthorized } from '../errors.ts';
+import { safeEqual } from '../crypto.ts';
+import type { Endpoint, Principal } from './registry.ts';
+
+export const SESSION_COOKIE = 'obs_session';
+
+/**
+ * Turns credentials into a Principal. The identity domain implements it; the platform only knows
+ * the interface, so it imports no domain.
+ */
+export interface CredentialResolver {
+  fromBearer(token: string): Promise<Principal | null>;
+  fromSession(sessionSecret: string): Promise<Principal | null>;
+}
+
+export function bearerToken(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? (match[1] ?? null) : null;
+}
+
+/**
+ * Resolves and checks the caller for one endpoint: 401 when no valid credential is presented,
+ * 403 when the credential lacks the endpoint's scope. A bearer token wins over a session cookie.
+ */
+export async function authenticate(
+  endpoint: Endpoint,
+  request: FastifyRequest,
+  credentials: CredentialResolver,
+  metricsToken: string | null,
+): Promise<Principal | null> {
+  if (endpoint.auth === 'none') return null;
+  const token = bearerToken(request);
+  if (endpoint.auth === 'metrics' && token !== null && metricsToken !== null && safeEqual(token, metricsToken)) {
+    return { userId: 'metrics', username: 'metrics', scopes: new Set(), via: 'metrics-token', tokenId: null, sessionId: null };
+  }
+  let principal: Principal | null = null;
+  if (token !== null) {
+    principal = await credentials.fromBearer(token);
+  } else {
+    const cookie = request.cookies?.[SESSION_COOKIE];
+    if (cookie) principal = await credentials.fromSession(cookie);
+  }
+  if (!principal) throw unauthorized();
+  const scope = endpoint.auth === 'metrics' ? 'read:dashboard' : endpoint.scope;
+  if (scope !== null && !principal.scopes.has(scope)) {
+    throw forbidden(`This call needs the scope ${scope}, which the credential does not carry.`);
+  }
+  return principal;
+}

@@ -1,0 +1,113 @@
+import type { FastifyError } from 'fastify';
+import { ServiceError } from '../errors.ts';
+import { isDatabaseUnavailable } from '../db/transaction.ts';
+
+export interface ErrorBody {
+  schema: 'svc-error.v1';
+  reason: string;
+  human: string;
+  [extra: string]: unknown;
+}
+
+interface ValidationIssue {
+  instancePath?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+const VALIDATION_REASON: Record<string, string> = {
+  body: 'invalid-body',
+  querystring: 'invalid-query',
+  params: 'invalid-params',
+  headers: 'invalid-headers',
+};
+
+const LOCATION: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
+
+/** `body` + `/events/0/ts` → `body.events[0].ts`; a missing property is named too. */
+function fieldName(context: string, issue: ValidationIssue): string {
+  const segments = (issue.instancePath ?? '').split('/').filter(Boolean);
+  const missing = issue.params?.missingProperty;
+  if (typeof missing === 'string') segments.push(missing);
+  const additional = issue.params?.additionalProperty;
+  if (typeof additional === 'string') segments.push(additional);
+  let name = LOCATION[context] ?? context;
+  for (const segment of segments) name += /^\d+$/.test(segment) ? `[${segment}]` : `.${segment}`;
+  return name;
+}
+
+function describeValidation(context: string, issue: ValidationIssue): string {
+  const field = fieldName(context, issue);
+  const params = issue.params ?? {};
+  if (typeof params.missingProperty === 'string') return `${field} is required.`;
+  if (typeof params.additionalProperty === 'string') return `${field} is not a known field.`;
+  if (Array.isArray(params.allowedValues)) return `${field} must be one of: ${params.allowedValues.join(', ')}.`;
+  return `${field} ${issue.message ?? 'is invalid'}.`;
+}
+
+export interface RenderedError {
+  status: number;
+  body: ErrorBody;
+  /** Unexpected failures are logged with their stack; expected ones are not. */
+  unexpected: boolean;
+}
+
+/** Maps anything thrown while serving a request to one `svc-error.v1` answer. */
+export function renderError(error: unknown, requestId: string): RenderedError {
+  if (error instanceof ServiceError) {
+    return {
+      status: error.status,
+      body: { ...error.details, schema: 'svc-error.v1', reason: error.reason, human: error.human },
+      unexpected: false,
+    };
+  }
+  const fastifyError = error as FastifyError & { validationContext?: string; validation?: ValidationIssue[] };
+  if (Array.isArray(fastifyError.validation) && fastifyError.validation.length > 0) {
+    const context = fastifyError.validationContext ?? 'body';
+    const issue = fastifyError.validation[0] as ValidationIssue;
+    return {
+      status: 400,
+      body: {
+        schema: 'svc-error.v1',
+        reason: VALIDATION_REASON[context] ?? 'invalid-request',
+        human: describeValidation(context, issue),
+        field: fieldName(context, issue),
+      },
+      unexpected: false,
+    };
+  }
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return expected(413, 'payload-too-large', 'The request body is larger than 1 MiB.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return expected(400, 'invalid-content-type', 'Send request bodies as application/json.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return expected(400, 'invalid-body', 'The request body size does not match its Content-Length.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return expected(400, 'invalid-body', 'The request body is empty.');
+  }
+  if (error instanceof SyntaxError || fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return expected(400, 'malformed-json', 'The request body is not valid JSON.');
+  }
+  if (isDatabaseUnavailable(error)) {
+    return expected(503, 'unavailable', 'The database is unreachable; nothing was written. Try again shortly.');
+  }
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return expected(status, 'bad-request', 'The request could not be understood.');
+  }
+  return {
+    status: 500,
+    body: {
+      schema: 'svc-error.v1',
+      reason: 'internal',
+      human: `Something went wrong on our side. Quote request id ${requestId} when reporting it.`,
+      requestId,
+    },
+    unexpected: true,
+  };
+}
+
+function expected(status: number, reason: string, human: string): RenderedError {
+  return { status, body: { schema: 'svc-error.v1', reason, human }, unexpected: false };
+}

@@ -1,0 +1,215 @@
+import { type Static, type TObject, type TProperties, type TSchema, Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * The endpoint registry: every endpoint is declared here once. Routes, request validation, the
+ * manifest and both OpenAPI documents are derived from these declarations; nothing describes an
+ * endpoint twice.
+ */
+
+export const V1 = '/api/observatory/v1';
+
+/** Scopes exactly as spec C lists them, plus `write:events` (spec D4). */
+export const SCOPES = [
+  'read:dashboard',
+  'read:events',
+  'read:tenants',
+  'read:alerts',
+  'write:alerts',
+  'read:clusters',
+  'read:intel',
+  'write:tokens',
+  'write:tenants',
+  'write:test-event',
+  'read:empire',
+  'write:events',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}
+
+/**
+ * How a caller proves who it is:
+ * - `session-or-bearer`: an operator session cookie or `Authorization: Bearer svctok_…`;
+ * - `none`: public (health, passkey login);
+ * - `metrics`: the metrics scrape token or a bearer token with `read:dashboard`.
+ * Later domains add their own modes (tenant signatures, agent API keys).
+ */
+export type AuthMode = 'session-or-bearer' | 'none' | 'metrics';
+
+/** Who is calling. Every session and token belongs to a user. */
+export interface Principal {
+  userId: string;
+  username: string;
+  scopes: ReadonlySet<Scope>;
+  via: 'bearer' | 'session' | 'metrics-token';
+  tokenId: string | null;
+  sessionId: string | null;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** Statuses every endpoint may answer besides its own list. */
+const ALWAYS = [404, 500, 503];
+
+export interface HandlerContext<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  principal: Principal | null;
+  requestId: string;
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+/** A JSON response wrapped in the `{schema, generatedAt, …}` envelope. */
+export interface EnvelopeResponse<R extends TProperties> {
+  schemaId: string;
+  fields: R;
+}
+
+/** A response sent as it is: the OpenAPI document, Prometheus text, a feed. */
+export interface RawResponse {
+  raw: TSchema;
+  contentType?: string;
+}
+
+export interface EndpointDefinition<
+  P extends TSchema,
+  Q extends TSchema,
+  B extends TSchema,
+  R extends TProperties,
+  Raw extends boolean,
+> {
+  id: string;
+  title: string;
+  description: string;
+  method: HttpMethod;
+  /** Full path with OpenAPI-style placeholders: `/api/observatory/v1/tokens/{id}/revoke`. */
+  path: string;
+  auth: AuthMode;
+  /** The scope a caller must hold; `null` means any authenticated caller (or none for `auth: none`). */
+  scope: Scope | null;
+  tag: string;
+  kind: 'read' | 'write';
+  uiPath?: string | null;
+  params?: P;
+  query?: Q;
+  body?: B;
+  response: Raw extends true ? RawResponse : EnvelopeResponse<R>;
+  /** An example response body (envelope included), checked against the response schema by tests. */
+  example: unknown;
+  /** Error statuses this endpoint may answer beyond 401/403 (from auth), 400 (from input) and 404/500/503. */
+  errors?: number[];
+  /** Success status; 200 unless stated. */
+  status?: number;
+  handler: (
+    ctx: HandlerContext<Static<P>, Static<Q>, Static<B>>,
+  ) => Promise<Raw extends true ? unknown : Static<TObject<R>>>;
+}
+
+/** The erased form the server, manifest and OpenAPI builders walk. */
+export interface Endpoint {
+  id: string;
+  title: string;
+  description: string;
+  method: HttpMethod;
+  path: string;
+  auth: AuthMode;
+  scope: Scope | null;
+  tag: string;
+  kind: 'read' | 'write';
+  uiPath: string | null;
+  params: TSchema | null;
+  query: TSchema | null;
+  body: TSchema | null;
+  schemaId: string | null;
+  responseSchema: TSchema;
+  contentType: string;
+  example: unknown;
+  status: number;
+  errorStatuses: number[];
+  handler: (ctx: HandlerContext<unknown, unknown, unknown>) => Promise<unknown>;
+}
+
+export const ErrorEnvelope = Type.Object(
+  {
+    schema: Type.Literal('svc-error.v1'),
+    reason: Type.String({ description: 'Stable machine-readable reason, e.g. `not-found`.' }),
+    human: Type.String({ description: 'A readable sentence saying what went wrong.' }),
+    field: Type.Optional(Type.String({ description: 'The request field that failed validation.' })),
+    requestId: Type.Optional(Type.String({ description: 'Quote this when reporting a 500.' })),
+  },
+  { $id: 'svc-error.v1', additionalProperties: true },
+);
+
+export function envelopeSchema(schemaId: string, fields: TProperties): TObject {
+  return Type.Object({
+    schema: Type.Literal(schemaId),
+    generatedAt: Type.String({ format: 'date-time' }),
+    ...fields,
+  });
+}
+
+export function defineEndpoint<
+  P extends TSchema = TSchema,
+  Q extends TSchema = TSchema,
+  B extends TSchema = TSchema,
+  R extends TProperties = TProperties,
+  Raw extends boolean = false,
+>(definition: EndpointDefinition<P, Q, B, R, Raw>): Endpoint {
+  const response = definition.response as EnvelopeResponse<R> | RawResponse;
+  const isRaw = 'raw' in response;
+  const declared = new Set<number>([...(definition.errors ?? []), ...ALWAYS]);
+  if (definition.auth !== 'none') {
+    declared.add(401);
+    if (definition.scope !== null || definition.auth === 'metrics') declared.add(403);
+  }
+  if (definition.body || definition.query || definition.params) declared.add(400);
+  return {
+    id: definition.id,
+    title: definition.title,
+    description: definition.description,
+    method: definition.method,
+    path: definition.path,
+    auth: definition.auth,
+    scope: definition.scope,
+    tag: definition.tag,
+    kind: definition.kind,
+    uiPath: definition.uiPath ?? null,
+    params: definition.params ?? null,
+    query: definition.query ?? null,
+    body: definition.body ?? null,
+    schemaId: isRaw ? null : response.schemaId,
+    responseSchema: isRaw ? response.raw : envelopeSchema(response.schemaId, response.fields),
+    contentType: isRaw ? (response.contentType ?? 'application/json') : 'application/json',
+    example: definition.example,
+    status: definition.status ?? 200,
+    errorStatuses: [...declared].sort((a, b) => a - b),
+    handler: definition.handler as Endpoint['handler'],
+  };
+}
+
+/** `/a/{id}/b` → `/a/:id/b` for Fastify. */
+export function toFastifyPath(path: string): string {
+  return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+}
+
+/** Throws when two entries share an id or a (method, path); run once when the app is built. */
+export function assertRegistryConsistent(endpoints: readonly Endpoint[]): void {
+  const ids = new Set<string>();
+  const routes = new Set<string>();
+  for (const e of endpoints) {
+    if (ids.has(e.id)) throw new Error(`endpoint id ${e.id} is declared twice`);
+    ids.add(e.id);
+    const key = `${e.method} ${e.path}`;
+    if (routes.has(key)) throw new Error(`route ${key} is declared twice`);
+    routes.add(key);
+  }
+}
+
+/** Shared field shapes. */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const IsoDate = Type.String({ format: 'date-time' });

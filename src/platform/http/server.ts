@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import cookie from '@fastify/cookie';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Clock } from '../clock.ts';
+import type { Metrics } from '../metrics.ts';
+import { authenticate, type CredentialResolver } from './auth.ts';
+import { renderError } from './errors.ts';
+import { assertRegistryConsistent, type Endpoint, ErrorEnvelope, type Principal, toFastifyPath } from './registry.ts';
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export interface ServerOptions {
+  endpoints: readonly Endpoint[];
+  credentials: CredentialResolver;
+  clock: Clock;
+  metrics: Metrics;
+  metricsToken: string | null;
+  logger: FastifyBaseLogger;
+  trustProxy: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    endpointId?: string;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+/** Builds the Fastify server from the endpoint registry: one route per entry, nothing else. */
+export function buildServer(options: ServerOptions): FastifyInstance {
+  const { endpoints, credentials, clock, metrics, metricsToken } = options;
+  assertRegistryConsistent(endpoints);
+
+  const app = Fastify({
+    loggerInstance: options.logger,
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: options.trustProxy,
+    genReqId: () => randomUUID(),
+    return503OnClosing: true,
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
+  });
+  app.decorateRequest('principal', null);
+  void app.register(cookie);
+
+  // An empty body on a JSON POST means "no fields", which is friendlier than a 400 for calls like
+  // rotate-secret that take none. Anything else goes through Fastify's hardened JSON parser.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
+    parseJson(request, body as string, done);
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-request-id', request.id);
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const endpointId = request.routeOptions.config.endpointId ?? 'unmatched';
+    metrics.observeRequest(endpointId, request.method, reply.statusCode, reply.elapsedTime / 1000);
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const rendered = renderError(error, request.id);
+    if (rendered.unexpected) {
+      request.log.error({ err: error, requestId: request.id }, 'unexpected error while serving request');
+    }
+    if (rendered.status === 429 && typeof rendered.body.retryAfterSec === 'number') {
+      reply.header('retry-after', String(rendered.body.retryAfterSec));
+    }
+    void reply.status(rendered.status).type('application/json').send(rendered.body);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    void reply.status(404).send({
+      schema: 'svc-error.v1',
+      reason: 'not-found',
+      human: `There is no endpoint ${request.method} ${request.url.split('?')[0]}.`,
+    });
+  });
+
+  for (const endpoint of endpoints) {
+    const responses: Record<number, unknown> = {};
+    if (endpoint.contentType === 'application/json') responses[endpoint.status] = endpoint.responseSchema;
+    for (const status of endpoint.errorStatuses) responses[status] = ErrorEnvelope;
+    app.route({
+      method: endpoint.method,
+      url: toFastifyPath(endpoint.path),
+      config: { endpointId: endpoint.id },
+      schema: {
+        ...(endpoint.params ? { params: endpoint.params } : {}),
+        ...(endpoint.query ? { querystring: endpoint.query } : {}),
+        ...(endpoint.body ? { body: endpoint.body } : {}),
+        response: responses,
+      },
+      // Authentication runs before the body is read, so a caller without a credential learns
+      // nothing about what the body should look like.
+      onRequest: async (request) => {
+        request.principal = await authenticate(endpoint, request, credentials, metricsToken);
+      },
+      handler: async (request, reply) => {
+        const result = await endpoint.handler({
+          params: request.params,
+          query: request.query,
+          body: request.body,
+          principal: request.principal,
+          requestId: request.id,
+          request,
+          reply,
+        });
+        void reply.status(endpoint.status);
+        if (endpoint.schemaId !== null) {
+          return { schema: endpoint.schemaId, generatedAt: clock.now().toISOString(), ...(result as object) };
+        }
+        void reply.type(endpoint.contentType);
+        return result;
+      },
+    });
+  }
+  return app;
+}

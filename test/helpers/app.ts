@@ -1,0 +1,78 @@
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { pino } from 'pino';
+import { type App, createApp } from '../../src/app.ts';
+import type { Clock } from '../../src/platform/clock.ts';
+import { loadConfig } from '../../src/platform/config.ts';
+import type { Database } from '../../src/platform/db/client.ts';
+import { type Scope, V1 } from '../../src/platform/http/registry.ts';
+import { createTestDatabase, type TestDatabase } from './database.ts';
+
+export { V1 };
+
+/** The admin token every test app starts with (OBSERVATORY_ADMIN_TOKEN). */
+export const ADMIN_TOKEN = 'svctok_testadmintokentestadmintokentestadmin00';
+
+export interface TestApp {
+  app: App;
+  testDb: TestDatabase;
+  /** `inject` with the admin token unless `token` is given (`null` sends no credential). */
+  call(options: InjectOptions & { token?: string | null }): Promise<LightMyRequestResponse>;
+  /** Creates a token carrying exactly these scopes (through the API) and returns its plaintext. */
+  tokenWith(scopes: Scope[]): Promise<string>;
+  /** Another app instance on the same database, as a second server behind a load balancer. */
+  secondInstance(env?: Record<string, string>): Promise<App>;
+  close(): Promise<void>;
+}
+
+export function testEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    OBSERVATORY_ADMIN_TOKEN: ADMIN_TOKEN,
+    OBSERVATORY_SCHEDULER: '0',
+    LOG_LEVEL: 'silent',
+    OBSERVATORY_PUBLIC_URL: 'http://localhost:8080',
+    ...extra,
+  };
+}
+
+export async function startTestApp(options: { clock?: Clock; env?: Record<string, string>; testDb?: TestDatabase } = {}): Promise<TestApp> {
+  const testDb = options.testDb ?? (await createTestDatabase());
+  const apps: App[] = [];
+  const databases: Database[] = [];
+  const boot = async (env: Record<string, string>) => {
+    const database = await testDb.open();
+    databases.push(database);
+    const app = await createApp({
+      config: loadConfig(testEnv(env)),
+      database,
+      logger: pino({ level: 'silent' }),
+      ...(options.clock ? { clock: options.clock } : {}),
+    });
+    apps.push(app);
+    return app;
+  };
+  const app = await boot(options.env ?? {});
+
+  const call: TestApp['call'] = async ({ token, headers, ...rest }) => {
+    const credential = token === undefined ? ADMIN_TOKEN : token;
+    return app.server.inject({
+      ...rest,
+      headers: { ...(credential === null ? {} : { authorization: `Bearer ${credential}` }), ...headers },
+    });
+  };
+
+  return {
+    app,
+    testDb,
+    call,
+    async tokenWith(scopes) {
+      const res = await call({ method: 'POST', url: `${V1}/tokens`, payload: { name: `test-${scopes.join('+') || 'none'}`, scopes } });
+      if (res.statusCode !== 200) throw new Error(`token create failed: ${res.statusCode} ${res.body}`);
+      return res.json<{ token: string }>().token;
+    },
+    secondInstance: (env = {}) => boot({ ...(options.env ?? {}), ...env }),
+    async close() {
+      for (const a of apps.reverse()) await a.close();
+      await testDb.drop();
+    },
+  };
+}
