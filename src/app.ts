@@ -2,6 +2,8 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { identityEndpoints } from './domains/identity/endpoints.ts';
 import { identityJobs } from './domains/identity/jobs.ts';
+import { passkeyEndpoints } from './domains/identity/passkeys.endpoints.ts';
+import { createPasskeyService } from './domains/identity/passkeys.ts';
 import { createIdentityService, type IdentityService } from './domains/identity/service.ts';
 import { metaEndpoints } from './domains/meta/endpoints.ts';
 import { opsEndpoints } from './domains/ops/endpoints.ts';
@@ -52,6 +54,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   try {
     const audit = createAuditLog({ clock });
     const identity = createIdentityService({ db: database.db, clock, audit, sessionTtlHours: config.sessionTtlHours });
+    const passkeys = createPasskeyService({ db: database.db, clock, audit, identity, webauthn: config.webauthn });
 
     await database.migrate(async () => {
       const { firstToken } = await identity.bootstrap(config.adminToken);
@@ -71,6 +74,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     const endpoints: Endpoint[] = [
       ...metaEndpoints({ endpoints: () => endpoints, baseUrl: config.publicUrl, database, metrics }),
       ...identityEndpoints(identity),
+      ...passkeyEndpoints(passkeys, { cookieSecure: config.cookieSecure }),
       ...opsEndpoints(ops),
     ];
     const app = buildServer({

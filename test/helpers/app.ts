@@ -65,7 +65,7 @@ export async function startTestApp(options: { clock?: Clock; env?: Record<string
     testDb,
     call,
     async tokenWith(scopes) {
-      const res = await call({ method: 'POST', url: `${V1}/tokens`, payload: { name: `test-${scopes.join('+') || 'none'}`, scopes } });
+      const res = await call({ method: 'POST', url: `${V1}/tokens`, payload: { name: `test-${scopes.length}-scopes`, scopes } });
       if (res.statusCode !== 200) throw new Error(`token create failed: ${res.statusCode} ${res.body}`);
       return res.json<{ token: string }>().token;
     },

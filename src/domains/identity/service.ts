@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { randomToken, sha256Hex } from '../../platform/crypto.ts';
 import type { Db } from '../../platform/db/client.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
-import { assertThat, forbidden, notFound } from '../../platform/errors.ts';
+import { assertThat, badRequest, conflict, forbidden, notFound } from '../../platform/errors.ts';
 import type { CredentialResolver } from '../../platform/http/auth.ts';
 import { isScope, type Principal, SCOPES, type Scope } from '../../platform/http/registry.ts';
 import * as repo from './repository.ts';
@@ -234,6 +234,40 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
 
     async closeSession(sessionId: string): Promise<void> {
       await repo.revokeSession(db, sessionId, clock.now());
+    },
+
+    /**
+     * Adds an operator holding `scopes` and issues their first token (plaintext returned once).
+     * Operators are added from the CLI; the admin operator exists from the first start.
+     */
+    async createOperator(input: { username: string; displayName?: string; scopes: Scope[] }, surface: 'cli' | 'api' = 'cli') {
+      if (!/^[a-z][a-z0-9._-]{1,63}$/.test(input.username)) {
+        throw badRequest('invalid-username', 'A username is 2 to 64 characters of a-z, 0-9, ".", "_" or "-", starting with a letter.');
+      }
+      const plaintext = generateTokenPlaintext();
+      const scopes = [...new Set(input.scopes)];
+      return withTransaction(db, async (tx) => {
+        if (await repo.findUserByUsername(tx, input.username)) throw conflict(`An operator named ${input.username} already exists.`);
+        const user: repo.UserRow = {
+          id: randomUUID(),
+          username: input.username,
+          displayName: input.displayName ?? input.username,
+          scopes,
+          createdAt: clock.now(),
+          disabledAt: null,
+        };
+        await repo.insertUser(tx, user);
+        const token = newTokenRow(user.id, `${input.username}-initial`, scopes, plaintext);
+        await repo.insertToken(tx, token);
+        await audit.record(tx, {
+          verb: 'operator.create',
+          target: `user:${user.id}`,
+          surface,
+          actor: null,
+          after: { username: user.username, scopes, tokenId: token.id },
+        });
+        return { userId: user.id, username: user.username, scopes, token: plaintext };
+      });
     },
 
     findUser: (id: string) => repo.findUserById(db, id),

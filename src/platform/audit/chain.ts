@@ -41,5 +41,17 @@ export interface FactBody {
  * decimal string, the form the API shows, so a verifier outside the service hashes the same bytes.
  */
 export function entryHashOf(fact: FactBody): string {
-  return sha256Hex(canonicalJson({ ...fact, seqNo: String(fact.seqNo) }));
+  // Fields are picked, not spread: a stored row also carries its id and its own hash.
+  return sha256Hex(
+    canonicalJson({
+      seqNo: String(fact.seqNo),
+      source: fact.source,
+      sourceId: fact.sourceId,
+      kind: fact.kind,
+      actor: fact.actor,
+      ts: fact.ts,
+      payload: fact.payload,
+      prevHash: fact.prevHash,
+    }),
+  );
 }

@@ -53,6 +53,7 @@ async function openNodePg(databaseUrl: string, poolMax: number): Promise<Databas
   // query reconnects or fails with 503.
   pool.on('error', () => {});
   const db = drizzleNodePg({ client: pool }) as unknown as Db;
+  let closing: Promise<void> | null = null;
   return {
     db,
     driver: 'node-postgres',
@@ -72,7 +73,7 @@ async function openNodePg(databaseUrl: string, poolMax: number): Promise<Databas
     },
     isReady: () => checkReady(db),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-    close: () => pool.end(),
+    close: () => (closing ??= pool.end()),
   };
 }
 

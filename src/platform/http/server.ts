@@ -26,6 +26,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
   }
+  interface FastifyInstance {
+    /** Every route the server registered (HEAD twins excluded); the contract test compares it with the registry. */
+    registeredRoutes: { method: string; url: string }[];
+  }
 }
 
 /** Builds the Fastify server from the endpoint registry: one route per entry, nothing else. */
@@ -42,11 +46,20 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
   });
   app.decorateRequest('principal', null);
+  const registeredRoutes: { method: string; url: string }[] = [];
+  app.decorate('registeredRoutes', registeredRoutes);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      if (method !== 'HEAD') registeredRoutes.push({ method, url: route.url });
+    }
+  });
   void app.register(cookie);
 
   // An empty body on a JSON POST means "no fields", which is friendlier than a 400 for calls like
   // rotate-secret that take none. Anything else goes through Fastify's hardened JSON parser.
+  // JSON is the only body this API takes; any other content type is refused with 400.
   const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
     parseJson(request, body as string, done);

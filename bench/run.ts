@@ -1,0 +1,375 @@
+/**
+ * `npm run bench`: starts the app in this process on a throwaway database, listens on a real
+ * loopback socket, and drives each scenario of bench/scenarios.ts with autocannon, one after
+ * another, each for a fixed time after a short warm-up. Prints one line per scenario, writes
+ * bench/results/latest.json and bench/results/<stamp>-<driver>.json, and exits 1 when any scenario
+ * saw a connection error or a non-2xx answer. See docs/performance.md.
+ *
+ * Environment:
+ *   DATABASE_URL        a PostgreSQL server: a fresh database is created on it and dropped at the
+ *                       end; unset, the app runs on an in-memory PGlite
+ *   BENCH_DURATION_SEC  seconds of measured load per scenario (default 10)
+ *   BENCH_WARMUP_SEC    seconds of unmeasured load before each scenario (default 2; 0 = none)
+ *   BENCH_CONNECTIONS   concurrent keep-alive connections (default 20)
+ *   BENCH_WORKERS       worker threads for the load generator (default 1; 0 = on the server's
+ *                       own event loop, which halves what the server gets on a small machine)
+ *   BENCH_ONLY          comma-separated scenario names; the healthz baseline always runs too
+ *   DB_POOL_MAX         passed to the app as it is (node-postgres pool size, default 10)
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { pino } from 'pino';
+import { type App, createApp } from '../src/app.ts';
+import { loadConfig } from '../src/platform/config.ts';
+import { createTestDatabase, type TestDatabase } from '../test/helpers/database.ts';
+import { BASELINE, type BenchContext, type BenchRequest, type Scenario, scenarios } from './scenarios.ts';
+
+const ADMIN_TOKEN = 'svctok_benchadmintokenbenchadmintokenbenchadmin00';
+const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
+
+class BenchError extends Error {}
+
+function intFromEnv(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < min || value > max) {
+    throw new BenchError(`${name} must be a whole number between ${min} and ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+interface Settings {
+  durationSec: number;
+  warmupSec: number;
+  connections: number;
+  workers: number;
+  selected: Scenario[];
+}
+
+function readSettings(): Settings {
+  const only = (process.env.BENCH_ONLY ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const known = new Set(scenarios.map((s) => s.name));
+  const unknown = only.filter((name) => !known.has(name));
+  if (unknown.length > 0) {
+    throw new BenchError(`BENCH_ONLY names unknown scenarios: ${unknown.join(', ')} (known: ${[...known].join(', ')})`);
+  }
+  const wanted = new Set(only);
+  return {
+    durationSec: intFromEnv('BENCH_DURATION_SEC', 10, 1, 3600),
+    warmupSec: intFromEnv('BENCH_WARMUP_SEC', 2, 0, 600),
+    connections: intFromEnv('BENCH_CONNECTIONS', 20, 1, 10_000),
+    workers: intFromEnv('BENCH_WORKERS', 1, 0, 64),
+    selected: scenarios.filter((s) => s.name === BASELINE || wanted.size === 0 || wanted.has(s.name)),
+  };
+}
+
+export interface ScenarioResult {
+  name: string;
+  description: string;
+  method: string;
+  path: string;
+  requestsPerSec: number;
+  latencyP50Ms: number;
+  latencyP90Ms: number;
+  latencyP99Ms: number;
+  latencyMeanMs: number;
+  latencyMaxMs: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  totalRequests: number;
+  statusCodes: Record<string, number>;
+  /** This scenario's mean req/s over the healthz scenario's in the same run; null without one. */
+  pctOfHealthz: number | null;
+  warmup: { totalRequests: number; non2xx: number; errors: number } | null;
+}
+
+let current: autocannon.Instance | null = null;
+let abortCurrent: ((error: Error) => void) | null = null;
+
+/** One bounded autocannon run; `stopAll` can cut it short. */
+function cannon(options: autocannon.Options): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    abortCurrent = reject;
+    current = autocannon(options, (error: unknown, result) => {
+      current = null;
+      abortCurrent = null;
+      if (error) reject(error instanceof Error ? error : new Error(String(error)));
+      else resolve(result);
+    });
+  });
+}
+
+function stopAll(reason: string): void {
+  current?.stop();
+  abortCurrent?.(new BenchError(reason));
+  current = null;
+  abortCurrent = null;
+}
+
+function toCannonOptions(baseUrl: string, request: BenchRequest, settings: Settings, durationSec: number): autocannon.Options {
+  const headers: Record<string, string> = { ...(request.headers ?? {}) };
+  let body: string | undefined;
+  if (request.body !== undefined) {
+    body = typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+  }
+  return {
+    url: `${baseUrl}${request.path}`,
+    method: request.method,
+    headers,
+    ...(body !== undefined ? { body } : {}),
+    connections: settings.connections,
+    duration: durationSec,
+    timeout: 10,
+    ...(settings.workers > 0 ? { workers: settings.workers } : {}),
+  };
+}
+
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+function statusCounts(result: autocannon.Result): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) out[code] = stat.count ?? 0;
+  return out;
+}
+
+function formatLine(r: ScenarioResult): string {
+  const pct = r.pctOfHealthz === null ? '—' : `${r.pctOfHealthz.toFixed(1)}%`;
+  return [
+    r.name.padEnd(16),
+    `${r.requestsPerSec.toFixed(0).padStart(8)} req/s`,
+    `p50 ${r.latencyP50Ms.toFixed(2).padStart(7)} ms`,
+    `p99 ${r.latencyP99Ms.toFixed(2).padStart(7)} ms`,
+    `non-2xx ${String(r.non2xx).padStart(5)}`,
+    `errors ${String(r.errors).padStart(5)}`,
+    `${pct.padStart(7)} of healthz`,
+  ].join('  ');
+}
+
+async function runScenario(
+  scenario: Scenario,
+  ctx: BenchContext,
+  settings: Settings,
+  baseline: number | null,
+): Promise<ScenarioResult> {
+  const state = scenario.setup ? await scenario.setup(ctx) : undefined;
+  const request = typeof scenario.request === 'function' ? scenario.request(ctx, state) : scenario.request;
+
+  let warmup: ScenarioResult['warmup'] = null;
+  if (settings.warmupSec > 0) {
+    const w = await cannon(toCannonOptions(ctx.baseUrl, request, settings, settings.warmupSec));
+    warmup = { totalRequests: w.requests.total, non2xx: w.non2xx, errors: w.errors };
+  }
+  const r = await cannon(toCannonOptions(ctx.baseUrl, request, settings, settings.durationSec));
+  const requestsPerSec = r.requests.mean;
+  return {
+    name: scenario.name,
+    description: scenario.description,
+    method: request.method,
+    path: request.path,
+    requestsPerSec: round(requestsPerSec),
+    latencyP50Ms: r.latency.p50,
+    latencyP90Ms: r.latency.p90,
+    latencyP99Ms: r.latency.p99,
+    latencyMeanMs: round(r.latency.mean),
+    latencyMaxMs: r.latency.max,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    totalRequests: r.requests.total,
+    statusCodes: statusCounts(r),
+    pctOfHealthz:
+      scenario.name === BASELINE ? 100 : baseline !== null && baseline > 0 ? round((requestsPerSec / baseline) * 100, 1) : null,
+    warmup,
+  };
+}
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    cpuCount: cpus.length,
+    totalMemoryBytes: os.totalmem(),
+    totalMemoryGiB: round(os.totalmem() / 1024 ** 3, 1),
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    /** 1-minute load average when the run started: other work on the machine skews the figures. */
+    loadAverage1mAtStart: round(os.loadavg()[0] ?? 0),
+  };
+}
+
+function makeContext(baseUrl: string, app: App): BenchContext {
+  const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}` };
+  return {
+    baseUrl,
+    adminToken: ADMIN_TOKEN,
+    adminHeaders,
+    driver: app.database.driver,
+    app,
+    async api<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+      const response = await fetch(`${baseUrl}${path}`, {
+        method,
+        headers: {
+          ...adminHeaders,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...headers,
+        },
+        ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+        signal: AbortSignal.timeout(10_000),
+      });
+      const text = await response.text();
+      if (!response.ok) throw new BenchError(`setup call ${method} ${path} answered ${response.status}: ${text.slice(0, 300)}`);
+      try {
+        return JSON.parse(text) as T;
+      } catch {
+        return text as T;
+      }
+    },
+  };
+}
+
+/** Bounded clean-up: a hung close must not keep the process alive. */
+async function withTimeout(label: string, ms: number, work: () => Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      work(),
+      new Promise<void>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${label} took longer than ${ms} ms`)), ms);
+      }),
+    ]);
+  } catch (error) {
+    process.stderr.write(`bench: ${label} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function main(): Promise<number> {
+  const settings = readSettings();
+  const started = new Date();
+
+  // A hard ceiling on the whole run, so a hung setup or database never keeps it going.
+  const budgetMs = (settings.selected.length * (settings.durationSec + settings.warmupSec + 30) + 120) * 1000;
+  const watchdog = setTimeout(() => {
+    process.stderr.write(`bench: still running after ${budgetMs / 1000} s; giving up\n`);
+    stopAll('watchdog');
+    setTimeout(() => process.exit(1), 15_000).unref();
+  }, budgetMs);
+  watchdog.unref();
+
+  let interrupted = false;
+  const onSignal = (signal: string) => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    process.stderr.write(`\nbench: ${signal}; stopping and cleaning up (again to force)\n`);
+    stopAll(`interrupted by ${signal}`);
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+
+  let testDb: TestDatabase | null = null;
+  let app: App | null = null;
+  try {
+    // A fresh database: on the DATABASE_URL server a new one, dropped below; otherwise PGlite in memory.
+    testDb = await createTestDatabase();
+    const config = loadConfig({
+      LOG_LEVEL: 'warn',
+      OBSERVATORY_SCHEDULER: '0',
+      OBSERVATORY_ADMIN_TOKEN: ADMIN_TOKEN,
+      OBSERVATORY_PUBLIC_URL: 'http://127.0.0.1:8080',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      ...(testDb.url ? { DATABASE_URL: testDb.url } : {}),
+      ...(process.env.DB_POOL_MAX ? { DB_POOL_MAX: process.env.DB_POOL_MAX } : {}),
+    });
+    // On a server the app opens its own pool sized by DB_POOL_MAX, as in production; PGlite is
+    // opened in memory by the helper (the app would otherwise put its files in DATA_DIR).
+    const database = testDb.url ? undefined : await testDb.open();
+    app = await createApp({
+      config,
+      ...(database ? { database } : {}),
+      logger: pino({ level: config.logLevel }),
+    });
+    await app.server.listen({ host: '127.0.0.1', port: 0 });
+    const address = app.server.server.address();
+    if (address === null || typeof address === 'string') throw new BenchError('the server did not bind a TCP port');
+    const baseUrl = `http://127.0.0.1:${address.port}`;
+    const ctx = makeContext(baseUrl, app);
+    const driver = app.database.driver;
+
+    const m = machine();
+    process.stdout.write(
+      `Observatory bench — driver ${driver}, ${settings.durationSec} s per scenario after ${settings.warmupSec} s warm-up, ` +
+        `${settings.connections} connections, load generator on ${settings.workers === 0 ? 'the server thread' : `${settings.workers} worker thread(s)`}\n` +
+        `${m.cpuCount} × ${m.cpuModel}, ${m.totalMemoryGiB} GiB, Node ${m.node}, load average ${m.loadAverage1mAtStart}; server at ${baseUrl}\n\n`,
+    );
+
+    const results: ScenarioResult[] = [];
+    let baseline: number | null = null;
+    for (const scenario of settings.selected) {
+      if (interrupted) break;
+      const result = await runScenario(scenario, ctx, settings, baseline);
+      if (scenario.name === BASELINE) baseline = result.requestsPerSec;
+      results.push(result);
+      process.stdout.write(`${formatLine(result)}\n`);
+      if (result.warmup && (result.warmup.errors > 0 || result.warmup.non2xx > 0)) {
+        process.stdout.write(`  (warm-up: ${result.warmup.non2xx} non-2xx, ${result.warmup.errors} errors)\n`);
+      }
+      if (result.non2xx > 0) process.stdout.write(`  status codes: ${JSON.stringify(result.statusCodes)}\n`);
+    }
+    if (interrupted) throw new BenchError('interrupted; no results written');
+
+    const report = {
+      date: started.toISOString(),
+      machine: m,
+      driver,
+      durationSec: settings.durationSec,
+      warmupSec: settings.warmupSec,
+      connections: settings.connections,
+      loadGeneratorWorkers: settings.workers,
+      dbPoolMax: driver === 'node-postgres' ? config.dbPoolMax : null,
+      loadAverage1mAtEnd: round(os.loadavg()[0] ?? 0),
+      scenarios: results,
+    };
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    const stamp = started.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
+    const json = `${JSON.stringify(report, null, 2)}\n`;
+    const named = `${RESULTS_DIR}${stamp}-${driver}.json`;
+    writeFileSync(`${RESULTS_DIR}latest.json`, json);
+    writeFileSync(named, json);
+    process.stdout.write(`\nWrote bench/results/latest.json and bench/results/${stamp}-${driver}.json\n`);
+
+    const failed = results.filter((r) => r.errors > 0 || r.non2xx > 0);
+    if (failed.length > 0) {
+      process.stderr.write(`bench: FAILED — errors or non-2xx answers in: ${failed.map((r) => r.name).join(', ')}\n`);
+      return 1;
+    }
+    return 0;
+  } finally {
+    if (app) {
+      const a = app;
+      await withTimeout('closing the app', 15_000, () => a.close());
+    }
+    if (testDb) {
+      const d = testDb;
+      await withTimeout('dropping the throwaway database', 15_000, () => d.drop());
+    }
+    clearTimeout(watchdog);
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`bench: ${error instanceof BenchError || !(error instanceof Error) ? String(error instanceof Error ? error.message : error) : (error.stack ?? error.message)}\n`);
+    process.exit(1);
+  },
+);

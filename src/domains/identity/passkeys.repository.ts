@@ -1,0 +1,109 @@
+import { and, desc, eq, gt, isNull } from 'drizzle-orm';
+import type { Db } from '../../platform/db/client.ts';
+import type { UserRow } from './repository.ts';
+import { passkeys, users, webauthnChallenges } from './schema.ts';
+
+export type PasskeyRow = typeof passkeys.$inferSelect;
+export type ChallengeRow = typeof webauthnChallenges.$inferSelect;
+export type ChallengePurpose = 'registration' | 'authentication';
+
+export async function insertChallenge(db: Db, row: ChallengeRow): Promise<void> {
+  await db.insert(webauthnChallenges).values(row);
+}
+
+/**
+ * Marks a challenge used and returns it, in one statement: only a challenge that has this
+ * purpose, is unexpired, unused and (when `userId` is given) belongs to that user is taken, so two
+ * concurrent finishes on different instances can never both get it.
+ */
+export async function consumeChallenge(
+  db: Db,
+  where: { id: string; purpose: ChallengePurpose; userId?: string },
+  now: Date,
+): Promise<ChallengeRow | null> {
+  const [row] = await db
+    .update(webauthnChallenges)
+    .set({ consumedAt: now })
+    .where(
+      and(
+        eq(webauthnChallenges.id, where.id),
+        eq(webauthnChallenges.purpose, where.purpose),
+        isNull(webauthnChallenges.consumedAt),
+        gt(webauthnChallenges.expiresAt, now),
+        where.userId === undefined ? undefined : eq(webauthnChallenges.userId, where.userId),
+      ),
+    )
+    .returning();
+  return row ?? null;
+}
+
+export async function listPasskeysOfUser(db: Db, userId: string): Promise<PasskeyRow[]> {
+  return db
+    .select()
+    .from(passkeys)
+    .where(eq(passkeys.userId, userId))
+    .orderBy(desc(passkeys.createdAt), desc(passkeys.id));
+}
+
+export async function listActivePasskeysOfUser(db: Db, userId: string): Promise<PasskeyRow[]> {
+  return db
+    .select()
+    .from(passkeys)
+    .where(and(eq(passkeys.userId, userId), isNull(passkeys.revokedAt)))
+    .orderBy(desc(passkeys.createdAt), desc(passkeys.id));
+}
+
+export async function findPasskey(db: Db, id: string): Promise<PasskeyRow | null> {
+  const [row] = await db.select().from(passkeys).where(eq(passkeys.id, id)).limit(1);
+  return row ?? null;
+}
+
+export async function findPasskeyByCredentialId(db: Db, credentialId: string): Promise<PasskeyRow | null> {
+  const [row] = await db.select().from(passkeys).where(eq(passkeys.credentialId, credentialId)).limit(1);
+  return row ?? null;
+}
+
+/** The passkey with this credential id and the operator it belongs to, in one query (login). */
+export async function findPasskeyWithUser(
+  db: Db,
+  credentialId: string,
+): Promise<{ passkey: PasskeyRow; user: UserRow } | null> {
+  const [row] = await db
+    .select({ passkey: passkeys, user: users })
+    .from(passkeys)
+    .innerJoin(users, eq(users.id, passkeys.userId))
+    .where(eq(passkeys.credentialId, credentialId))
+    .limit(1);
+  return row ?? null;
+}
+
+export async function insertPasskey(db: Db, row: PasskeyRow): Promise<void> {
+  await db.insert(passkeys).values(row);
+}
+
+/** Revokes a passkey that is still active; false when it was revoked meanwhile. */
+export async function revokePasskey(db: Db, id: string, at: Date): Promise<boolean> {
+  const rows = await db
+    .update(passkeys)
+    .set({ revokedAt: at })
+    .where(and(eq(passkeys.id, id), isNull(passkeys.revokedAt)))
+    .returning({ id: passkeys.id });
+  return rows.length > 0;
+}
+
+/**
+ * Records a successful assertion on a passkey that is still active; false when it was revoked
+ * between verification and this write, so the login must fail.
+ */
+export async function recordPasskeyUse(
+  db: Db,
+  id: string,
+  use: { counter: number; backedUp: boolean; at: Date },
+): Promise<boolean> {
+  const rows = await db
+    .update(passkeys)
+    .set({ counter: use.counter, backedUp: use.backedUp, lastUsedAt: use.at })
+    .where(and(eq(passkeys.id, id), isNull(passkeys.revokedAt)))
+    .returning({ id: passkeys.id });
+  return rows.length > 0;
+}

@@ -1,0 +1,108 @@
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../clock.ts';
+import type { Database } from '../db/client.ts';
+import { createMetrics } from '../metrics.ts';
+import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
+import { listRecentRuns } from './repository.ts';
+import { createScheduler, type JobDefinition } from './scheduler.ts';
+
+let testDb: TestDatabase;
+let dbA: Database;
+let dbB: Database;
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+  dbA = await testDb.open();
+  await dbA.migrate();
+  dbB = await testDb.open();
+});
+afterAll(() => testDb.drop());
+
+function schedulerFor(database: Database, clock: ManualClock, jobs: JobDefinition[]) {
+  return createScheduler({ db: database.db, clock, log: pino({ level: 'silent' }), metrics: createMetrics(() => database.poolStats()), jobs });
+}
+
+describe('scheduler', () => {
+  it('runs each fire time once, at the cron time in UTC, passing the fire time as the clock', async () => {
+    const seen: string[] = [];
+    const job: JobDefinition = {
+      name: 'quarter-hour',
+      description: 'test',
+      schedule: '*/15 * * * *',
+      run: async ({ now }) => {
+        seen.push(now.toISOString());
+        return { counted: seen.length };
+      },
+    };
+    const clock = new ManualClock('2026-11-23T10:07:00.000Z');
+    const scheduler = schedulerFor(dbA, clock, [job]);
+    expect((await scheduler.tick()).map((r) => r.scheduledFor)).toEqual(['2026-11-23T10:00:00.000Z']);
+    clock.set('2026-11-23T10:14:59.000Z');
+    expect(await scheduler.tick()).toEqual([]);
+    clock.set('2026-11-23T10:15:00.000Z');
+    const [run] = await scheduler.tick();
+    expect(run).toMatchObject({ job: 'quarter-hour', trigger: 'schedule', outcome: 'ok', scheduledFor: '2026-11-23T10:15:00.000Z', stats: { counted: 2 }, errorText: null });
+    expect(seen).toEqual(['2026-11-23T10:00:00.000Z', '2026-11-23T10:15:00.000Z']);
+    expect(scheduler.nextRunAt('quarter-hour', clock.now())?.toISOString()).toBe('2026-11-23T10:30:00.000Z');
+  });
+
+  it('runs a fire time once when two instances tick together', async () => {
+    let runs = 0;
+    const job: JobDefinition = {
+      name: 'shared-hourly',
+      description: 'test',
+      schedule: '0 * * * *',
+      run: async () => {
+        runs += 1;
+        return {};
+      },
+    };
+    const clock = new ManualClock('2026-11-23T11:00:30.000Z');
+    const a = schedulerFor(dbA, clock, [job]);
+    const b = schedulerFor(dbB, clock, [job]);
+    const results = await Promise.all([a.tick(), b.tick(), a.tick(), b.tick()]);
+    expect(results.flat()).toHaveLength(1);
+    expect(runs).toBe(1);
+    const recorded = (await listRecentRuns(dbA.db, 100)).filter((r) => r.job === 'shared-hourly');
+    expect(recorded).toHaveLength(1);
+  });
+
+  it('records a failing run with its error text and does not throw', async () => {
+    const clock = new ManualClock('2026-11-23T12:00:00.000Z');
+    const scheduler = schedulerFor(dbA, clock, [
+      { name: 'broken', description: 'test', schedule: null, run: async () => Promise.reject(new Error('upstream said no')) },
+    ]);
+    const run = await scheduler.runNow('broken');
+    expect(run).toMatchObject({ job: 'broken', trigger: 'manual', outcome: 'error', errorText: 'upstream said no', scheduledFor: null });
+    expect(run.finishedAt).not.toBeNull();
+    const [stored] = (await listRecentRuns(dbA.db, 100)).filter((r) => r.id === run.id);
+    expect(stored).toMatchObject({ outcome: 'error', errorText: 'upstream said no' });
+  });
+
+  it('catches up a missed fire time within a day, and skips older ones', async () => {
+    const job: JobDefinition = { name: 'weekly', description: 'test', schedule: '0 4 * * 1', run: async () => ({}) };
+    // Monday 2026-11-23 04:00 was missed; at 20:00 the same day it is caught up once.
+    const clock = new ManualClock('2026-11-23T20:00:00.000Z');
+    const scheduler = schedulerFor(dbA, clock, [job]);
+    expect((await scheduler.tick()).map((r) => r.scheduledFor)).toEqual(['2026-11-23T04:00:00.000Z']);
+    clock.set('2026-11-25T20:00:00.000Z');
+    expect(await scheduler.tick()).toEqual([]);
+    const late = schedulerFor(dbA, new ManualClock('2026-12-02T20:00:00.000Z'), [{ ...job, name: 'weekly-late' }]);
+    expect((await late.tick(new Date('2026-12-02T20:00:00.000Z')))).toEqual([]);
+  });
+
+  it('counts runs in the metrics', async () => {
+    const clock = new ManualClock('2026-11-23T13:00:00.000Z');
+    const metrics = createMetrics(() => dbA.poolStats());
+    const scheduler = createScheduler({
+      db: dbA.db,
+      clock,
+      log: pino({ level: 'silent' }),
+      metrics,
+      jobs: [{ name: 'metered', description: 'test', schedule: null, run: async () => ({}) }],
+    });
+    await scheduler.runNow('metered');
+    await scheduler.runNow('metered');
+    expect(await metrics.registry.metrics()).toContain('observatory_job_runs_total{job="metered",outcome="ok"} 2');
+  });
+});

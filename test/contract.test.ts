@@ -1,0 +1,146 @@
+import { validate } from '@readme/openapi-parser';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { plainSchema } from '../src/platform/http/openapi.ts';
+import { type Endpoint, SCOPES, toFastifyPath } from '../src/platform/http/registry.ts';
+import { startTestApp, type TestApp, V1 } from './helpers/app.ts';
+
+/**
+ * The registry contract. It walks every endpoint the app declares, so endpoints added by later
+ * domains are covered without touching this file.
+ */
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+let t: TestApp;
+let endpoints: readonly Endpoint[];
+/** For each scope, a token holding every scope but that one. */
+const tokenWithout = new Map<string, string>();
+
+beforeAll(async () => {
+  t = await startTestApp();
+  endpoints = t.app.endpoints;
+  for (const scope of SCOPES) tokenWithout.set(scope, await t.tokenWith(SCOPES.filter((s) => s !== scope)));
+});
+afterAll(() => t.close());
+
+/**
+ * The only v1 endpoints a caller reaches without a credential: the passkey login ceremony, which is
+ * how a credential (a session) is obtained in the first place (spec C item 9 leaves it open).
+ */
+const PUBLIC_V1 = new Set(['startPasskeyLogin', 'finishPasskeyLogin']);
+
+const samplePath = (path: string) => path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
+
+describe('endpoint registry', () => {
+  it('declares each id and each (method, path) once', () => {
+    const ids = endpoints.map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    const routes = endpoints.map((e) => `${e.method} ${e.path}`);
+    expect(new Set(routes).size).toBe(routes.length);
+  });
+
+  it('has a route for every entry and an entry for every route', () => {
+    const served = t.app.server.registeredRoutes.map((r) => `${r.method} ${r.url}`).sort();
+    const declared = endpoints.map((e) => `${e.method} ${toFastifyPath(e.path)}`).sort();
+    expect(served).toEqual(declared);
+  });
+
+  it('gives every entry the fields the manifest needs', () => {
+    for (const e of endpoints) {
+      expect(e.title.length, e.id).toBeGreaterThan(0);
+      expect(e.description.length, e.id).toBeGreaterThan(10);
+      expect(e.tag.length, e.id).toBeGreaterThan(0);
+      expect(['read', 'write'], e.id).toContain(e.kind);
+      expect(e.id, 'ids are verb-first camelCase').toMatch(/^[a-z]+[A-Za-z0-9]*$/);
+      if (e.auth === 'none') expect(e.scope, e.id).toBeNull();
+      if (e.path.startsWith(V1) && !PUBLIC_V1.has(e.id)) {
+        expect(e.auth, `${e.id}: every v1 endpoint takes a session or a bearer token`).toBe('session-or-bearer');
+      }
+    }
+  });
+
+  it('has examples that satisfy their own response schemas', () => {
+    const ajv = addFormats(new Ajv({ strict: false, allErrors: true }));
+    for (const e of endpoints) {
+      if (e.contentType !== 'application/json') continue;
+      const check = ajv.compile(plainSchema(e.responseSchema) as object);
+      expect(check(e.example), `${e.id}: ${JSON.stringify(check.errors)}`).toBe(true);
+    }
+  });
+});
+
+describe('documents derived from the registry', () => {
+  it('serves a manifest listing every endpoint with its scope and schemas', async () => {
+    const res = await t.call({ method: 'GET', url: `${V1}/manifest` });
+    expect(res.statusCode).toBe(200);
+    const manifest = res.json();
+    expect(manifest.schema).toBe('svc-observatory-manifest.v1');
+    expect(Date.parse(manifest.generatedAt)).not.toBeNaN();
+    expect(manifest.baseUrl).toBe('http://localhost:8080');
+    expect(manifest.scopes).toEqual([...SCOPES]);
+    expect(manifest.endpoints.map((e: { id: string }) => e.id).sort()).toEqual(endpoints.map((e) => e.id).sort());
+    const createToken = manifest.endpoints.find((e: { id: string }) => e.id === 'createToken');
+    expect(createToken).toMatchObject({ method: 'POST', path: `${V1}/tokens`, scope: 'write:tokens', kind: 'write', auth: 'session-or-bearer' });
+    expect(createToken.bodySchema.required).toEqual(['name', 'scopes']);
+    expect(createToken.responseSchema.properties.token.type).toBe('string');
+  });
+
+  it('serves an OpenAPI 3.1 document that an independent validator accepts', async () => {
+    const res = await t.call({ method: 'GET', url: `${V1}/openapi.json` });
+    expect(res.statusCode).toBe(200);
+    const doc = res.json();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.schemas['svc-error.v1'].required).toEqual(['schema', 'reason', 'human']);
+    const result = await validate(structuredClone(doc));
+    expect(result.errors ?? [], JSON.stringify(result.errors)).toEqual([]);
+    expect(result.valid).toBe(true);
+    const operations = Object.values(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap((p) =>
+      Object.values(p).map((op) => op.operationId),
+    );
+    expect(operations.sort()).toEqual(endpoints.map((e) => e.id).sort());
+    expect(doc.paths[`${V1}/tokens`].post.responses['403']).toEqual({ $ref: '#/components/responses/Forbidden' });
+  });
+});
+
+describe('authentication on every endpoint', () => {
+  it('answers 401 svc-error without a credential and with a bad one', async () => {
+    const guarded = endpoints.filter((e) => e.auth !== 'none');
+    expect(guarded.length).toBeGreaterThan(5);
+    for (const e of guarded) {
+      for (const token of [null, 'svctok_notarealtokennotarealtokennotarealtoken0']) {
+        const res = await t.call({ method: e.method, url: samplePath(e.path), token, ...(e.body ? { payload: {} } : {}) });
+        expect(res.statusCode, `${e.id} with ${token ?? 'no token'}`).toBe(401);
+        expect(res.json()).toMatchObject({ schema: 'svc-error.v1', reason: 'unauthorized' });
+      }
+    }
+  });
+
+  it('answers 403 svc-error to a token without the endpoint scope', async () => {
+    const scoped = endpoints.filter((e) => e.scope !== null || e.auth === 'metrics');
+    expect(scoped.length).toBeGreaterThan(3);
+    for (const e of scoped) {
+      const scope = e.scope ?? 'read:dashboard';
+      const res = await t.call({
+        method: e.method,
+        url: samplePath(e.path),
+        token: tokenWithout.get(scope) ?? null,
+        ...(e.body ? { payload: {} } : {}),
+      });
+      expect(res.statusCode, e.id).toBe(403);
+      expect(res.json()).toMatchObject({ schema: 'svc-error.v1', reason: 'forbidden' });
+      expect(res.json().human).toContain(scope);
+    }
+  });
+
+  it('lets a token that holds only the scope through the auth check', async () => {
+    for (const e of endpoints.filter((x) => x.scope !== null && x.method === 'GET' && !x.path.includes('{'))) {
+      const token = await t.tokenWith([e.scope!]);
+      const res = await t.call({ method: 'GET', url: e.path, token });
+      expect(res.statusCode, e.id).toBe(200);
+      expect(res.json().schema, e.id).toBe(e.schemaId);
+    }
+  });
+});

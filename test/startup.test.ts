@@ -1,0 +1,139 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/platform/config.ts';
+import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
+
+/**
+ * `npm start` as an operator runs it: a real process, real signals, real restarts, on the
+ * embedded database in DATA_DIR (or a fresh database on the server when DATABASE_URL is set).
+ */
+const ADMIN = 'svctok_startupadmintokenstartupadmintoken0000';
+const V1 = '/api/observatory/v1';
+let dataDir: string;
+let testDb: TestDatabase;
+let port = 18_400 + Math.floor(Math.random() * 500);
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'observatory-start-'));
+  testDb = await createTestDatabase();
+});
+afterAll(async () => {
+  rmSync(dataDir, { recursive: true, force: true });
+  await testDb.drop();
+});
+
+interface Running {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+  base: string;
+}
+
+function start(env: Record<string, string>): Running {
+  port += 1;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      ...(testDb.url ? { DATABASE_URL: testDb.url } : {}),
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (d) => (out += String(d)));
+  child.stderr?.on('data', (d) => (err += String(d)));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, stdout: () => out, stderr: () => err, exited, base: `http://127.0.0.1:${port}` };
+}
+
+async function waitReady(running: Running): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(`${running.base}/readyz`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`never became ready: ${running.stderr()}`);
+}
+
+const api = (running: Running, path: string, token: string, init: RequestInit = {}) =>
+  fetch(`${running.base}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
+
+describe('configuration', () => {
+  it('names the variable of a bad value', () => {
+    const cases: [Record<string, string>, string][] = [
+      [{ PORT: 'eighty' }, 'PORT'],
+      [{ PORT: '70000' }, 'PORT'],
+      [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+      [{ OBSERVATORY_ADMIN_TOKEN: 'letmein' }, 'OBSERVATORY_ADMIN_TOKEN'],
+      [{ OBSERVATORY_SCHEDULER: 'maybe' }, 'OBSERVATORY_SCHEDULER'],
+      [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+      [{ OBSERVATORY_PUBLIC_URL: 'not a url' }, 'OBSERVATORY_PUBLIC_URL'],
+    ];
+    for (const [env, variable] of cases) {
+      let caught: unknown;
+      try {
+        loadConfig(env);
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught, variable).toBeInstanceOf(ConfigError);
+      expect((caught as ConfigError).variable).toBe(variable);
+    }
+    expect(loadConfig({})).toMatchObject({ port: 8080, host: '127.0.0.1', dataDir: './data', databaseUrl: null });
+  });
+
+  it('stops start-up with one clear line naming the variable', async () => {
+    const running = start({ PORT: 'eighty' });
+    expect(await running.exited).toBe(1);
+    const lines = running.stderr().trim().split('\n').filter((l) => !l.includes('ExperimentalWarning'));
+    expect(lines.at(-1)).toBe('observatory: configuration error: PORT: must be a whole number, got "eighty"');
+  });
+});
+
+describe('npm start', () => {
+  it('prints a first-start token once, persists acknowledged writes through a crash, and shuts down cleanly', async () => {
+    const first = start({});
+    await waitReady(first);
+    const printed = /svctok_[A-Za-z0-9_-]{43}/.exec(first.stdout())?.[0];
+    expect(printed).toBeDefined();
+    const created = await api(first, `${V1}/tokens`, printed!, { method: 'POST', body: JSON.stringify({ name: 'survivor', scopes: ['read:events'] }) });
+    expect(created.status).toBe(200);
+    const survivor = ((await created.json()) as { token: string }).token;
+    // Killed without warning right after the acknowledgement.
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const second = start({});
+    await waitReady(second);
+    expect(second.stdout()).not.toMatch(/svctok_/);
+    expect((await api(second, `${V1}/account`, survivor)).status).toBe(200);
+    expect((await api(second, `${V1}/account`, printed!)).status).toBe(200);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  });
+
+  it('makes sure OBSERVATORY_ADMIN_TOKEN exists with every scope, and answers health without auth', async () => {
+    const running = start({ OBSERVATORY_ADMIN_TOKEN: ADMIN });
+    await waitReady(running);
+    const health = await fetch(`${running.base}/healthz`);
+    expect(health.status).toBe(200);
+    const account = (await (await api(running, `${V1}/account`, ADMIN)).json()) as { username: string; scopes: string[] };
+    expect(account.username).toBe('admin');
+    expect(account.scopes).toHaveLength(12);
+    running.child.kill('SIGINT');
+    expect(await running.exited).toBe(0);
+  });
+});
