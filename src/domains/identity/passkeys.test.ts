@@ -475,6 +475,23 @@ describe('passkey revocation', () => {
     expect(rows).toHaveLength(1);
   });
 
+  it('ends the sessions a revoked passkey opened, and only those', async () => {
+    const first = await register();
+    const second = await register();
+    const viaFirst = (await login(first.authenticator, 'admin')).cookie;
+    const viaSecond = (await login(second.authenticator, 'admin')).cookie;
+    expect(viaFirst && viaSecond).toBeTruthy();
+    const account = (cookie: string) => onA({ method: 'GET', url: `${V1}/account`, cookie });
+    expect((await account(viaFirst!.value)).statusCode).toBe(200);
+
+    const res = await onA({ method: 'POST', url: `${V1}/account/passkeys/${first.passkeyId}/revoke` });
+    expect(res.statusCode).toBe(200);
+    expect((await account(viaFirst!.value)).statusCode).toBe(401);
+    expect((await account(viaSecond!.value)).statusCode).toBe(200);
+    const row = (await auditRows('passkey.revoke')).find((r) => r.target === `passkey:${first.passkeyId}`);
+    expect(row?.after).toMatchObject({ endedSessions: 1 });
+  });
+
   it('answers 404 for a passkey that is not the caller\'s', async () => {
     const { passkeyId } = await register();
     const res = await onA({ method: 'POST', url: `${V1}/account/passkeys/${passkeyId}/revoke`, cookie: other.cookie });

@@ -96,7 +96,7 @@ export interface PasskeyServiceDeps {
   db: Db;
   clock: Clock;
   audit: AuditLog;
-  identity: Pick<IdentityService, 'openSession' | 'findUser' | 'findUserByUsername'>;
+  identity: Pick<IdentityService, 'openSession' | 'closeSessionsOfPasskey' | 'findUser' | 'findUserByUsername'>;
   webauthn: WebAuthnSettings;
 }
 
@@ -227,13 +227,14 @@ export function createPasskeyService(deps: PasskeyServiceDeps) {
           const current = await repo.findPasskey(tx, id);
           return toPasskeyView(current ?? revoked);
         }
+        const endedSessions = await identity.closeSessionsOfPasskey(tx, id);
         await audit.record(tx, {
           verb: 'passkey.revoke',
           target: `passkey:${id}`,
           surface: 'api',
           actor: { userId: ctx.principal.userId, username: ctx.principal.username },
           before: toPasskeyView(owned),
-          after: toPasskeyView(revoked),
+          after: { ...toPasskeyView(revoked), endedSessions },
           requestId: ctx.requestId,
         });
         return toPasskeyView(revoked);

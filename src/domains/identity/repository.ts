@@ -92,6 +92,16 @@ export async function revokeSession(db: Db, id: string, at: Date): Promise<void>
   await db.update(sessions).set({ revokedAt: at }).where(and(eq(sessions.id, id), isNull(sessions.revokedAt)));
 }
 
+/** Ends every live session opened with this passkey; returns how many. */
+export async function revokeSessionsOfPasskey(db: Db, passkeyId: string, at: Date): Promise<number> {
+  const rows = await db
+    .update(sessions)
+    .set({ revokedAt: at })
+    .where(and(eq(sessions.passkeyId, passkeyId), isNull(sessions.revokedAt)))
+    .returning({ id: sessions.id });
+  return rows.length;
+}
+
 export async function touchSession(db: Db, id: string, at: Date): Promise<void> {
   await db
     .update(sessions)

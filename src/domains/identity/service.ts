@@ -232,6 +232,9 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
       return { id: row.id, secret, expiresAt: row.expiresAt };
     },
 
+    /** A revoked passkey takes the sessions it opened with it. */
+    closeSessionsOfPasskey: (tx: Db, passkeyId: string) => repo.revokeSessionsOfPasskey(tx, passkeyId, clock.now()),
+
     async closeSession(sessionId: string): Promise<void> {
       await repo.revokeSession(db, sessionId, clock.now());
     },

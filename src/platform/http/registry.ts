@@ -76,13 +76,8 @@ export interface RawResponse {
   contentType?: string;
 }
 
-export interface EndpointDefinition<
-  P extends TSchema,
-  Q extends TSchema,
-  B extends TSchema,
-  R extends TProperties,
-  Raw extends boolean,
-> {
+/** What both the declared and the erased form of an endpoint say about it. */
+interface EndpointIdentity {
   id: string;
   title: string;
   description: string;
@@ -94,6 +89,15 @@ export interface EndpointDefinition<
   scope: Scope | null;
   tag: string;
   kind: 'read' | 'write';
+}
+
+export interface EndpointDefinition<
+  P extends TSchema,
+  Q extends TSchema,
+  B extends TSchema,
+  R extends TProperties,
+  Raw extends boolean,
+> extends EndpointIdentity {
   uiPath?: string | null;
   params?: P;
   query?: Q;
@@ -111,16 +115,7 @@ export interface EndpointDefinition<
 }
 
 /** The erased form the server, manifest and OpenAPI builders walk. */
-export interface Endpoint {
-  id: string;
-  title: string;
-  description: string;
-  method: HttpMethod;
-  path: string;
-  auth: AuthMode;
-  scope: Scope | null;
-  tag: string;
-  kind: 'read' | 'write';
+export interface Endpoint extends EndpointIdentity {
   uiPath: string | null;
   params: TSchema | null;
   query: TSchema | null;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { Metrics } from '../metrics.ts';
 import { authenticate, type CredentialResolver } from './auth.ts';
@@ -106,6 +106,14 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         ...(endpoint.body ? { body: endpoint.body } : {}),
         response: responses,
       },
+      // A POST without a body means "no fields": the schema then says which are required.
+      ...(endpoint.body
+        ? {
+            preValidation: async (request: FastifyRequest) => {
+              if (request.body === undefined || request.body === null) request.body = {};
+            },
+          }
+        : {}),
       // Authentication runs before the body is read, so a caller without a credential learns
       // nothing about what the body should look like.
       onRequest: async (request) => {
