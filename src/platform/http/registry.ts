@@ -136,6 +136,7 @@ export const ErrorEnvelope = Type.Object(
     human: Type.String({ description: 'A readable sentence saying what went wrong.' }),
     field: Type.Optional(Type.String({ description: 'The request field that failed validation.' })),
     requestId: Type.Optional(Type.String({ description: 'Quote this when reporting a 500.' })),
+    generatedAt: Type.Optional(Type.String({ format: 'date-time' })),
   },
   { $id: 'svc-error.v1', additionalProperties: true },
 );

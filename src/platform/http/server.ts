@@ -82,13 +82,14 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     if (rendered.status === 429 && typeof rendered.body.retryAfterSec === 'number') {
       reply.header('retry-after', String(rendered.body.retryAfterSec));
     }
-    void reply.status(rendered.status).type('application/json').send(rendered.body);
+    void reply.status(rendered.status).type('application/json').send({ ...rendered.body, generatedAt: clock.now().toISOString() });
   });
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send({
       schema: 'svc-error.v1',
       reason: 'not-found',
       human: `There is no endpoint ${request.method} ${request.url.split('?')[0]}.`,
+      generatedAt: clock.now().toISOString(),
     });
   });
 
