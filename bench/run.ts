@@ -16,8 +16,10 @@
  *   BENCH_ONLY          comma-separated scenario names; the healthz baseline always runs too
  *   DB_POOL_MAX         passed to the app as it is (node-postgres pool size, default 10)
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { pino } from 'pino';
@@ -84,7 +86,15 @@ export interface ScenarioResult {
   errors: number;
   timeouts: number;
   totalRequests: number;
+  /** Wall time autocannon measured over (its worker mode runs about a second longer than asked). */
+  measuredSec: number;
   statusCodes: Record<string, number>;
+  /**
+   * Share of the measured time the server's event loop was busy (0–1). Near 1: the app is bound
+   * by its own thread (JS, PGlite); well below 1: it waits (database round trips, pool). Includes
+   * the load generator when BENCH_WORKERS=0.
+   */
+  serverEventLoopUtilization: number;
   /** This scenario's mean req/s over the healthz scenario's in the same run; null without one. */
   pctOfHealthz: number | null;
   warmup: { totalRequests: number; non2xx: number; errors: number } | null;
@@ -150,6 +160,7 @@ function formatLine(r: ScenarioResult): string {
     `non-2xx ${String(r.non2xx).padStart(5)}`,
     `errors ${String(r.errors).padStart(5)}`,
     `${pct.padStart(7)} of healthz`,
+    `loop busy ${(r.serverEventLoopUtilization * 100).toFixed(0).padStart(3)}%`,
   ].join('  ');
 }
 
@@ -167,7 +178,9 @@ async function runScenario(
     const w = await cannon(toCannonOptions(ctx.baseUrl, request, settings, settings.warmupSec));
     warmup = { totalRequests: w.requests.total, non2xx: w.non2xx, errors: w.errors };
   }
+  const eluBefore = performance.eventLoopUtilization();
   const r = await cannon(toCannonOptions(ctx.baseUrl, request, settings, settings.durationSec));
+  const elu = performance.eventLoopUtilization(eluBefore).utilization;
   const requestsPerSec = r.requests.mean;
   return {
     name: scenario.name,
@@ -184,7 +197,9 @@ async function runScenario(
     errors: r.errors,
     timeouts: r.timeouts,
     totalRequests: r.requests.total,
+    measuredSec: r.duration,
     statusCodes: statusCounts(r),
+    serverEventLoopUtilization: round(elu),
     pctOfHealthz:
       scenario.name === BASELINE ? 100 : baseline !== null && baseline > 0 ? round((requestsPerSec / baseline) * 100, 1) : null,
     warmup,
@@ -233,6 +248,17 @@ function makeContext(baseUrl: string, app: App): BenchContext {
       }
     },
   };
+}
+
+/** The commit the app was built from, when run inside a git checkout (read-only). */
+function gitCommit(): string | null {
+  try {
+    return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: RESULTS_DIR, stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 })
+      .toString()
+      .trim();
+  } catch {
+    return null;
+  }
 }
 
 /** Bounded clean-up: a hung close must not keep the process alive. */
@@ -329,6 +355,7 @@ async function main(): Promise<number> {
 
     const report = {
       date: started.toISOString(),
+      gitCommit: gitCommit(),
       machine: m,
       driver,
       durationSec: settings.durationSec,

@@ -109,7 +109,7 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
       if (!found || found.session.revokedAt !== null || found.session.expiresAt <= now || found.user.disabledAt !== null) {
         return null;
       }
-      await repo.touchSession(db, found.session.id, now);
+      if (now.getTime() - found.session.lastSeenAt.getTime() > 60_000) await repo.touchSession(db, found.session.id, now);
       return {
         userId: found.user.id,
         username: found.user.username,
