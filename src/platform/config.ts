@@ -34,6 +34,22 @@ export interface Config {
   schedulerEnabled: boolean;
   schedulerTickMs: number;
   trustProxy: boolean;
+  honeypot: {
+    /** LIAR events from one fingerprint within 10 minutes that trigger a tarpit. */
+    liarThreshold: number;
+    tarpitTtlMinutes: number;
+    /** A JSON vendor registry that replaces the shipped one (spec D3). */
+    vendorsFile: string | null;
+    /** Refresh published vendor ranges from their URLs when the network allows. */
+    vendorRefresh: boolean;
+    /** Key for the keyed hash of client IPs; generated once and stored when unset. */
+    ipHashKey: string | null;
+  };
+  outbound: {
+    /** Allow webhooks to private, loopback and link-local addresses (tests, lab setups). */
+    allowPrivate: boolean;
+    timeoutMs: number;
+  };
   integrations: {
     chatWebhookUrl: string | null;
     metricsForwardUrl: string | null;
@@ -86,6 +102,12 @@ function url(env: Env, name: string, protocols: string[]): string | null {
   return raw;
 }
 
+function secretText(env: Env, name: string, minLength: number): string | null {
+  const raw = text(env, name);
+  if (raw !== null && raw.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters long`);
+  return raw;
+}
+
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -101,10 +123,7 @@ export function loadConfig(env: Env = process.env): Config {
       'must look like svctok_ followed by at least 32 characters of A-Z, a-z, 0-9, _ or -',
     );
   }
-  const metricsToken = text(env, 'OBSERVATORY_METRICS_TOKEN');
-  if (metricsToken !== null && metricsToken.length < 24) {
-    throw new ConfigError('OBSERVATORY_METRICS_TOKEN', 'must be at least 24 characters long');
-  }
+  const metricsToken = secretText(env, 'OBSERVATORY_METRICS_TOKEN', 24);
 
   const publicUrl = (url(env, 'OBSERVATORY_PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(
     /\/+$/,
@@ -137,6 +156,17 @@ export function loadConfig(env: Env = process.env): Config {
     schedulerEnabled: flag(env, 'OBSERVATORY_SCHEDULER', true),
     schedulerTickMs: integer(env, 'OBSERVATORY_SCHEDULER_TICK_MS', 15_000, 100, 3_600_000),
     trustProxy: flag(env, 'OBSERVATORY_TRUST_PROXY', false),
+    honeypot: {
+      liarThreshold: integer(env, 'OBSERVATORY_LIAR_THRESHOLD', 5, 1, 10_000),
+      tarpitTtlMinutes: integer(env, 'OBSERVATORY_TARPIT_TTL_MINUTES', 60, 1, 7 * 24 * 60),
+      vendorsFile: text(env, 'OBSERVATORY_VENDORS_FILE'),
+      vendorRefresh: flag(env, 'OBSERVATORY_VENDOR_REFRESH', true),
+      ipHashKey: secretText(env, 'OBSERVATORY_IP_HASH_KEY', 32),
+    },
+    outbound: {
+      allowPrivate: flag(env, 'OBSERVATORY_ALLOW_PRIVATE_OUTBOUND', false),
+      timeoutMs: integer(env, 'OBSERVATORY_OUTBOUND_TIMEOUT_MS', 5_000, 100, 60_000),
+    },
     integrations: {
       chatWebhookUrl: url(env, 'OBSERVATORY_CHAT_WEBHOOK_URL', ['https:', 'http:']),
       metricsForwardUrl: url(env, 'OBSERVATORY_METRICS_FORWARD_URL', ['https:', 'http:']),

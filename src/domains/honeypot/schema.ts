@@ -1,0 +1,170 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  real,
+  smallint,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/**
+ * A honeypot site (spec A "Tenant", D2). The signing secret verifies its ingest HMACs, so it must
+ * be kept in a form that can compute them: it is stored as issued and never returned by reads.
+ * After a rotation the previous secret keeps verifying until `previousValidUntil`.
+ */
+export const honeypotTenants = pgTable('honeypot_tenants', {
+  id: uuid('id').primaryKey(),
+  slug: text('slug').notNull().unique(),
+  name: text('name').notNull(),
+  notes: text('notes'),
+  signingSecret: text('signing_secret').notNull(),
+  previousSecret: text('previous_secret'),
+  previousValidUntil: ts('previous_valid_until'),
+  createdAt: ts('created_at').notNull(),
+  disabledAt: ts('disabled_at'),
+});
+
+/** One captured request (spec D3 event), classified and enriched at ingest; never the raw IP. */
+export const honeypotEvents = pgTable(
+  'honeypot_events',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull(),
+    /** The sender's own id, for idempotency per tenant; null when the sender gave none. */
+    senderId: text('sender_id'),
+    ts: ts('ts').notNull(),
+    receivedAt: ts('received_at').notNull(),
+    method: text('method').notNull(),
+    path: text('path').notNull(),
+    query: text('query'),
+    uaRaw: text('ua_raw').notNull(),
+    /** Keyed hash (HMAC-SHA256 under the service's IP-hash key) of the raw IP. */
+    ipHash: text('ip_hash').notNull(),
+    ja4: text('ja4'),
+    asn: integer('asn'),
+    country: text('country'),
+    /** Where country/asn came from: `sender`, `geoip`, or null when unknown. */
+    attributionSource: text('attribution_source'),
+    referer: text('referer'),
+    headers: jsonb('headers').$type<Record<string, string>>().notNull(),
+    uaClass: text('ua_class').notNull(),
+    vendorId: text('vendor_id'),
+    /** Which proof decided the verdict, e.g. `ip-range:52.230.152.0/24` or `web-bot-auth:<keyid>`. */
+    proof: text('proof'),
+    /**
+     * What the verifier saw of the IP (per checked vendor: in its ranges or not), kept so replay
+     * can re-derive the class without the raw IP.
+     */
+    evidence: jsonb('evidence').$type<Record<string, unknown>>().notNull(),
+    fingerprintId: text('fingerprint_id').notNull(),
+    schemaVersion: smallint('schema_version').notNull(),
+    bodyBytes: integer('body_bytes').notNull(),
+  },
+  (t) => [
+    uniqueIndex('honeypot_events_sender_idx').on(t.tenantId, t.senderId),
+    index('honeypot_events_tenant_ts_idx').on(t.tenantId, t.ts),
+    index('honeypot_events_fingerprint_idx').on(t.tenantId, t.fingerprintId, t.ts),
+    index('honeypot_events_received_idx').on(t.receivedAt),
+  ],
+);
+
+/** A client fingerprint per tenant (see docs/honeypot.md for what is hashed). */
+export const honeypotFingerprints = pgTable(
+  'honeypot_fingerprints',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    fingerprintId: text('fingerprint_id').notNull(),
+    ja4: text('ja4'),
+    uaNormalized: text('ua_normalized').notNull(),
+    uaSample: text('ua_sample').notNull(),
+    lastUaClass: text('last_ua_class').notNull(),
+    asn: integer('asn'),
+    firstSeen: ts('first_seen').notNull(),
+    lastSeen: ts('last_seen').notNull(),
+    eventCount: bigint('event_count', { mode: 'number' }).notNull(),
+    liarCount: bigint('liar_count', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.fingerprintId] }), index('honeypot_fingerprints_ua_idx').on(t.uaNormalized)],
+);
+
+/** Every ingest request, refused or not, with its outcome and latency (the ingest SLO). */
+export const ingestSamples = pgTable(
+  'ingest_samples',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    tenantSlug: text('tenant_slug'),
+    receivedAt: ts('received_at').notNull(),
+    outcome: text('outcome').notNull(),
+    latencyMs: real('latency_ms').notNull(),
+    eventCount: integer('event_count').notNull(),
+  },
+  (t) => [index('ingest_samples_received_idx').on(t.receivedAt)],
+);
+
+/** Spec A "Tarpit row": at most one active row per (tenant, fingerprint). */
+export const honeypotTarpits = pgTable(
+  'honeypot_tarpits',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull(),
+    fingerprintId: text('fingerprint_id').notNull(),
+    triggeredAt: ts('triggered_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    delayMs: integer('delay_ms').notNull(),
+    reason: text('reason').notNull(),
+    liarEventCount: integer('liar_event_count').notNull(),
+    active: boolean('active').notNull(),
+    endedAt: ts('ended_at'),
+  },
+  (t) => [
+    uniqueIndex('honeypot_tarpits_active_idx').on(t.tenantId, t.fingerprintId).where(sql`${t.active}`),
+    index('honeypot_tarpits_expiry_idx').on(t.active, t.expiresAt),
+  ],
+);
+
+/** Honeypot alert rules (D6); predicate and destinations are documented unions. */
+export const honeypotAlertRules = pgTable(
+  'honeypot_alert_rules',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: uuid('tenant_id').notNull(),
+    name: text('name').notNull(),
+    enabled: boolean('enabled').notNull(),
+    predicate: jsonb('predicate').notNull(),
+    destinations: jsonb('destinations').notNull(),
+    createdAt: ts('created_at').notNull(),
+    lastFiredAt: ts('last_fired_at'),
+    silenceUntil: ts('silence_until'),
+    /** Events received up to here have been evaluated against the rule. */
+    evaluatedUntil: ts('evaluated_until'),
+  },
+  (t) => [index('honeypot_alert_rules_tenant_idx').on(t.tenantId)],
+);
+
+/** Range lists fetched by the refresh job; they override the shipped snapshot per vendor. */
+export const vendorRangeSnapshots = pgTable('vendor_range_snapshots', {
+  vendorId: text('vendor_id').primaryKey(),
+  sourceUrl: text('source_url').notNull(),
+  creationTime: text('creation_time'),
+  fetchedAt: ts('fetched_at').notNull(),
+  cidrs: jsonb('cidrs').$type<string[]>().notNull(),
+  sha256: text('sha256').notNull(),
+});
+
+/** Honeypot-wide settings that must be equal on every instance, e.g. the generated IP-hash key. */
+export const honeypotSettings = pgTable('honeypot_settings', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+  createdAt: ts('created_at').notNull(),
+});
