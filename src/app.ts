@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { pino } from 'pino';
+import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
 import { identityEndpoints } from './domains/identity/endpoints.ts';
 import { identityJobs } from './domains/identity/jobs.ts';
 import { passkeyEndpoints } from './domains/identity/passkeys.endpoints.ts';
@@ -16,6 +17,8 @@ import type { Endpoint } from './platform/http/registry.ts';
 import { buildServer } from './platform/http/server.ts';
 import { createScheduler, type Scheduler } from './platform/jobs/scheduler.ts';
 import { createMetrics } from './platform/metrics.ts';
+import { outboundEndpoints } from './platform/outbound/endpoints.ts';
+import { createOutbound, type Outbound, outboundJobs } from './platform/outbound/service.ts';
 
 /**
  * The composition root: the one place that knows every domain. It opens storage, migrates, wires
@@ -28,6 +31,8 @@ export interface App {
   scheduler: Scheduler;
   identity: IdentityService;
   audit: AuditLog;
+  outbound: Outbound;
+  honeypot: HoneypotDomain;
   endpoints: readonly Endpoint[];
   /** Stops the scheduler, drains HTTP, closes storage (unless the database was lent by the caller). */
   close(): Promise<void>;
@@ -63,12 +68,14 @@ export async function createApp(options: AppOptions): Promise<App> {
 
     const metrics = createMetrics(() => database.poolStats());
     const logger: FastifyBaseLogger = options.logger ?? pino({ level: config.logLevel });
+    const outbound = createOutbound({ db: database.db, clock, config, log: logger });
+    const honeypot = await createHoneypotDomain({ db: database.db, clock, audit, config, log: logger });
     const scheduler = createScheduler({
       db: database.db,
       clock,
       log: logger,
       metrics,
-      jobs: [...identityJobs(identity)],
+      jobs: [...identityJobs(identity), ...outboundJobs(outbound), ...honeypot.jobs()],
     });
     const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
     const endpoints: Endpoint[] = [
@@ -76,6 +83,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...identityEndpoints(identity),
       ...passkeyEndpoints(passkeys, { cookieSecure: config.cookieSecure }),
       ...opsEndpoints(ops),
+      ...outboundEndpoints(outbound, audit),
+      ...honeypot.endpoints(),
     ];
     const app = buildServer({
       endpoints,
@@ -94,6 +103,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       scheduler,
       identity,
       audit,
+      outbound,
+      honeypot,
       endpoints,
       async close() {
         await scheduler.stop();

@@ -42,6 +42,7 @@ function parametersOf(location: 'path' | 'query', schema: TSchema | null) {
 function securityOf(endpoint: Endpoint) {
   if (endpoint.auth === 'none') return [];
   if (endpoint.auth === 'metrics') return [{ metricsToken: [] }, { bearerAuth: [] }];
+  if (endpoint.auth === 'tenant-signature') return [{ tenantSignature: [] }];
   return [{ bearerAuth: [] }, { sessionCookie: [] }];
 }
 
@@ -101,6 +102,12 @@ export function buildOpenApi(endpoints: readonly Endpoint[], baseUrl: string) {
         bearerAuth: { type: 'http', scheme: 'bearer', description: `API token \`svctok_…\` carrying scopes: ${SCOPES.join(', ')}.` },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'Operator session from a passkey login.' },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'OBSERVATORY_METRICS_TOKEN, for Prometheus scrapes.' },
+        tenantSignature: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Observatory-Signature',
+          description: '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" under the tenant signing secret>`, with `X-Observatory-Tenant: <slug>`.',
+        },
       },
     },
   };

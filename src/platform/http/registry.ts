@@ -34,10 +34,11 @@ export function isScope(value: string): value is Scope {
  * How a caller proves who it is:
  * - `session-or-bearer`: an operator session cookie or `Authorization: Bearer svctok_…`;
  * - `none`: public (health, passkey login);
- * - `metrics`: the metrics scrape token or a bearer token with `read:dashboard`.
+ * - `metrics`: the metrics scrape token or a bearer token with `read:dashboard`;
+ * - `tenant-signature`: an HMAC over the raw body, checked by the endpoint's `verifyCaller`.
  * Later domains add their own modes (tenant signatures, agent API keys).
  */
-export type AuthMode = 'session-or-bearer' | 'none' | 'metrics';
+export type AuthMode = 'session-or-bearer' | 'none' | 'metrics' | 'tenant-signature';
 
 /** Who is calling. Every session and token belongs to a user. */
 export interface Principal {
@@ -109,6 +110,13 @@ export interface EndpointDefinition<
   errors?: number[];
   /** Success status; 200 unless stated. */
   status?: number;
+  /**
+   * For `tenant-signature`: verifies the caller once the raw body is read and before it is
+   * validated, so an unsigned request is refused with 401 whatever its body.
+   */
+  verifyCaller?: (request: FastifyRequest) => Promise<void>;
+  /** Runs after the response is sent, whatever its status (e.g. to sample ingest outcomes). */
+  onResponse?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   handler: (
     ctx: HandlerContext<Static<P>, Static<Q>, Static<B>>,
   ) => Promise<Raw extends true ? unknown : Static<TObject<R>>>;
@@ -126,6 +134,8 @@ export interface Endpoint extends EndpointIdentity {
   example: unknown;
   status: number;
   errorStatuses: number[];
+  verifyCaller: ((request: FastifyRequest) => Promise<void>) | null;
+  onResponse: ((request: FastifyRequest, reply: FastifyReply) => Promise<void>) | null;
   handler: (ctx: HandlerContext<unknown, unknown, unknown>) => Promise<unknown>;
 }
 
@@ -161,7 +171,7 @@ export function defineEndpoint<
   const declared = new Set<number>([...(definition.errors ?? []), ...ALWAYS]);
   if (definition.auth !== 'none') {
     declared.add(401);
-    if (definition.scope !== null || definition.auth === 'metrics') declared.add(403);
+    if (definition.scope !== null || definition.auth === 'metrics' || definition.auth === 'tenant-signature') declared.add(403);
   }
   if (definition.body || definition.query || definition.params) declared.add(400);
   return {
@@ -184,6 +194,8 @@ export function defineEndpoint<
     example: definition.example,
     status: definition.status ?? 200,
     errorStatuses: [...declared].sort((a, b) => a - b),
+    verifyCaller: definition.verifyCaller ?? null,
+    onResponse: definition.onResponse ?? null,
     handler: definition.handler as Endpoint['handler'],
   };
 }

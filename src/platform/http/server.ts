@@ -25,6 +25,10 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal: Principal | null;
+    /** The body exactly as received, for signatures computed over raw bytes. */
+    rawBody: string | undefined;
+    /** The `reason` of the error this request was answered with, if any. */
+    errorReason: string | undefined;
   }
   interface FastifyInstance {
     /** Every route the server registered (HEAD twins excluded); the contract test compares it with the registry. */
@@ -46,6 +50,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
   });
   app.decorateRequest('principal', null);
+  app.decorateRequest('rawBody', undefined);
+  app.decorateRequest('errorReason', undefined);
   const registeredRoutes: { method: string; url: string }[] = [];
   app.decorate('registeredRoutes', registeredRoutes);
   app.addHook('onRoute', (route) => {
@@ -61,6 +67,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    request.rawBody = body as string;
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
     parseJson(request, body as string, done);
   });
@@ -76,6 +83,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
 
   app.setErrorHandler((error, request, reply) => {
     const rendered = renderError(error, request.id);
+    request.errorReason = rendered.body.reason;
     if (rendered.unexpected) {
       request.log.error({ err: error, requestId: request.id }, 'unexpected error while serving request');
     }
@@ -107,14 +115,12 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         ...(endpoint.body ? { body: endpoint.body } : {}),
         response: responses,
       },
-      // A POST without a body means "no fields": the schema then says which are required.
-      ...(endpoint.body
-        ? {
-            preValidation: async (request: FastifyRequest) => {
-              if (request.body === undefined || request.body === null) request.body = {};
-            },
-          }
-        : {}),
+      preValidation: async (request: FastifyRequest) => {
+        if (endpoint.verifyCaller) await endpoint.verifyCaller(request);
+        // A POST without a body means "no fields": the schema then says which are required.
+        if (endpoint.body && (request.body === undefined || request.body === null)) request.body = {};
+      },
+      ...(endpoint.onResponse ? { onResponse: endpoint.onResponse } : {}),
       // Authentication runs before the body is read, so a caller without a credential learns
       // nothing about what the body should look like.
       onRequest: async (request) => {

@@ -1,0 +1,267 @@
+import { randomUUID } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../../platform/clock.ts';
+import { assertThat, notFound } from '../../platform/errors.ts';
+import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } from '../../platform/http/registry.ts';
+import { IngestBody, type IngestService } from './ingest.ts';
+import type * as repo from './repository.ts';
+import { signatureHeader } from './signature.ts';
+import type { TenantService } from './tenants.ts';
+
+const generatedAt = '2026-11-23T08:00:00.000Z';
+const INGEST_PATH = '/api/observatory/honeypot/ingest';
+
+const Tenant = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  slug: Type.String(),
+  name: Type.String(),
+  createdAt: IsoDate,
+  disabledAt: Nullable(IsoDate),
+  notes: Nullable(Type.String()),
+});
+const exampleTenant = {
+  id: '2b1c3d4e-5f60-4718-9a2b-3c4d5e6f7a8b',
+  slug: 'docs-mirror',
+  name: 'Docs mirror honeypot',
+  createdAt: generatedAt,
+  disabledAt: null,
+  notes: 'Behind the public docs mirror.',
+};
+const SlugParams = Type.Object({ slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }) });
+
+const IngestedEventSchema = Type.Object({
+  id: Nullable(Type.String()),
+  eventId: Type.String({ format: 'uuid' }),
+  uaClass: Type.String(),
+  fingerprintId: Type.String(),
+  tarpit: Type.Object({ active: Type.Boolean(), delayMs: Type.Integer() }),
+});
+
+const who = (principal: Principal | null) => principal as Principal;
+
+/** Per-request bookkeeping for the ingest sample written after the response. */
+const ingestOutcome = new WeakMap<FastifyRequest, { tenantSlug: string | null; eventCount: number; receivedAt: Date }>();
+
+export function honeypotEndpoints(deps: { tenants: TenantService; ingest: IngestService; clock: Clock }): Endpoint[] {
+  const { tenants, ingest, clock } = deps;
+
+  const tenantChange = (id: string, title: string, verb: 'disable' | 'enable') =>
+    defineEndpoint({
+      id,
+      title,
+      description: `${verb === 'disable' ? 'Disables' : 'Enables'} a tenant: ${verb === 'disable' ? 'its ingest is refused with 403 tenant-disabled' : 'its ingest is accepted again'}. Idempotent; audited.`,
+      method: 'POST',
+      path: `${V1}/honeypot/tenants/{slug}/${verb}`,
+      auth: 'session-or-bearer',
+      scope: 'write:tenants',
+      tag: 'tenants',
+      kind: 'write',
+      uiPath: '/honeypot/tenants',
+      params: SlugParams,
+      response: { schemaId: 'svc-observatory-tenant.v1', fields: { tenant: Tenant } },
+      example: { schema: 'svc-observatory-tenant.v1', generatedAt, tenant: { ...exampleTenant, disabledAt: verb === 'disable' ? generatedAt : null } },
+      handler: async ({ principal, params, requestId }) => tenants.setDisabled({ principal: who(principal), requestId }, params.slug, verb === 'disable'),
+    });
+
+  return [
+    defineEndpoint({
+      id: 'listTenants',
+      title: 'List tenants',
+      description: 'Every honeypot tenant, disabled ones included. Signing secrets are never returned.',
+      method: 'GET',
+      path: `${V1}/honeypot/tenants`,
+      auth: 'session-or-bearer',
+      scope: 'read:tenants',
+      tag: 'tenants',
+      kind: 'read',
+      uiPath: '/honeypot/tenants',
+      response: { schemaId: 'svc-observatory-tenants.v1', fields: { tenants: Type.Array(Tenant) } },
+      example: { schema: 'svc-observatory-tenants.v1', generatedAt, tenants: [exampleTenant] },
+      handler: async () => ({ tenants: await tenants.list() }),
+    }),
+    defineEndpoint({
+      id: 'createTenant',
+      title: 'Create a tenant',
+      description: 'Creates a honeypot tenant and its signing secret, which this response shows once. 409 conflict when the slug exists.',
+      method: 'POST',
+      path: `${V1}/honeypot/tenants`,
+      auth: 'session-or-bearer',
+      scope: 'write:tenants',
+      tag: 'tenants',
+      kind: 'write',
+      uiPath: '/honeypot/tenants',
+      errors: [409],
+      body: Type.Object({
+        slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$', description: '1 to 64 of a-z, 0-9 and -.' }),
+        name: Type.String({ minLength: 1, maxLength: 200 }),
+        notes: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+      }),
+      response: {
+        schemaId: 'svc-observatory-tenant-create.v1',
+        fields: { tenant: Tenant, signingSecret: Type.String({ description: 'Shown once.' }) },
+      },
+      example: { schema: 'svc-observatory-tenant-create.v1', generatedAt, tenant: exampleTenant, signingSecret: 'whsec_3q2-7wEXAMPLEexampleEXAMPLEexampleEXAMPLE1' },
+      handler: async ({ principal, body, requestId }) => tenants.create({ principal: who(principal), requestId }, body),
+    }),
+    defineEndpoint({
+      id: 'rotateTenantSecret',
+      title: 'Rotate a tenant signing secret',
+      description: 'Issues a new signing secret (shown once). The previous secret keeps verifying for 24 hours, until previousValidUntil. Audited.',
+      method: 'POST',
+      path: `${V1}/honeypot/tenants/{slug}/rotate-secret`,
+      auth: 'session-or-bearer',
+      scope: 'write:tenants',
+      tag: 'tenants',
+      kind: 'write',
+      uiPath: '/honeypot/tenants',
+      params: SlugParams,
+      response: {
+        schemaId: 'svc-observatory-tenant-secret.v1',
+        fields: { tenant: Tenant, signingSecret: Type.String(), previousValidUntil: IsoDate },
+      },
+      example: {
+        schema: 'svc-observatory-tenant-secret.v1',
+        generatedAt,
+        tenant: exampleTenant,
+        signingSecret: 'whsec_9Zr-1qEXAMPLEexampleEXAMPLEexampleEXAMPLE2',
+        previousValidUntil: '2026-11-24T08:00:00.000Z',
+      },
+      handler: async ({ principal, params, requestId }) => tenants.rotateSecret({ principal: who(principal), requestId }, params.slug),
+    }),
+    tenantChange('disableTenant', 'Disable a tenant', 'disable'),
+    tenantChange('enableTenant', 'Enable a tenant', 'enable'),
+    defineEndpoint({
+      id: 'ingestHoneypotEvents',
+      title: 'Ingest honeypot events',
+      description:
+        'Honeypot sites send 1 to 500 events per request (1 MiB at most), signed with the tenant secret: headers `X-Observatory-Tenant: <slug>` and `X-Observatory-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, t within 300 s. A 200 means the events are committed. Events with an `id` already stored for the tenant count as duplicates. When a fingerprint is tarpitted, the router should delay its own response by `delayMs`.',
+      method: 'POST',
+      path: INGEST_PATH,
+      auth: 'tenant-signature',
+      scope: null,
+      tag: 'ingest',
+      kind: 'write',
+      errors: [413],
+      body: IngestBody,
+      response: {
+        schemaId: 'svc-observatory-ingest.v1',
+        fields: { accepted: Type.Integer(), duplicates: Type.Integer(), events: Type.Array(IngestedEventSchema) },
+      },
+      example: {
+        schema: 'svc-observatory-ingest.v1',
+        generatedAt,
+        accepted: 1,
+        duplicates: 0,
+        events: [
+          {
+            id: 'edge-7f3a-000123',
+            eventId: '6e5d4c3b-2a19-4807-b6a5-948372615048',
+            uaClass: 'LIAR',
+            fingerprintId: '9f86d081884c7d65',
+            tarpit: { active: true, delayMs: 8000 },
+          },
+        ],
+      },
+      verifyCaller: async (request) => {
+        const slug = request.headers['x-observatory-tenant'];
+        const tenant = await ingest.verify(
+          typeof slug === 'string' ? slug : undefined,
+          typeof request.headers['x-observatory-signature'] === 'string' ? request.headers['x-observatory-signature'] : undefined,
+          request.rawBody ?? '',
+        );
+        verifiedTenant.set(request, tenant);
+      },
+      onResponse: async (request: FastifyRequest, reply: FastifyReply) => {
+        const slug = request.headers['x-observatory-tenant'];
+        const outcome = ingestOutcome.get(request);
+        await ingest.recordSample({
+          tenantSlug: typeof slug === 'string' ? slug.slice(0, 64) : null,
+          receivedAt: outcome?.receivedAt ?? clock.now(),
+          outcome: reply.statusCode === 200 ? 'ok' : (request.errorReason ?? `http-${reply.statusCode}`),
+          latencyMs: reply.elapsedTime,
+          eventCount: outcome?.eventCount ?? 0,
+        });
+      },
+      handler: async ({ body, request }) => {
+        const tenant = verifiedTenant.get(request) as repo.TenantRow;
+        const receivedAt = clock.now();
+        const result = await ingest.ingest(tenant, body);
+        ingestOutcome.set(request, { tenantSlug: tenant.slug, eventCount: result.accepted, receivedAt });
+        return result;
+      },
+    }),
+    defineEndpoint({
+      id: 'sendTestEvent',
+      title: 'Send a synthetic test event',
+      description:
+        'Builds one synthetic event, signs it with the tenant\'s current secret and pushes it through the same ingest path (signature check, classification, enrichment, storage, sampling). It then shows in recent events.',
+      method: 'POST',
+      path: `${V1}/honeypot/test-event`,
+      auth: 'session-or-bearer',
+      scope: 'write:test-event',
+      tag: 'ingest',
+      kind: 'write',
+      uiPath: '/honeypot/ops',
+      body: Type.Object({
+        tenant: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }),
+        path: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, default: '/honeypot/topics/observatory-test-event' })),
+        ua: Type.Optional(Type.String({ maxLength: 2048 })),
+        ip: Type.Optional(Type.String({ minLength: 2, maxLength: 64 })),
+      }),
+      response: {
+        schemaId: 'svc-observatory-test-event.v1',
+        fields: {
+          ok: Type.Boolean(),
+          tenant: Type.String(),
+          eventId: Type.String({ format: 'uuid' }),
+          path: Type.String(),
+          uaClass: Type.String(),
+          acceptedAt: IsoDate,
+        },
+      },
+      example: {
+        schema: 'svc-observatory-test-event.v1',
+        generatedAt,
+        ok: true,
+        tenant: 'docs-mirror',
+        eventId: '0d1e2f3a-4b5c-4d6e-8f70-8192a3b4c5d6',
+        path: '/honeypot/topics/observatory-test-event',
+        uaClass: 'UNKNOWN_BOT',
+        acceptedAt: generatedAt,
+      },
+      handler: async ({ body }) => {
+        const tenant = await tenants.findBySlug(body.tenant);
+        assertThat(tenant, notFound(`There is no tenant ${body.tenant}.`));
+        const path = body.path ?? '/honeypot/topics/observatory-test-event';
+        const event = {
+          id: `observatory-test-${randomUUID()}`,
+          path,
+          ua: body.ua ?? 'Mozilla/5.0 (compatible; ObservatoryTestEvent/1.0; +https://observatory.invalid/test-event)',
+          // 192.0.2.0/24 is TEST-NET-1 (RFC 5737): never a real client.
+          ip: body.ip ?? '192.0.2.10',
+          method: 'GET',
+        };
+        const rawBody = JSON.stringify({ events: [event] });
+        const started = performance.now();
+        const acceptedAt = clock.now();
+        const t = Math.floor(acceptedAt.getTime() / 1000);
+        let outcome = 'ok';
+        try {
+          const verified = await ingest.verify(tenant.slug, signatureHeader(tenant.signingSecret, t, rawBody), rawBody);
+          const result = await ingest.ingest(verified, ingest.parseBody(rawBody));
+          const [stored] = result.events;
+          return { ok: true, tenant: tenant.slug, eventId: stored!.eventId, path, uaClass: stored!.uaClass, acceptedAt: acceptedAt.toISOString() };
+        } catch (error) {
+          outcome = (error as { reason?: string }).reason ?? 'internal';
+          throw error;
+        } finally {
+          await ingest.recordSample({ tenantSlug: tenant.slug, receivedAt: acceptedAt, outcome, latencyMs: performance.now() - started, eventCount: outcome === 'ok' ? 1 : 0 });
+        }
+      },
+    }),
+  ];
+}
+
+/** The tenant whose signature verified, handed from verifyCaller to the handler. */
+const verifiedTenant = new WeakMap<FastifyRequest, repo.TenantRow>();

@@ -1,0 +1,107 @@
+import { hmacSha256Hex, sha256Hex } from '../../../platform/crypto.ts';
+import { normaliseIp } from './ip.ts';
+
+/**
+ * Client fingerprints (docs/enrichment.md, "Fingerprint"). Pure functions: no I/O, no clock.
+ */
+
+/** What stands in for a version number in a normalised User-Agent. */
+export const VERSION_PLACEHOLDER = '{v}';
+/** Normalised User-Agents are cut to this many code points. */
+export const MAX_NORMALISED_UA = 512;
+/** Normalised JA4 values are cut to this many code points (a real JA4 has 36). */
+export const MAX_NORMALISED_JA4 = 128;
+
+// C0 controls and DEL: PostgreSQL text cannot hold NUL, and none of them carries meaning in a UA.
+const CONTROL_CHARS = /[\u0000-\u001f\u007f]/g;
+// A surrogate half without its partner; it has no UTF-8 form, so it is replaced before hashing.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+// "product/1.2.3", "product/120", "product/17.2.1a": a version right after a slash.
+const SLASH_VERSION = /\/\d[0-9a-z._+-]*/g;
+// Any other dotted or underscored number run that does not continue a word: "nt 10.0",
+// "os x 10_15_7", "rv:121.0", "msie 9.0"; not the "86_64" of "x86_64".
+const DOTTED_NUMBER = /(?<![0-9a-z])\d+(?:[._]\d+)+/g;
+const WHITESPACE = /\s+/g;
+
+function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATE, '\ufffd');
+}
+
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const points = Array.from(text);
+  return points.length <= max ? text : points.slice(0, max).join('');
+}
+
+/**
+ * A User-Agent reduced to what identifies the client implementation rather than its release.
+ * In this order:
+ * 1. C0 control characters and DEL become spaces; a lone UTF-16 surrogate becomes U+FFFD;
+ * 2. lower case (`String.prototype.toLowerCase`, locale-independent);
+ * 3. a version right after a slash, i.e. `/` followed by a digit and then any run of
+ *    `[0-9a-z._+-]`, becomes `/{v}` ("chrome/120.0.6099.109" → "chrome/{v}", "curl/8.4.0" →
+ *    "curl/{v}", "mozilla/5.0" → "mozilla/{v}");
+ * 4. every remaining run of digits joined by `.` or `_` that does not continue a word (no letter
+ *    or digit right before it) becomes `{v}` ("windows nt 10.0" → "windows nt {v}",
+ *    "mac os x 10_15_7" → "mac os x {v}", "rv:121.0" → "rv:{v}"); "x86_64" stays, and so does a
+ *    bare integer not after a slash ("android 14", "x11", "win64");
+ * 5. runs of white space become one space;
+ * 6. the result is cut to 512 code points, then leading and trailing space is dropped.
+ * Never throws; a non-string gives "".
+ */
+export function normaliseUserAgent(ua: string): string {
+  if (typeof ua !== 'string') return '';
+  const text = wellFormed(ua)
+    .replace(CONTROL_CHARS, ' ')
+    .toLowerCase()
+    .replace(SLASH_VERSION, `/${VERSION_PLACEHOLDER}`)
+    .replace(DOTTED_NUMBER, VERSION_PLACEHOLDER)
+    .replace(WHITESPACE, ' ');
+  return cut(text, MAX_NORMALISED_UA).trim();
+}
+
+/**
+ * The JA4 as it enters the fingerprint: trimmed; "" and "-" (the usual "none" of access logs)
+ * become null; control characters are dropped, a lone surrogate becomes U+FFFD, and "|" becomes
+ * "/" so that no JA4 can contain the separator of the hashed text; cut to 128 code points.
+ * A well-formed JA4 passes unchanged. Case is kept: JA4 is defined in lower case.
+ */
+export function normaliseJa4(ja4: string | null | undefined): string | null {
+  if (typeof ja4 !== 'string') return null;
+  const text = cut(wellFormed(ja4).replace(CONTROL_CHARS, '').replaceAll('|', '/').trim(), MAX_NORMALISED_JA4);
+  return text === '' || text === '-' ? null : text;
+}
+
+export interface Fingerprint {
+  /** First 16 hex digits (64 bits) of SHA-256 over `fingerprintInput`. */
+  fingerprintId: string;
+  uaNormalized: string;
+  /** The normalised JA4, or null when the sender gave none. */
+  ja4: string | null;
+}
+
+/**
+ * The exact text that is hashed: the normalised JA4 (or "-" when there is none), "|", the
+ * normalised User-Agent, encoded as UTF-8. The client IP is deliberately not part of it: the
+ * fingerprint groups one client implementation (TLS stack + declared identity) across the
+ * addresses it crawls from.
+ */
+export function fingerprintInput(ja4: string | null, uaNormalized: string): string {
+  return `${ja4 ?? '-'}|${uaNormalized}`;
+}
+
+export function fingerprintOf(input: { ja4: string | null | undefined; ua: string }): Fingerprint {
+  const ja4 = normaliseJa4(input.ja4);
+  const uaNormalized = normaliseUserAgent(input.ua);
+  return { fingerprintId: sha256Hex(fingerprintInput(ja4, uaNormalized)).slice(0, 16), uaNormalized, ja4 };
+}
+
+/**
+ * Keyed hash of a client IP: HMAC-SHA256 (hex) under `key` of the normalised address
+ * (`normaliseIp`), so "::ffff:8.8.8.8" and "8.8.8.8", or "2001:DB8::1" and "2001:db8:0::1", hash
+ * alike. Text that is not an address is hashed as given. Without the key the hash cannot be
+ * reversed by enumerating the address space.
+ */
+export function hashIp(key: string | Buffer, ip: string): string {
+  return hmacSha256Hex(key, normaliseIp(ip) ?? ip);
+}

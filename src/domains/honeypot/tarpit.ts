@@ -1,0 +1,16 @@
+/** Spec A: detection window 10 minutes, delay 8 seconds. */
+export const TARPIT_WINDOW_MS = 10 * 60 * 1000;
+export const TARPIT_DELAY_MS = 8000;
+
+export interface TarpitDecision {
+  trigger: boolean;
+  reason: string;
+}
+
+/**
+ * A fingerprint that sent at least `liarThreshold` LIAR events within the last 10 minutes is
+ * tarpitted. `liarCount` counts those events, the current batch included.
+ */
+export function decideTarpit(liarCount: number, liarThreshold: number): TarpitDecision {
+  return { trigger: liarCount >= liarThreshold, reason: `liar-flood:${liarCount}/10min` };
+}

@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import type { AuditLog } from '../../platform/audit/service.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { randomToken } from '../../platform/crypto.ts';
+import type { Db } from '../../platform/db/client.ts';
+import { withTransaction } from '../../platform/db/transaction.ts';
+import { assertThat, conflict, notFound } from '../../platform/errors.ts';
+import type { Principal } from '../../platform/http/registry.ts';
+import * as repo from './repository.ts';
+
+/** After a rotation the previous secret keeps verifying this long (spec D2). */
+export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+export interface TenantView {
+  id: string;
+  slug: string;
+  name: string;
+  createdAt: string;
+  disabledAt: string | null;
+  notes: string | null;
+}
+
+/** The public form of a tenant: never a secret. */
+export function toTenantView(row: repo.TenantRow): TenantView {
+  return {
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+    createdAt: row.createdAt.toISOString(),
+    disabledAt: row.disabledAt?.toISOString() ?? null,
+    notes: row.notes,
+  };
+}
+
+/** `whsec_` + 32 random bytes: the tenant's HMAC signing secret. */
+export const newSigningSecret = () => `whsec_${randomToken(32)}`;
+
+/** The secrets that verify a signature at `now`: the current one, and the previous within its overlap. */
+export function verifyingSecrets(tenant: repo.TenantRow, now: Date): string[] {
+  const secrets = [tenant.signingSecret];
+  if (tenant.previousSecret && tenant.previousValidUntil && tenant.previousValidUntil > now) secrets.push(tenant.previousSecret);
+  return secrets;
+}
+
+export interface CallContext {
+  principal: Principal;
+  requestId: string;
+}
+
+export function createTenantService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
+  const { db, clock, audit } = deps;
+  const actor = (p: Principal) => ({ userId: p.userId, username: p.username });
+
+  async function change(ctx: CallContext, slug: string, verb: string, apply: (row: repo.TenantRow, now: Date) => Partial<repo.TenantRow> | null) {
+    return withTransaction(db, async (tx) => {
+      const row = await repo.lockTenant(tx, slug);
+      assertThat(row, notFound(`There is no tenant ${slug}.`));
+      const now = clock.now();
+      const patch = apply(row, now);
+      if (patch === null) return { row, changed: false };
+      const next = { ...row, ...patch };
+      await repo.updateTenant(tx, row.id, patch);
+      await audit.record(tx, {
+        verb,
+        target: `tenant:${slug}`,
+        surface: 'api',
+        actor: actor(ctx.principal),
+        before: toTenantView(row),
+        after: toTenantView(next),
+        requestId: ctx.requestId,
+      });
+      return { row: next, changed: true };
+    });
+  }
+
+  return {
+    async list(): Promise<TenantView[]> {
+      return (await repo.listTenants(db)).map(toTenantView);
+    },
+
+    findBySlug: (slug: string) => repo.findTenantBySlug(db, slug),
+
+    async create(ctx: CallContext, input: { slug: string; name: string; notes?: string | null | undefined }) {
+      const row: repo.TenantRow = {
+        id: randomUUID(),
+        slug: input.slug,
+        name: input.name,
+        notes: input.notes ?? null,
+        signingSecret: newSigningSecret(),
+        previousSecret: null,
+        previousValidUntil: null,
+        createdAt: clock.now(),
+        disabledAt: null,
+      };
+      await withTransaction(db, async (tx) => {
+        if (!(await repo.insertTenant(tx, row))) throw conflict(`A tenant with slug ${input.slug} already exists.`);
+        await audit.record(tx, {
+          verb: 'tenant.create',
+          target: `tenant:${row.slug}`,
+          surface: 'api',
+          actor: actor(ctx.principal),
+          after: toTenantView(row),
+          requestId: ctx.requestId,
+        });
+      });
+      return { tenant: toTenantView(row), signingSecret: row.signingSecret };
+    },
+
+    /** A new secret; the old one keeps verifying for 24 hours so senders can switch without loss. */
+    async rotateSecret(ctx: CallContext, slug: string) {
+      const secret = newSigningSecret();
+      let previousValidUntil = new Date(0);
+      const { row } = await change(ctx, slug, 'tenant.rotate-secret', (current, now) => {
+        previousValidUntil = new Date(now.getTime() + SECRET_OVERLAP_MS);
+        return { signingSecret: secret, previousSecret: current.signingSecret, previousValidUntil };
+      });
+      return { tenant: toTenantView(row), signingSecret: secret, previousValidUntil: previousValidUntil.toISOString() };
+    },
+
+    /** Idempotent: disabling a disabled tenant changes and audits nothing. */
+    async setDisabled(ctx: CallContext, slug: string, disabled: boolean) {
+      const { row } = await change(ctx, slug, disabled ? 'tenant.disable' : 'tenant.enable', (current, now) => {
+        if (disabled === (current.disabledAt !== null)) return null;
+        return { disabledAt: disabled ? now : null };
+      });
+      return { tenant: toTenantView(row) };
+    },
+  };
+}
+
+export type TenantService = ReturnType<typeof createTenantService>;

@@ -1,0 +1,236 @@
+import { type ParsedIp, firstContaining, parseIp } from './ip.ts';
+import { hasProof, type Vendor, type VendorRegistry } from './registry.ts';
+import { genericBotRule, isBrowser } from './ua.ts';
+import { checkWebBotAuth, headerValue, type SignatureCheck, type SignatureStatus } from './web-bot-auth.ts';
+
+/**
+ * The crawler-verification classifier (spec D3). A request whose UA names a registry vendor is
+ * checked against every proof the registry has for that vendor (its published IP prefixes, its
+ * Web Bot Auth keys): one passing makes it verified, all failing makes it a LIAR, none published
+ * leaves it unverified. Other requests are sorted into generic bots, browsers and the rest.
+ *
+ * The rule itself (`decide`) is a pure function of the vendors claimed and the proof facts, so
+ * `reclassify` can re-run it from a stored row's evidence, without the raw IP.
+ */
+
+export const UA_CLASSES = [
+  { value: 'KNOWN_LLM_AGENT', meaning: 'The UA names an AI vendor of the registry and a published proof (IP range or Web Bot Auth signature) holds.' },
+  { value: 'VERIFIED_CRAWLER', meaning: 'The UA names a non-AI vendor of the registry (search engine, archiver, fetcher) and a published proof holds.' },
+  { value: 'LIAR', meaning: 'The UA names a registry vendor that publishes proofs, and every one of them fails for this request.' },
+  { value: 'UNVERIFIED_AGENT', meaning: 'The UA names a registry vendor that publishes no proof (e.g. Anthropic, Meta), so the claim can be neither confirmed nor refuted.' },
+  { value: 'UNKNOWN_BOT', meaning: 'The UA names no registry vendor but is a bot: a crawler-user-agents pattern or an obvious client token (curl, python-requests, headless, ...) matches.' },
+  { value: 'BROWSER', meaning: 'An ordinary browser user agent (Mozilla/5.0 with a browser engine and product) that names no vendor and no bot.' },
+  { value: 'UNKNOWN', meaning: 'Anything else, including an empty user agent.' },
+] as const;
+
+export type UaClass = (typeof UA_CLASSES)[number]['value'];
+export const UA_CLASS_VALUES: readonly UaClass[] = UA_CLASSES.map((c) => c.value);
+
+/**
+ * What the verifier saw, stored with the event so replay can re-derive the class without the
+ * raw IP. `ipVendors` lists every registry vendor whose prefixes hold the IP (with the prefix);
+ * `claimed` lists the vendors the request named, each of which was compared with the IP.
+ */
+export type Evidence = {
+  v: 1;
+  vendorId: string | null;
+  claimed: string[];
+  ipValid: boolean | null;
+  ipInRange: boolean | null;
+  matchedCidr: string | null;
+  ipVendors: Record<string, string>;
+  signature: SignatureStatus;
+  keyid: string | null;
+  signatureError: string | null;
+  /** How a UA naming no vendor was sorted: `crawler-user-agents:<pattern>`, `token:<t>`, `browser`, `empty`, `unrecognised`; `vendor` otherwise. */
+  rule: string;
+};
+
+export interface Verdict {
+  uaClass: UaClass;
+  vendorId: string | null;
+  /** The proof that verified the claim: `ip-range:<cidr>` or `web-bot-auth:<keyid>`; null unless verified. */
+  proof: string | null;
+  evidence: Evidence;
+}
+
+export interface ClassifyInput {
+  ua: string;
+  ip: string;
+  headers: Record<string, string>;
+  method: string;
+  path: string;
+  now: Date;
+}
+
+/** The proof facts `decide` works from; computed live by `classifyRequest`, read back by `reclassify`. */
+export interface ProofFacts {
+  /** Whether the IP parsed; null on replay when the evidence does not say. */
+  ipValid: boolean | null;
+  ipVendors: Readonly<Record<string, string>>;
+  /** Vendors whose prefixes were compared with the IP: all of them live, the stored `claimed` on replay. */
+  checked: 'all' | ReadonlySet<string>;
+  signature: SignatureCheck;
+}
+
+function signatureAgentOf(headers: Record<string, string>): string | null {
+  const raw = headerValue(headers, 'signature-agent');
+  if (raw === undefined) return null;
+  const quoted = /"([^"]*)"/.exec(raw);
+  return (quoted ? quoted[1]! : raw.trim()).replace(/\/+$/, '');
+}
+
+/**
+ * The vendors a request names, in registry order: by its UA matching `uaPattern` or by its
+ * `Signature-Agent` header naming the vendor's agent. A request that names none this way but
+ * carries a valid signature is taken to name the vendors owning that key (an agent behind a
+ * browser UA); a signature never adds a vendor to a UA that names another one.
+ */
+export function claimedVendors(registry: VendorRegistry, ua: string, headers: Record<string, string>, signature: SignatureCheck): Vendor[] {
+  const agent = signatureAgentOf(headers);
+  const named = registry.vendors.filter(
+    (v) => v.ua.test(ua) || (agent !== null && v.webBotAuth?.signatureAgent != null && v.webBotAuth.signatureAgent.replace(/\/+$/, '') === agent),
+  );
+  if (named.length > 0 || signature.status !== 'valid' || signature.keyid === null) return named;
+  const keyid = signature.keyid;
+  return registry.vendors.filter((v) => v.keys.has(keyid));
+}
+
+type IpStatus = 'in' | 'out' | 'unknown' | 'none';
+
+function ipStatus(vendor: Vendor, facts: ProofFacts): IpStatus {
+  if (vendor.ranges.length === 0) return 'none';
+  if (facts.ipVendors[vendor.id] !== undefined) return 'in';
+  if (facts.ipValid === false) return 'out';
+  if (facts.ipValid === null) return 'unknown';
+  return facts.checked === 'all' || facts.checked.has(vendor.id) ? 'out' : 'unknown';
+}
+
+type Outcome = 'verified' | 'failed' | 'unproven';
+
+function outcomeOf(vendor: Vendor, facts: ProofFacts): { outcome: Outcome; proof: string | null; ip: IpStatus } {
+  const ip = ipStatus(vendor, facts);
+  const { signature } = facts;
+  if (signature.status === 'valid' && signature.keyid !== null && vendor.keys.has(signature.keyid)) {
+    return { outcome: 'verified', proof: `web-bot-auth:${signature.keyid}`, ip };
+  }
+  if (ip === 'in') return { outcome: 'verified', proof: `ip-range:${facts.ipVendors[vendor.id]}`, ip };
+  // No proof published, or (on replay) the IP was never compared with this vendor's prefixes.
+  if (!hasProof(vendor) || ip === 'unknown') return { outcome: 'unproven', proof: null, ip };
+  return { outcome: 'failed', proof: null, ip };
+}
+
+/** The rule of spec D3 over the claimed vendors; null when the request names none. */
+export function decide(claimed: readonly Vendor[], facts: ProofFacts): Omit<Verdict, 'evidence'> & { ip: IpStatus } | null {
+  if (claimed.length === 0) return null;
+  const outcomes = claimed.map((vendor) => ({ vendor, ...outcomeOf(vendor, facts) }));
+  const verified = outcomes.find((o) => o.outcome === 'verified');
+  if (verified) {
+    const uaClass = verified.vendor.isAi ? 'KNOWN_LLM_AGENT' : 'VERIFIED_CRAWLER';
+    return { uaClass, vendorId: verified.vendor.id, proof: verified.proof, ip: verified.ip };
+  }
+  const failed = outcomes.find((o) => o.outcome === 'failed');
+  const chosen = failed ?? outcomes[0]!;
+  return { uaClass: failed ? 'LIAR' : 'UNVERIFIED_AGENT', vendorId: chosen.vendor.id, proof: null, ip: chosen.ip };
+}
+
+/** How a UA that names no vendor is sorted; a pure function of the UA. */
+export function classifyUnclaimed(ua: string): { uaClass: UaClass; rule: string } {
+  if (ua.trim() === '') return { uaClass: 'UNKNOWN', rule: 'empty' };
+  const bot = genericBotRule(ua);
+  if (bot !== null) return { uaClass: 'UNKNOWN_BOT', rule: bot };
+  if (isBrowser(ua)) return { uaClass: 'BROWSER', rule: 'browser' };
+  return { uaClass: 'UNKNOWN', rule: 'unrecognised' };
+}
+
+function verdictOf(ua: string, claimed: readonly Vendor[], facts: ProofFacts): Verdict {
+  const decided = decide(claimed, facts);
+  const unclaimed = decided === null ? classifyUnclaimed(ua) : null;
+  const evidence: Evidence = {
+    v: 1,
+    vendorId: decided?.vendorId ?? null,
+    claimed: claimed.map((v) => v.id),
+    ipValid: facts.ipValid,
+    ipInRange: decided === null ? null : decided.ip === 'in' ? true : decided.ip === 'out' ? false : null,
+    matchedCidr: decided?.ip === 'in' ? facts.ipVendors[decided.vendorId!]! : null,
+    ipVendors: { ...facts.ipVendors },
+    signature: facts.signature.status,
+    keyid: facts.signature.keyid,
+    signatureError: facts.signature.error,
+    rule: unclaimed?.rule ?? 'vendor',
+  };
+  if (decided === null) return { uaClass: unclaimed!.uaClass, vendorId: null, proof: null, evidence };
+  return { uaClass: decided.uaClass, vendorId: decided.vendorId, proof: decided.proof, evidence };
+}
+
+/** Every registry vendor whose published prefixes hold the address, with the first such prefix. */
+export function vendorsHoldingIp(registry: VendorRegistry, ip: ParsedIp | null): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (ip === null) return out;
+  for (const vendor of registry.vendors) {
+    const hit = firstContaining(vendor.ranges, ip);
+    if (hit) out[vendor.id] = hit.cidr;
+  }
+  return out;
+}
+
+function keyLookup(registry: VendorRegistry) {
+  return (keyid: string) => {
+    for (const vendor of registry.vendors) {
+      const key = vendor.keys.get(keyid);
+      if (key) return key;
+    }
+    return undefined;
+  };
+}
+
+/** Classifies one request. Never throws on any strings. */
+export async function classifyRequest(registry: VendorRegistry, input: ClassifyInput): Promise<Verdict> {
+  const ua = typeof input.ua === 'string' ? input.ua : '';
+  const headers = input.headers ?? {};
+  const ip = parseIp(input.ip);
+  const signature = checkWebBotAuth(
+    { method: String(input.method ?? 'GET'), path: String(input.path ?? '/'), headers, now: input.now },
+    keyLookup(registry),
+  );
+  const facts: ProofFacts = { ipValid: ip !== null, ipVendors: vendorsHoldingIp(registry, ip), checked: 'all', signature };
+  return verdictOf(ua, claimedVendors(registry, ua, headers, signature), facts);
+}
+
+const STATUSES: readonly SignatureStatus[] = ['valid', 'invalid', 'absent'];
+
+/** The proof facts a stored `evidence` holds; anything missing or malformed reads as not seen. */
+export function factsFromEvidence(evidence: Record<string, unknown>): ProofFacts {
+  const ipVendors: Record<string, string> = {};
+  const rawVendors = evidence.ipVendors;
+  if (rawVendors && typeof rawVendors === 'object' && !Array.isArray(rawVendors)) {
+    for (const [id, cidr] of Object.entries(rawVendors)) if (typeof cidr === 'string') ipVendors[id] = cidr;
+  }
+  const claimed = Array.isArray(evidence.claimed) ? evidence.claimed.filter((c): c is string => typeof c === 'string') : [];
+  const status = STATUSES.includes(evidence.signature as SignatureStatus) ? (evidence.signature as SignatureStatus) : 'absent';
+  const keyid = typeof evidence.keyid === 'string' ? evidence.keyid : null;
+  return {
+    ipValid: typeof evidence.ipValid === 'boolean' ? evidence.ipValid : null,
+    ipVendors,
+    checked: new Set(claimed),
+    signature: {
+      status: status === 'valid' && keyid === null ? 'invalid' : status,
+      keyid,
+      error: typeof evidence.signatureError === 'string' ? evidence.signatureError : null,
+    },
+  };
+}
+
+/**
+ * Re-derives the verdict of a stored event with the registry given: the UA (and headers) are
+ * matched again, the proof facts come from the stored evidence. With the registry the event was
+ * classified with, it returns exactly what `classifyRequest` returned. A vendor claimed now whose
+ * prefixes were never compared with the IP (it was added or its pattern widened since) cannot be
+ * called a liar from the evidence alone: it comes out UNVERIFIED_AGENT.
+ */
+export function reclassify(registry: VendorRegistry, row: { ua: string; headers: Record<string, string>; evidence: Record<string, unknown> }): Verdict {
+  const ua = typeof row.ua === 'string' ? row.ua : '';
+  const headers = row.headers ?? {};
+  const facts = factsFromEvidence(row.evidence ?? {});
+  return verdictOf(ua, claimedVendors(registry, ua, headers, facts.signature), facts);
+}

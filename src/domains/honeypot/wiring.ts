@@ -1,0 +1,60 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { AuditLog } from '../../platform/audit/service.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Config } from '../../platform/config.ts';
+import { randomToken } from '../../platform/crypto.ts';
+import type { Db } from '../../platform/db/client.ts';
+import type { Endpoint } from '../../platform/http/registry.ts';
+import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
+import { honeypotEndpoints } from './endpoints.ts';
+import { fingerprintOf, hashIp } from './enrichment/fingerprint.ts';
+import { openGeoIp } from './enrichment/geoip.ts';
+import { isValidIp } from './enrichment/ip.ts';
+import { createIngestService, type IngestService } from './ingest.ts';
+import { honeypotJobs } from './jobs.ts';
+import { getOrCreateSetting } from './repository.ts';
+import { createTenantService, type TenantService } from './tenants.ts';
+import { classifyRequest } from './vendors/classify.ts';
+import { applyStoredRanges, vendorJobs } from './vendors/refresh.ts';
+import { createRegistryHolder, loadVendorRegistry, type RegistryHolder } from './vendors/registry.ts';
+
+export interface HoneypotDomain {
+  tenants: TenantService;
+  ingest: IngestService;
+  registry: RegistryHolder;
+  endpoints(): Endpoint[];
+  jobs(): JobDefinition[];
+}
+
+/**
+ * Builds the honeypot domain once storage is migrated: the vendor registry (shipped or
+ * OBSERVATORY_VENDORS_FILE, with ranges refreshed earlier overlaid), the offline GeoIP data, and
+ * the IP-hash key every instance shares.
+ */
+export async function createHoneypotDomain(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger }): Promise<HoneypotDomain> {
+  const { db, clock, audit, config } = deps;
+  const registry = createRegistryHolder(loadVendorRegistry(config.honeypot.vendorsFile));
+  await applyStoredRanges({ db, registryRef: registry });
+  const geo = await openGeoIp();
+  const ipHashKey = config.honeypot.ipHashKey ?? (await getOrCreateSetting(db, 'ip-hash-key', randomToken(32), clock.now()));
+
+  const tenants = createTenantService({ db, clock, audit });
+  const ingest = createIngestService({
+    db,
+    clock,
+    log: deps.log,
+    classifier: { classify: (input) => classifyRequest(registry.current, input) },
+    geo,
+    fingerprints: { fingerprintOf, hashIp, isValidIp },
+    ipHashKey: () => ipHashKey,
+    liarThreshold: config.honeypot.liarThreshold,
+    tarpitTtlMinutes: config.honeypot.tarpitTtlMinutes,
+  });
+  return {
+    tenants,
+    ingest,
+    registry,
+    endpoints: () => honeypotEndpoints({ tenants, ingest, clock }),
+    jobs: () => [...honeypotJobs(ingest), ...vendorJobs({ db, registryRef: registry, config })],
+  };
+}

@@ -1,0 +1,221 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  addressRefusal,
+  checkOutboundUrl,
+  nonPublicKind,
+  OutboundFailed,
+  OutboundRefused,
+  type Resolver,
+  safePost,
+  systemResolver,
+} from './safe-fetch.ts';
+import { closedPort, type Receiver, startReceiver } from './test-receiver.ts';
+
+let rx: Receiver;
+beforeAll(async () => {
+  rx = await startReceiver();
+});
+afterAll(() => rx.close());
+beforeEach(() => {
+  rx.requests.length = 0;
+  rx.respond = () => ({ status: 200 });
+});
+
+const strict = { timeoutMs: 2_000, allowPrivate: false };
+const lax = { timeoutMs: 2_000, allowPrivate: true };
+
+async function refusal(promise: Promise<unknown>): Promise<string> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(OutboundRefused);
+  return (error as OutboundRefused).reason;
+}
+
+describe('address policy', () => {
+  it.each([
+    ['127.0.0.1', 'loopback'],
+    ['127.255.0.9', 'loopback'],
+    ['::1', 'loopback'],
+    ['10.1.2.3', 'private'],
+    ['172.16.5.4', 'private'],
+    ['192.168.1.1', 'private'],
+    ['169.254.169.254', 'link-local'],
+    ['100.64.0.1', 'carrier-grade NAT'],
+    ['0.0.0.0', 'unspecified'],
+    ['::', 'unspecified'],
+    ['224.0.0.1', 'multicast'],
+    ['ff02::1', 'multicast'],
+    ['255.255.255.255', 'broadcast'],
+    ['192.0.2.10', 'reserved'],
+    ['fc00::1', 'unique-local'],
+    ['fd12:3456::1', 'unique-local'],
+    ['fe80::1', 'link-local'],
+    ['::ffff:127.0.0.1', 'IPv4-mapped loopback'],
+    ['::ffff:10.0.0.1', 'IPv4-mapped private'],
+    ['::ffff:169.254.169.254', 'IPv4-mapped link-local'],
+    ['64:ff9b::7f00:1', 'NAT64'],
+    ['2002:7f00:1::', '6to4'],
+    ['::7f00:1', 'non-global IPv6'],
+  ])('refuses %s (%s)', (address, kind) => {
+    expect(nonPublicKind(address)).toBe(kind);
+    expect(addressRefusal(address)).toBe(`${address} is not a public address (${kind})`);
+  });
+
+  it.each(['93.184.216.34', '8.8.8.8', '2606:2800:220:1:248:1893:25c8:1946', '::ffff:8.8.8.8', '2a00:1450:4001:82b::200e'])(
+    'allows the public address %s',
+    (address) => {
+      expect(nonPublicKind(address)).toBeNull();
+    },
+  );
+});
+
+describe('checkOutboundUrl', () => {
+  it.each([
+    ['ftp://example.com/x', 'only http and https URLs are allowed, not ftp'],
+    ['file:///etc/passwd', 'only http and https URLs are allowed, not file'],
+    ['gopher://example.com/', 'only http and https URLs are allowed, not gopher'],
+    ['http://user:pw@example.com/', 'the URL must not carry a user name or password'],
+    ['not a url', 'the URL is not an absolute URL'],
+  ])('refuses %s even when private addresses are allowed', (url, reason) => {
+    expect(() => checkOutboundUrl(url, true)).toThrow(reason);
+  });
+
+  it('normalises numeric IPv4 spellings before checking them', () => {
+    for (const url of ['http://2130706433/', 'http://0x7f.1/', 'http://127.1/', 'http://0177.0.0.1/']) {
+      expect(() => checkOutboundUrl(url, false)).toThrow('127.0.0.1 is not a public address (loopback)');
+    }
+  });
+
+  it('refuses localhost names without asking DNS', () => {
+    for (const url of ['http://localhost/', 'http://LOCALHOST./', 'https://api.localhost:8443/x']) {
+      expect(() => checkOutboundUrl(url, false)).toThrow(/is a loopback name/);
+      expect(() => checkOutboundUrl(url, true)).not.toThrow();
+    }
+  });
+
+  it('accepts public hosts and literal public addresses', () => {
+    expect(checkOutboundUrl('https://hooks.slack.com/services/T/B/x', false).hostname).toBe('hooks.slack.com');
+    expect(checkOutboundUrl('http://93.184.216.34:8080/', false).port).toBe('8080');
+    expect(checkOutboundUrl('http://[2606:2800:220:1::1]/', false).hostname).toBe('[2606:2800:220:1::1]');
+  });
+});
+
+describe('safePost refusals (nothing is sent)', () => {
+  it.each([
+    (port: number) => `http://127.0.0.1:${port}/hook`,
+    (port: number) => `http://[::1]:${port}/hook`,
+    (port: number) => `http://[::ffff:127.0.0.1]:${port}/hook`,
+    (port: number) => `http://localhost:${port}/hook`,
+    (port: number) => `http://2130706433:${port}/hook`,
+    () => 'http://10.0.0.1/hook',
+    () => 'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
+    () => 'http://[fd00::1]/hook',
+  ])('refuses %#', async (make) => {
+    const url = make(rx.port);
+    const reason = await refusal(safePost(url, '{}', strict));
+    expect(reason).toMatch(/not a public address|loopback name/);
+    expect(rx.requests).toHaveLength(0);
+  });
+
+  it('refuses a hostname that resolves to a loopback address', async () => {
+    const resolve: Resolver = async () => [{ address: '127.0.0.1', family: 4 }];
+    const reason = await refusal(safePost(`http://internal.example:${rx.port}/hook`, '{}', { ...strict, resolve }));
+    expect(reason).toBe('internal.example resolves to 127.0.0.1, which is not a public address (loopback)');
+    expect(rx.requests).toHaveLength(0);
+  });
+
+  it('refuses when ANY resolved address is private, even after public ones', async () => {
+    const resolve: Resolver = async () => [
+      { address: '93.184.216.34', family: 4 },
+      { address: '2606:2800:220:1::1', family: 6 },
+      { address: '::ffff:10.0.0.7', family: 6 },
+    ];
+    const reason = await refusal(safePost('http://mixed.example/hook', '{}', { ...strict, resolve }));
+    expect(reason).toContain('::ffff:10.0.0.7');
+  });
+
+  it('refuses schemes other than http and https even with allowPrivate', async () => {
+    await refusal(safePost('file:///etc/passwd', '{}', lax));
+    await refusal(safePost('ftp://127.0.0.1/x', '{}', lax));
+  });
+
+  it('the default resolver really resolves names (localhost is loopback)', async () => {
+    const addresses = await systemResolver('localhost');
+    expect(addresses.length).toBeGreaterThan(0);
+    for (const a of addresses) expect(nonPublicKind(a.address)).toBe('loopback');
+  });
+});
+
+describe('safePost sends', () => {
+  it('posts the body with JSON headers when private addresses are allowed', async () => {
+    const result = await safePost(`${rx.origin}/hook?x=1`, '{"text":"hi"}', { ...lax, headers: { 'x-extra': 'yes' } });
+    expect(result).toEqual({ status: 200, ok: true });
+    expect(rx.requests).toHaveLength(1);
+    const [got] = rx.requests;
+    expect(got).toMatchObject({ method: 'POST', path: '/hook?x=1', body: '{"text":"hi"}' });
+    expect(got?.headers).toMatchObject({
+      'content-type': 'application/json',
+      'content-length': '13',
+      'x-extra': 'yes',
+      'user-agent': 'Observatory-Outbound/1',
+    });
+  });
+
+  it('resolves a name with real DNS when allowed (localhost)', async () => {
+    expect(await safePost(`http://localhost:${rx.port}/named`, '{}', lax)).toEqual({ status: 200, ok: true });
+    expect(rx.to('/named')).toHaveLength(1);
+  });
+
+  it('connects to the address it checked and never resolves again (no DNS rebinding)', async () => {
+    const answers = ['127.0.0.1', '10.255.255.1'];
+    let calls = 0;
+    const resolve: Resolver = async () => [{ address: answers[Math.min(calls++, 1)] as string, family: 4 }];
+    const result = await safePost(`http://rebind.invalid:${rx.port}/pinned`, '{}', { ...lax, resolve });
+    expect(result.ok).toBe(true);
+    expect(calls).toBe(1);
+    // The name was kept for the Host header although the connection went to the pinned address.
+    expect(rx.to('/pinned')[0]?.headers.host).toBe(`rebind.invalid:${rx.port}`);
+  });
+
+  it('reports non-2xx statuses as not ok', async () => {
+    rx.respond = () => ({ status: 500 });
+    expect(await safePost(`${rx.origin}/err`, '{}', lax)).toEqual({ status: 500, ok: false });
+  });
+
+  it('does not follow redirects', async () => {
+    rx.respond = (r) => (r.path === '/moved' ? { status: 302, headers: { location: '/target' } } : { status: 200 });
+    expect(await safePost(`${rx.origin}/moved`, '{}', lax)).toEqual({ status: 302, ok: false });
+    expect(rx.requests.map((r) => r.path)).toEqual(['/moved']);
+  });
+
+  it('times out a webhook that never answers', async () => {
+    rx.respond = () => 'hang';
+    const began = Date.now();
+    const error = await safePost(`${rx.origin}/slow`, '{}', { ...lax, timeoutMs: 300 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OutboundFailed);
+    expect((error as Error).message).toBe('timed out after 300 ms');
+    expect(Date.now() - began).toBeLessThan(2_000);
+  });
+
+  it('times out a DNS lookup that never answers', async () => {
+    const resolve: Resolver = () => new Promise(() => {});
+    const error = await safePost('http://never.example/', '{}', { ...strict, timeoutMs: 200, resolve }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OutboundFailed);
+    expect((error as Error).message).toBe('timed out after 200 ms');
+  });
+
+  it('fails with a network error when nothing listens', async () => {
+    const port = await closedPort();
+    const error = await safePost(`http://127.0.0.1:${port}/`, '{}', lax).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OutboundFailed);
+    expect((error as Error).message).toContain('ECONNREFUSED');
+  });
+
+  it('fails when the name does not resolve', async () => {
+    const error = await safePost('http://no-such-host.invalid/', '{}', lax).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OutboundFailed);
+    expect((error as Error).message).toMatch(/^could not resolve no-such-host\.invalid/);
+  });
+});

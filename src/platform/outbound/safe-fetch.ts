@@ -1,0 +1,289 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
+
+/**
+ * One outbound POST to a URL someone else chose (a rule's webhook, a chat webhook under test),
+ * guarded against server-side request forgery:
+ *
+ * - only `http:` and `https:` URLs without user-info are sent;
+ * - the host is resolved once (`dns.lookup` with `all: true`) and the request is refused when ANY
+ *   of its addresses is not global unicast (loopback, RFC 1918, link-local and the metadata
+ *   address 169.254.169.254, carrier-grade NAT, unique-local, multicast, unspecified, reserved,
+ *   IPv4-mapped/NAT64/6to4/Teredo forms, …), unless `allowPrivate`;
+ * - the connection is pinned to the address that was checked: `http.request` gets a `lookup`
+ *   function that answers with that address and never asks DNS again, so a rebinding DNS server
+ *   cannot hand out a public address to the check and a private one to the connect. The hostname
+ *   itself is kept for the Host header, TLS SNI and certificate verification;
+ * - redirects are never followed (a 3xx is reported as a failed delivery with its status);
+ * - the whole exchange, DNS included, is bounded by `timeoutMs` (`AbortSignal.timeout`).
+ *
+ * Why `node:http` with `lookup` and not `fetch` with an undici Agent: Node 20's global fetch is
+ * the undici bundled inside Node, and an Agent from the npm `undici` package (a different major)
+ * is not guaranteed to interoperate with it as a dispatcher; pulling in npm undici just for this
+ * would also mean a second HTTP stack. `http.request`'s `lookup` option is a stable public API of
+ * `net.connect` since Node 0.x, works the same for `https`, and its only subtlety (Node ≥ 20 calls
+ * it with `{ all: true }` for happy-eyeballs) is handled below.
+ */
+
+/** The URL or its address is not allowed; nothing was sent. */
+export class OutboundRefused extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'OutboundRefused';
+  }
+}
+
+/** The request could not be completed (DNS failure, connection error, timeout); it may have been sent. */
+export class OutboundFailed extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'OutboundFailed';
+  }
+}
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Resolves a hostname to every address it has; `dns.lookup(host, { all: true })` by default. */
+export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+export const systemResolver: Resolver = async (hostname) => {
+  const found = await dnsLookup(hostname, { all: true, verbatim: true });
+  return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+};
+
+export interface SafePostOptions {
+  headers?: Record<string, string>;
+  timeoutMs: number;
+  /** Allow loopback, private and other non-public addresses (tests, lab setups). */
+  allowPrivate: boolean;
+  /** Replaces DNS resolution (tests); the result is checked and pinned like a real answer. */
+  resolve?: Resolver;
+}
+
+export interface SafePostResult {
+  /** The HTTP status; a 3xx is reported as it is, never followed. */
+  status: number;
+  /** True for 2xx only. */
+  ok: boolean;
+}
+
+const USER_AGENT = 'Observatory-Outbound/1';
+
+/** IPv6 global unicast (2000::/3); everything outside it is refused. */
+const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR('2000::/3');
+
+/**
+ * What kind of non-public address this is ("loopback", "IPv4-mapped private", …), or null when it
+ * is a public unicast address. Allow-list: anything ipaddr.js does not classify as `unicast` is
+ * refused, so a newly reserved range is refused as soon as the library knows it, and IPv6 space
+ * outside 2000::/3 is refused outright.
+ */
+export function nonPublicKind(address: string): string | null {
+  const bare = address.replace(/^\[|\]$/g, '');
+  if (!ipaddr.isValid(bare)) return 'unparseable';
+  const parsed = ipaddr.parse(bare);
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (v6.zoneId !== undefined) return 'zoned IPv6';
+    if (v6.isIPv4MappedAddress()) {
+      const range = v6.toIPv4Address().range();
+      return range === 'unicast' ? null : `IPv4-mapped ${describe(range)}`;
+    }
+    const range = v6.range();
+    if (range !== 'unicast') return describe(range);
+    return v6.match(GLOBAL_UNICAST_V6) ? null : 'non-global IPv6';
+  }
+  const range = (parsed as ipaddr.IPv4).range();
+  return range === 'unicast' ? null : describe(range);
+}
+
+/** Why an address may not be contacted, or null when it may. */
+export function addressRefusal(address: string): string | null {
+  const kind = nonPublicKind(address);
+  return kind === null ? null : `${address} is not a public address (${kind})`;
+}
+
+const RANGE_WORDS: Record<string, string> = {
+  unspecified: 'unspecified',
+  broadcast: 'broadcast',
+  multicast: 'multicast',
+  linkLocal: 'link-local',
+  loopback: 'loopback',
+  carrierGradeNat: 'carrier-grade NAT',
+  private: 'private',
+  reserved: 'reserved',
+  uniqueLocal: 'unique-local',
+  ipv4Mapped: 'IPv4-mapped',
+  rfc6145: 'IPv4-translated',
+  rfc6052: 'NAT64',
+  '6to4': '6to4',
+  teredo: 'Teredo',
+  benchmarking: 'benchmarking',
+  deprecatedSiteLocal: 'site-local',
+};
+
+function describe(range: string): string {
+  return RANGE_WORDS[range] ?? `special-purpose (${range})`;
+}
+
+/** `localhost` and `*.localhost` always mean loopback (RFC 6761), whatever DNS says. */
+function isLocalhostName(hostname: string): boolean {
+  const name = hostname.toLowerCase().replace(/\.$/, '');
+  return name === 'localhost' || name.endsWith('.localhost');
+}
+
+/** The host part of a URL without IPv6 brackets. */
+export function bareHost(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '');
+}
+
+/**
+ * The checks that need no DNS: scheme, user-info, literal-IP hosts and `localhost` names. Returns
+ * the parsed URL or throws OutboundRefused. Used by `safePost` and, synchronously, by
+ * `validateDestinations` so a rule with an unusable URL is refused at creation.
+ */
+export function checkOutboundUrl(raw: string, allowPrivate: boolean): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new OutboundRefused('the URL is not an absolute URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new OutboundRefused(`only http and https URLs are allowed, not ${url.protocol.replace(/:$/, '')}`);
+  }
+  if (url.username !== '' || url.password !== '') throw new OutboundRefused('the URL must not carry a user name or password');
+  const host = bareHost(url);
+  if (host === '') throw new OutboundRefused('the URL has no host');
+  if (!allowPrivate) {
+    if (isLocalhostName(host)) throw new OutboundRefused(`${host} is a loopback name`);
+    if (isIP(host) !== 0) {
+      const refusal = addressRefusal(host);
+      if (refusal !== null) throw new OutboundRefused(refusal);
+    }
+  }
+  return url;
+}
+
+/** Rejects when `signal` aborts first; the losing promise is left to settle on its own. */
+function raceSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * A `lookup` for `net.connect` that answers with the addresses already checked and never asks DNS
+ * again. Node ≥ 20 asks for every address (`all: true`) and tries them in turn (happy eyeballs);
+ * every one of them passed the check.
+ */
+export function pinnedLookup(checked: readonly ResolvedAddress[]): LookupFunction {
+  return (_hostname, options, callback) => {
+    const first = checked[0];
+    if (first === undefined) {
+      callback(Object.assign(new Error('no checked address'), { code: 'ENOTFOUND' }), '', 4);
+    } else if (options.all) {
+      (callback as (err: null, addresses: ResolvedAddress[]) => void)(null, [...checked]);
+    } else {
+      callback(null, first.address, first.family);
+    }
+  };
+}
+
+function describeNetworkError(error: unknown): string {
+  const e = error as { code?: unknown; message?: unknown };
+  const message = typeof e.message === 'string' ? e.message : String(error);
+  return typeof e.code === 'string' && !message.includes(e.code) ? `${e.code}: ${message}` : message;
+}
+
+/**
+ * POSTs `body` to `rawUrl` once. Throws OutboundRefused when the URL or any address of its host is
+ * not allowed (nothing is sent), OutboundFailed on DNS, connection or timeout failures; otherwise
+ * returns the status (2xx is `ok`). The response body is not read.
+ */
+export async function safePost(rawUrl: string, body: string, options: SafePostOptions): Promise<SafePostResult> {
+  const url = checkOutboundUrl(rawUrl, options.allowPrivate);
+  const host = bareHost(url);
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  const timedOut = () => new OutboundFailed(`timed out after ${options.timeoutMs} ms`);
+
+  let addresses: ResolvedAddress[];
+  const literal = isIP(host);
+  if (literal !== 0) {
+    addresses = [{ address: host, family: literal === 6 ? 6 : 4 }];
+  } else {
+    try {
+      addresses = await raceSignal((options.resolve ?? systemResolver)(host), signal);
+    } catch (error) {
+      if (signal.aborted) throw timedOut();
+      throw new OutboundFailed(`could not resolve ${host}: ${describeNetworkError(error)}`, { cause: error });
+    }
+    if (addresses.length === 0) throw new OutboundFailed(`could not resolve ${host}: no addresses`);
+  }
+  if (!options.allowPrivate) {
+    for (const { address } of addresses) {
+      const kind = nonPublicKind(address);
+      if (kind === null) continue;
+      throw new OutboundRefused(
+        literal !== 0
+          ? `${address} is not a public address (${kind})`
+          : `${host} resolves to ${address}, which is not a public address (${kind})`,
+      );
+    }
+  }
+  const payload = Buffer.from(body, 'utf8');
+  const transport = url.protocol === 'https:' ? https : http;
+  return new Promise<SafePostResult>((resolve, reject) => {
+    let settled = false;
+    const request = transport.request(
+      {
+        protocol: url.protocol,
+        hostname: host,
+        port: url.port === '' ? undefined : Number(url.port),
+        path: `${url.pathname}${url.search}`,
+        method: 'POST',
+        // A fresh connection per delivery: no pooled socket can outlive the address check.
+        agent: false,
+        lookup: pinnedLookup(addresses),
+        signal,
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          ...options.headers,
+          'content-length': String(payload.length),
+        },
+      },
+      (response) => {
+        settled = true;
+        const status = response.statusCode ?? 0;
+        // Only the status matters; do not let a large or endless body hold the socket.
+        response.destroy();
+        resolve({ status, ok: status >= 200 && status < 300 });
+      },
+    );
+    request.on('error', (error) => {
+      if (settled) return;
+      settled = true;
+      reject(signal.aborted ? timedOut() : new OutboundFailed(describeNetworkError(error), { cause: error }));
+    });
+    request.end(payload);
+  });
+}

@@ -1,0 +1,71 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** For tests: a real HTTP server on 127.0.0.1 that records every request and answers as told. */
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+export interface Receiver {
+  port: number;
+  /** `http://127.0.0.1:<port>` */
+  origin: string;
+  requests: ReceivedRequest[];
+  /** Requests whose path is `path` (query included). */
+  to(path: string): ReceivedRequest[];
+  /** How to answer a request; default 200. Return 'hang' to never answer. */
+  respond: (request: ReceivedRequest, nth: number) => { status: number; headers?: Record<string, string> } | 'hang';
+  close(): Promise<void>;
+}
+
+export async function startReceiver(): Promise<Receiver> {
+  const requests: ReceivedRequest[] = [];
+  const hanging = new Set<http.ServerResponse>();
+  const receiver = {
+    requests,
+    to: (path: string) => requests.filter((r) => r.path === path),
+    respond: () => ({ status: 200 }),
+  } as unknown as Receiver;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const received: ReceivedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
+      requests.push(received);
+      const answer = receiver.respond(received, receiver.to(received.path).length);
+      if (answer === 'hang') {
+        hanging.add(res);
+        return;
+      }
+      res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  receiver.port = port;
+  receiver.origin = `http://127.0.0.1:${port}`;
+  receiver.close = async () => {
+    for (const res of hanging) res.destroy();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return receiver;
+}
+
+/** A port on 127.0.0.1 where nothing listens (it was just freed). */
+export async function closedPort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
