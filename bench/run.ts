@@ -18,6 +18,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +31,15 @@ import { BASELINE, type BenchContext, type BenchRequest, type Scenario, scenario
 
 const ADMIN_TOKEN = 'svctok_benchadmintokenbenchadmintokenbenchadmin00';
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
+
+// autocannon reports fixed latency percentiles (…, p90, p97_5, p99, …) computed from its merged
+// HDR histogram with the list exported by hdr-histogram-percentiles-obj; p95, which the targets
+// of docs/performance.md use, is added to that list (the same module instance autocannon uses).
+{
+  const fromAutocannon = createRequire(createRequire(import.meta.url).resolve('autocannon'));
+  const { percentiles } = fromAutocannon('hdr-histogram-percentiles-obj') as { percentiles: number[] };
+  if (!percentiles.includes(95)) percentiles.push(95);
+}
 
 class BenchError extends Error {}
 
@@ -79,6 +89,7 @@ export interface ScenarioResult {
   requestsPerSec: number;
   latencyP50Ms: number;
   latencyP90Ms: number;
+  latencyP95Ms: number;
   latencyP99Ms: number;
   latencyMeanMs: number;
   latencyMaxMs: number;
@@ -139,6 +150,8 @@ function toCannonOptions(baseUrl: string, request: BenchRequest, settings: Setti
     duration: durationSec,
     timeout: 10,
     ...(settings.workers > 0 ? { workers: settings.workers } : {}),
+    // A module path (autocannon loads it in each worker): it rewrites every request before it is sent.
+    ...(request.setupRequest ? { requests: [{ setupRequest: request.setupRequest }] } : {}),
   };
 }
 
@@ -156,6 +169,7 @@ function formatLine(r: ScenarioResult): string {
     r.name.padEnd(16),
     `${r.requestsPerSec.toFixed(0).padStart(8)} req/s`,
     `p50 ${r.latencyP50Ms.toFixed(2).padStart(7)} ms`,
+    `p95 ${r.latencyP95Ms.toFixed(2).padStart(7)} ms`,
     `p99 ${r.latencyP99Ms.toFixed(2).padStart(7)} ms`,
     `non-2xx ${String(r.non2xx).padStart(5)}`,
     `errors ${String(r.errors).padStart(5)}`,
@@ -190,6 +204,7 @@ async function runScenario(
     requestsPerSec: round(requestsPerSec),
     latencyP50Ms: r.latency.p50,
     latencyP90Ms: r.latency.p90,
+    latencyP95Ms: (r.latency as unknown as Record<string, number>).p95 ?? Number.NaN,
     latencyP99Ms: r.latency.p99,
     latencyMeanMs: round(r.latency.mean),
     latencyMaxMs: r.latency.max,
@@ -283,7 +298,8 @@ async function main(): Promise<number> {
   const started = new Date();
 
   // A hard ceiling on the whole run, so a hung setup or database never keeps it going.
-  const budgetMs = (settings.selected.length * (settings.durationSec + settings.warmupSec + 30) + 120) * 1000;
+  const setupBudgetSec = settings.selected.reduce((sum, s) => sum + (s.setupBudgetSec ?? 0), 0);
+  const budgetMs = (settings.selected.length * (settings.durationSec + settings.warmupSec + 30) + setupBudgetSec + 120) * 1000;
   const watchdog = setTimeout(() => {
     process.stderr.write(`bench: still running after ${budgetMs / 1000} s; giving up\n`);
     stopAll('watchdog');

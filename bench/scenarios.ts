@@ -1,5 +1,8 @@
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import type { App } from '../src/app.ts';
 import { V1 } from '../src/platform/http/registry.ts';
+import { eventCount, rebuildRollups, seedHoneypotEvents } from './honeypot-seed.ts';
 
 /**
  * The benchmark scenarios `npm run bench` runs, in this order. To add one, append an object to
@@ -21,6 +24,12 @@ export interface BenchRequest {
   headers?: Record<string, string>;
   /** A string is sent as it is; anything else is sent as JSON (content-type set unless given). */
   body?: unknown;
+  /**
+   * Absolute path of a CommonJS module whose export autocannon calls before every request to
+   * rewrite it (`(request) => request`), e.g. to sign a fresh body. It runs in the load
+   * generator's worker thread, so it gets its parameters from process.env (set them in `setup`).
+   */
+  setupRequest?: string;
 }
 
 /** What a scenario can use to prepare itself and to build its request. */
@@ -46,6 +55,8 @@ export interface Scenario<S = unknown> {
   description: string;
   /** Runs once before the warm-up; what it returns is handed to `request` when that is a function. */
   setup?(ctx: BenchContext): Promise<S>;
+  /** Seconds the setup may take beyond the usual allowance (seeding a million events). */
+  setupBudgetSec?: number;
   request: BenchRequest | ((ctx: BenchContext, state: S) => BenchRequest);
 }
 
@@ -75,3 +86,73 @@ export const scenarios: Scenario[] = [
     request: (ctx) => ({ method: 'GET', path: `${V1}/manifest`, headers: ctx.adminHeaders }),
   }),
 ];
+
+// Honeypot: signed ingest, and the rollup reads at two sizes (docs/performance.md, "Honeypot").
+
+const INGEST_PATH = '/api/observatory/honeypot/ingest';
+const SIGNED_INGEST_MODULE = fileURLToPath(new URL('./signed-ingest-request.cjs', import.meta.url));
+
+/** A tenant created through the API, once per run; its signing secret and id. */
+const benchTenants = new Map<string, { id: string; secret: string }>();
+async function benchTenant(ctx: BenchContext, slug: string): Promise<{ id: string; secret: string }> {
+  const known = benchTenants.get(slug);
+  if (known) return known;
+  const created = await ctx.api<{ tenant: { id: string }; signingSecret: string }>('POST', `${V1}/honeypot/tenants`, { slug, name: `Bench ${slug}` });
+  const tenant = { id: created.tenant.id, secret: created.signingSecret };
+  benchTenants.set(slug, tenant);
+  return tenant;
+}
+
+function signedIngest(name: string, batch: number, description: string) {
+  return defineScenario({
+    name,
+    description,
+    setup: async (ctx) => {
+      const tenant = await benchTenant(ctx, 'bench-ingest');
+      // Read by signed-ingest-request.cjs in autocannon's worker (which copies the environment).
+      process.env.BENCH_INGEST_TENANT = 'bench-ingest';
+      process.env.BENCH_INGEST_SECRET = tenant.secret;
+      process.env.BENCH_INGEST_BATCH = String(batch);
+    },
+    request: { method: 'POST', path: INGEST_PATH, setupRequest: SIGNED_INGEST_MODULE },
+  });
+}
+
+/** Seeds `size` events over 30 days into tenant `bench-<label>` (once per run) and rebuilds the rollups. */
+async function seeded(ctx: BenchContext, label: string, size: number): Promise<void> {
+  const tenant = await benchTenant(ctx, `bench-${label}`);
+  if ((await eventCount(ctx.app, tenant.id)) >= size) return;
+  const started = performance.now();
+  await seedHoneypotEvents(ctx.app, tenant.id, size);
+  const seededMs = performance.now() - started;
+  const total = await rebuildRollups(ctx.app);
+  process.stdout.write(
+    `  (seeded ${size.toLocaleString('en')} events into bench-${label} in ${(seededMs / 1000).toFixed(1)} s; ` +
+      `rollups rebuilt over ${total.toLocaleString('en')} events in ${((performance.now() - started - seededMs) / 1000).toFixed(1)} s)\n`,
+  );
+}
+
+function rollupRead(read: 'dashboard' | 'clusters', label: string, size: number, window: '24h' | '30d') {
+  return defineScenario({
+    name: `${read}-${label}-${window}`,
+    description: `GET /v1/honeypot/${read}?tenant=bench-${label}&window=${window}, ${size.toLocaleString('en')} events over 30 days on file for that tenant (read from the rollups).`,
+    setupBudgetSec: size >= 1_000_000 ? 900 : 60,
+    setup: (ctx) => seeded(ctx, label, size),
+    request: (ctx) => ({ method: 'GET', path: `${V1}/honeypot/${read}?tenant=bench-${label}&window=${window}`, headers: ctx.adminHeaders }),
+  });
+}
+
+scenarios.push(
+  signedIngest(
+    'ingest-single',
+    1,
+    'POST /api/observatory/honeypot/ingest, one event per request, freshly signed with a new sender id each time: verify, classify, enrich, store, roll up, sample.',
+  ),
+  signedIngest(
+    'ingest-batch-100',
+    100,
+    'POST /api/observatory/honeypot/ingest, 100 events per request (events/s = req/s × 100), each with a new sender id.',
+  ),
+  ...(['dashboard', 'clusters'] as const).flatMap((read) => [rollupRead(read, '10k', 10_000, '24h'), rollupRead(read, '10k', 10_000, '30d')]),
+  ...(['dashboard', 'clusters'] as const).flatMap((read) => [rollupRead(read, '1m', 1_000_000, '24h'), rollupRead(read, '1m', 1_000_000, '30d')]),
+);

@@ -69,7 +69,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     const metrics = createMetrics(() => database.poolStats());
     const logger: FastifyBaseLogger = options.logger ?? pino({ level: config.logLevel });
     const outbound = createOutbound({ db: database.db, clock, config, log: logger });
-    const honeypot = await createHoneypotDomain({ db: database.db, clock, audit, config, log: logger });
+    const honeypot = await createHoneypotDomain({ db: database.db, clock, audit, config, log: logger, outbound });
     const scheduler = createScheduler({
       db: database.db,
       clock,

@@ -29,8 +29,8 @@ async function main(): Promise<void> {
     });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    const where = config.databaseUrl ? 'the PostgreSQL server in DATABASE_URL' : `the embedded database in ${config.dataDir}`;
-    process.stderr.write(`observatory: could not open ${where}: ${message}\n`);
+    const database = config.databaseUrl ? 'the PostgreSQL server in DATABASE_URL' : `the embedded database in ${config.dataDir}`;
+    process.stderr.write(`observatory: start-up failed (database: ${database}): ${message}\n`);
     process.exit(1);
   }
 

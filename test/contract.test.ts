@@ -32,6 +32,19 @@ const PUBLIC_V1 = new Set(['startPasskeyLogin', 'finishPasskeyLogin']);
 
 const samplePath = (path: string) => path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
 
+/** Each required query parameter without a default set to the first of its schema's `examples`, which it must have. */
+function requiredQuery(e: Endpoint): Record<string, string> {
+  const schema = e.query as { required?: string[]; properties?: Record<string, { examples?: unknown[]; default?: unknown }> } | null;
+  const query: Record<string, string> = {};
+  for (const name of schema?.required ?? []) {
+    if (schema?.properties?.[name]?.default !== undefined) continue;
+    const example = schema?.properties?.[name]?.examples?.[0];
+    if (example === undefined) throw new Error(`${e.id}: required query parameter ${name} needs an example in its schema`);
+    query[name] = String(example);
+  }
+  return query;
+}
+
 describe('endpoint registry', () => {
   it('declares each id and each (method, path) once', () => {
     const ids = endpoints.map((e) => e.id);
@@ -140,7 +153,7 @@ describe('authentication on every endpoint', () => {
   it('lets a token that holds only the scope through the auth check', async () => {
     for (const e of endpoints.filter((x) => x.scope !== null && x.method === 'GET' && !x.path.includes('{'))) {
       const token = await t.tokenWith([e.scope!]);
-      const res = await t.call({ method: 'GET', url: e.path, token });
+      const res = await t.call({ method: 'GET', url: e.path, query: requiredQuery(e), token });
       expect(res.statusCode, e.id).toBe(200);
       expect(res.json().schema, e.id).toBe(e.schemaId);
     }

@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/platform/config.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
+import { type Running, startService, waitReady } from './helpers/process.ts';
 
 /**
  * `npm start` as an operator runs it: a real process, real signals, real restarts, on the
@@ -14,7 +14,6 @@ const ADMIN = 'svctok_startupadmintokenstartupadmintoken0000';
 const V1 = '/api/observatory/v1';
 let dataDir: string;
 let testDb: TestDatabase;
-let port = 18_400 + Math.floor(Math.random() * 500);
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'observatory-start-'));
@@ -25,48 +24,8 @@ afterAll(async () => {
   await testDb.drop();
 });
 
-interface Running {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-  base: string;
-}
-
-function start(env: Record<string, string>): Running {
-  port += 1;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      ...(testDb.url ? { DATABASE_URL: testDb.url } : {}),
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (d) => (out += String(d)));
-  child.stderr?.on('data', (d) => (err += String(d)));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stdout: () => out, stderr: () => err, exited, base: `http://127.0.0.1:${port}` };
-}
-
-async function waitReady(running: Running): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(`${running.base}/readyz`)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`never became ready: ${running.stderr()}`);
-}
+const start = (env: Record<string, string>): Running =>
+  startService({ DATA_DIR: dataDir, ...(testDb.url ? { DATABASE_URL: testDb.url } : {}), ...env });
 
 const api = (running: Running, path: string, token: string, init: RequestInit = {}) =>
   fetch(`${running.base}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });

@@ -3,32 +3,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../platform/clock.ts';
 import { rowsOf } from '../../platform/db/client.ts';
 import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
-import { signatureHeader } from './signature.ts';
+import { CHROME_UA, GPTBOT_IP, GPTBOT_UA, INGEST_PATH as INGEST, signedIngest } from '../../../test/helpers/honeypot.ts';
 
-const INGEST = '/api/observatory/honeypot/ingest';
 const clock = new ManualClock('2026-11-23T10:00:00.000Z');
 let t: TestApp;
 let secret: string;
 
-/** A GPTBot user agent; 52.230.152.0/24 is one of OpenAI's published GPTBot ranges. */
-const GPTBOT_UA = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)';
-const GPTBOT_IP = '52.230.152.7';
-const CHROME_UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 
-function send(body: unknown, options: { slug?: string; key?: string; t?: number; raw?: string; headers?: Record<string, string> } = {}) {
-  const raw = options.raw ?? JSON.stringify(body);
-  const at = options.t ?? Math.floor(clock.now().getTime() / 1000);
-  return t.call({
-    method: 'POST',
-    url: INGEST,
-    token: null,
-    payload: raw,
-    headers: {
-      'content-type': 'application/json',
-      'x-observatory-tenant': options.slug ?? 'docs-mirror',
-      'x-observatory-signature': signatureHeader(options.key ?? secret, at, raw),
-      ...options.headers,
-    },
+function send(body: unknown, options: { slug?: string; key?: string; t?: number; raw?: string } = {}) {
+  return signedIngest(t, {
+    slug: options.slug ?? 'docs-mirror',
+    secret: options.key ?? secret,
+    unixSeconds: options.t ?? Math.floor(clock.now().getTime() / 1000),
+    body,
+    ...(options.raw !== undefined ? { raw: options.raw } : {}),
   });
 }
 

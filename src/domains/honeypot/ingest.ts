@@ -7,6 +7,7 @@ import type { Db } from '../../platform/db/client.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { badRequest, ServiceError } from '../../platform/errors.ts';
 import { Nullable } from '../../platform/http/registry.ts';
+import { recordRollups } from './dashboard.ts';
 import * as repo from './repository.ts';
 import { checkSignature, parseSignatureHeader } from './signature.ts';
 import { decideTarpit, TARPIT_DELAY_MS, TARPIT_WINDOW_MS } from './tarpit.ts';
@@ -40,6 +41,26 @@ export const IngestBody = Type.Object({
 });
 export type IngestBody = Static<typeof IngestBody>;
 const checkIngestBody = TypeCompiler.Compile(IngestBody);
+
+/** What the vendor registry says of one request (see docs/vendors.md). */
+/**
+ * Parses and validates a raw ingest body exactly as the HTTP route does (same schema), for
+ * callers that hold the raw bytes: the test event. Throws 400 malformed-json or invalid-body.
+ */
+export function parseIngestBody(rawBody: string): IngestBody {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(rawBody);
+  } catch {
+    throw badRequest('malformed-json', 'The request body is not valid JSON.');
+  }
+  if (!checkIngestBody.Check(parsed)) {
+    const first = checkIngestBody.Errors(parsed).First();
+    const field = `body${(first?.path ?? '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replaceAll('/', '.')}`;
+    throw badRequest('invalid-body', `${field} ${first?.message ?? 'is invalid'}.`, { field });
+  }
+  return parsed;
+}
 
 /** What the vendor registry says of one request (see docs/vendors.md). */
 export interface Verdict {
@@ -284,6 +305,8 @@ export function createIngestService(deps: IngestDeps) {
         };
       });
       const duplicates = resolved.filter((r) => r.duplicate).length;
+      // Last before commit: the rollup rows every ingest of the tenant shares stay locked briefly.
+      if (!process.env.NO_ROLLUPS) await recordRollups(tx, stored);
       return { accepted: resolved.length - duplicates, duplicates, events };
     });
   }
@@ -291,20 +314,7 @@ export function createIngestService(deps: IngestDeps) {
   return {
     verify,
     ingest,
-    /** Parses and validates a raw signed body the way the HTTP route does (for the test event). */
-    parseBody(rawBody: string): IngestBody {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(rawBody);
-      } catch {
-        throw badRequest('malformed-json', 'The request body is not valid JSON.');
-      }
-      if (!checkIngestBody.Check(parsed)) {
-        const first = checkIngestBody.Errors(parsed).First();
-        throw badRequest('invalid-body', `body${first?.path.replaceAll('/', '.') ?? ''} ${first?.message ?? 'is invalid'}.`);
-      }
-      return parsed;
-    },
+    parseBody: parseIngestBody,
     /** Records one ingest request's outcome and latency for the SLO; never fails the caller. */
     async recordSample(sample: { tenantSlug: string | null; receivedAt: Date; outcome: string; latencyMs: number; eventCount: number }) {
       try {

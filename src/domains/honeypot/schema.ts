@@ -168,3 +168,85 @@ export const honeypotSettings = pgTable('honeypot_settings', {
   value: text('value').notNull(),
   createdAt: ts('created_at').notNull(),
 });
+
+// Rollups (docs/honeypot-dashboard.md, "Rollups"): kept up to date inside every ingest
+// transaction, so the dashboard, clusters, fleet and heartbeat reads never scan the event history.
+
+/** Events per tenant and hour bucket (UTC), over all history. */
+export const honeypotRollupHourly = pgTable(
+  'honeypot_rollup_hourly',
+  {
+    hour: ts('hour').notNull(),
+    tenantId: uuid('tenant_id').notNull(),
+    events: bigint('events', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ name: 'honeypot_rollup_hourly_pk', columns: [t.hour, t.tenantId] })],
+);
+
+/**
+ * Event counts per (tenant, dimension, value) inside each dashboard window. `key` is a hash of
+ * `value` (values may be 2 KB long). Rows whose 30-day count falls to zero are deleted.
+ */
+export const honeypotRollupDims = pgTable(
+  'honeypot_rollup_dims',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    dim: text('dim').notNull(),
+    key: uuid('key').notNull(),
+    value: text('value').notNull(),
+    events24h: bigint('events_24h', { mode: 'number' }).notNull(),
+    events7d: bigint('events_7d', { mode: 'number' }).notNull(),
+    events30d: bigint('events_30d', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ name: 'honeypot_rollup_dims_pk', columns: [t.tenantId, t.dim, t.key] })],
+);
+
+/**
+ * Event counts per cluster member (fingerprint, class, AS, JA4) inside each dashboard window;
+ * `asn` -1 and `ja4` '' stand for none. `cluster_key` is a hash of the cluster (ja4, class, asn),
+ * first in the key so a cluster's members are grouped cheaply. Rows whose 30-day count falls to
+ * zero are deleted.
+ */
+export const honeypotRollupClusters = pgTable(
+  'honeypot_rollup_clusters',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    clusterKey: uuid('cluster_key').notNull(),
+    fingerprintId: text('fingerprint_id').notNull(),
+    uaClass: text('ua_class').notNull(),
+    asn: bigint('asn', { mode: 'number' }).notNull(),
+    ja4: text('ja4').notNull(),
+    events24h: bigint('events_24h', { mode: 'number' }).notNull(),
+    events7d: bigint('events_7d', { mode: 'number' }).notNull(),
+    events30d: bigint('events_30d', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ name: 'honeypot_rollup_clusters_pk', columns: [t.tenantId, t.clusterKey, t.fingerprintId, t.uaClass, t.asn, t.ja4] })],
+);
+
+/** First and last time of each cluster member over all history, and the UA of its latest event. */
+export const honeypotRollupSeen = pgTable(
+  'honeypot_rollup_seen',
+  {
+    tenantId: uuid('tenant_id').notNull(),
+    fingerprintId: text('fingerprint_id').notNull(),
+    uaClass: text('ua_class').notNull(),
+    asn: bigint('asn', { mode: 'number' }).notNull(),
+    ja4: text('ja4').notNull(),
+    firstSeen: ts('first_seen').notNull(),
+    lastSeen: ts('last_seen').notNull(),
+    uaSample: text('ua_sample').notNull(),
+  },
+  (t) => [primaryKey({ name: 'honeypot_rollup_seen_pk', columns: [t.tenantId, t.fingerprintId, t.uaClass, t.asn, t.ja4] })],
+);
+
+/**
+ * One row (id 1): the first hour bucket each window column of the rollups currently covers.
+ * Ingest reads it FOR SHARE; the advance job moves it forward FOR UPDATE (see the docs).
+ */
+export const honeypotRollupState = pgTable('honeypot_rollup_state', {
+  id: smallint('id').primaryKey(),
+  from24h: ts('from_24h').notNull(),
+  from7d: ts('from_7d').notNull(),
+  from30d: ts('from_30d').notNull(),
+  advancedAt: ts('advanced_at').notNull(),
+});

@@ -6,12 +6,19 @@ import { randomToken } from '../../platform/crypto.ts';
 import type { Db } from '../../platform/db/client.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
+import type { Outbound } from '../../platform/outbound/service.ts';
+import { alertJobs, type AlertService, createAlertService } from './alerts.ts';
+import { alertEndpoints } from './alerts.endpoints.ts';
+import { createDashboardService, type DashboardService, dashboardJobs } from './dashboard.ts';
+import { dashboardEndpoints } from './dashboard.endpoints.ts';
 import { honeypotEndpoints } from './endpoints.ts';
 import { fingerprintOf, hashIp } from './enrichment/fingerprint.ts';
 import { openGeoIp } from './enrichment/geoip.ts';
 import { isValidIp } from './enrichment/ip.ts';
 import { createIngestService, type IngestService } from './ingest.ts';
 import { honeypotJobs } from './jobs.ts';
+import { createReadService } from './reads.ts';
+import { readEndpoints } from './reads.endpoints.ts';
 import { getOrCreateSetting } from './repository.ts';
 import { createTenantService, type TenantService } from './tenants.ts';
 import { classifyRequest } from './vendors/classify.ts';
@@ -22,6 +29,8 @@ export interface HoneypotDomain {
   tenants: TenantService;
   ingest: IngestService;
   registry: RegistryHolder;
+  alerts: AlertService;
+  dashboard: DashboardService;
   endpoints(): Endpoint[];
   jobs(): JobDefinition[];
 }
@@ -31,7 +40,15 @@ export interface HoneypotDomain {
  * OBSERVATORY_VENDORS_FILE, with ranges refreshed earlier overlaid), the offline GeoIP data, and
  * the IP-hash key every instance shares.
  */
-export async function createHoneypotDomain(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger }): Promise<HoneypotDomain> {
+export async function createHoneypotDomain(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+  config: Config;
+  log: FastifyBaseLogger;
+  /** The shared alert fan-out; alert rules enqueue their notifications on it. */
+  outbound: Outbound;
+}): Promise<HoneypotDomain> {
   const { db, clock, audit, config } = deps;
   const registry = createRegistryHolder(loadVendorRegistry(config.honeypot.vendorsFile));
   await applyStoredRanges({ db, registryRef: registry });
@@ -50,11 +67,22 @@ export async function createHoneypotDomain(deps: { db: Db; clock: Clock; audit: 
     liarThreshold: config.honeypot.liarThreshold,
     tarpitTtlMinutes: config.honeypot.tarpitTtlMinutes,
   });
+  const alerts = createAlertService({ db, clock, audit, outbound: deps.outbound, config, log: deps.log });
+  const dashboard = createDashboardService({ db, clock });
+  // Creates the rollup state (and builds the rollups from stored events) on the first start.
+  await dashboard.ensureRollups();
   return {
     tenants,
     ingest,
     registry,
-    endpoints: () => honeypotEndpoints({ tenants, ingest, clock }),
-    jobs: () => [...honeypotJobs(ingest), ...vendorJobs({ db, registryRef: registry, config })],
+    alerts,
+    dashboard,
+    endpoints: () => [
+      ...honeypotEndpoints({ tenants, ingest, clock }),
+      ...alertEndpoints({ alerts }),
+      ...readEndpoints({ reads: createReadService({ db, clock, registry }) }),
+      ...dashboardEndpoints({ dashboard }),
+    ],
+    jobs: () => [...honeypotJobs(ingest), ...vendorJobs({ db, registryRef: registry, config }), ...alertJobs(alerts), ...dashboardJobs(dashboard)],
   };
 }

@@ -1,0 +1,208 @@
+import { and, asc, eq, gt, lte, sql } from 'drizzle-orm';
+import { type Db, rowsOf } from '../../platform/db/client.ts';
+import { honeypotAlertRules, honeypotEvents, honeypotTarpits, honeypotTenants } from './schema.ts';
+
+/** The only SQL of honeypot alert rules and their evaluation. */
+
+export type RuleRow = typeof honeypotAlertRules.$inferSelect;
+export type RuleWithTenant = RuleRow & { tenantSlug: string };
+export type RulePatch = Partial<Pick<RuleRow, 'name' | 'enabled' | 'silenceUntil' | 'evaluatedUntil' | 'lastFiredAt'>>;
+
+const ruleColumns = {
+  id: honeypotAlertRules.id,
+  tenantId: honeypotAlertRules.tenantId,
+  name: honeypotAlertRules.name,
+  enabled: honeypotAlertRules.enabled,
+  predicate: honeypotAlertRules.predicate,
+  destinations: honeypotAlertRules.destinations,
+  createdAt: honeypotAlertRules.createdAt,
+  lastFiredAt: honeypotAlertRules.lastFiredAt,
+  silenceUntil: honeypotAlertRules.silenceUntil,
+  evaluatedUntil: honeypotAlertRules.evaluatedUntil,
+};
+
+export async function insertRule(db: Db, row: RuleRow): Promise<void> {
+  await db.insert(honeypotAlertRules).values(row);
+}
+
+/** Every rule (enabled or not) with its tenant's slug, of one tenant or of all; by slug, then age. */
+export async function listRules(db: Db, tenantId: string | null): Promise<RuleWithTenant[]> {
+  return db
+    .select({ ...ruleColumns, tenantSlug: honeypotTenants.slug })
+    .from(honeypotAlertRules)
+    .innerJoin(honeypotTenants, eq(honeypotTenants.id, honeypotAlertRules.tenantId))
+    .where(tenantId === null ? undefined : eq(honeypotAlertRules.tenantId, tenantId))
+    .orderBy(asc(honeypotTenants.slug), asc(honeypotAlertRules.createdAt), asc(honeypotAlertRules.id));
+}
+
+/** Locks one rule for a change (the update endpoint); waits for an evaluation holding it. */
+export async function lockRule(db: Db, id: string): Promise<RuleRow | null> {
+  const [row] = await db.select().from(honeypotAlertRules).where(eq(honeypotAlertRules.id, id)).for('update');
+  return row ?? null;
+}
+
+/**
+ * Locks one enabled rule for evaluation, or returns null when it is disabled, gone, or being
+ * evaluated by another run right now (`SKIP LOCKED`: that run owns it; this one moves on).
+ */
+export async function lockRuleForEvaluation(db: Db, id: string): Promise<RuleRow | null> {
+  const [row] = await db
+    .select()
+    .from(honeypotAlertRules)
+    .where(and(eq(honeypotAlertRules.id, id), eq(honeypotAlertRules.enabled, true)))
+    .for('update', { skipLocked: true });
+  return row ?? null;
+}
+
+export async function updateRule(db: Db, id: string, patch: RulePatch): Promise<void> {
+  await db.update(honeypotAlertRules).set(patch).where(eq(honeypotAlertRules.id, id));
+}
+
+export async function listEnabledRuleIds(db: Db): Promise<string[]> {
+  const rows = await db
+    .select({ id: honeypotAlertRules.id })
+    .from(honeypotAlertRules)
+    .where(eq(honeypotAlertRules.enabled, true))
+    .orderBy(asc(honeypotAlertRules.createdAt), asc(honeypotAlertRules.id));
+  return rows.map((r) => r.id);
+}
+
+export async function tenantSlugOf(db: Db, tenantId: string): Promise<string | null> {
+  const [row] = await db.select({ slug: honeypotTenants.slug }).from(honeypotTenants).where(eq(honeypotTenants.id, tenantId));
+  return row?.slug ?? null;
+}
+
+// Evaluation reads. Every period is half-open, (after, upTo], on the receive time.
+
+/** Events received in the period (only of `uaClass` when given), and how many of them are LIAR. */
+export async function countEvents(
+  db: Db,
+  args: { tenantId: string; after: Date; upTo: Date; uaClass?: string | undefined },
+): Promise<{ events: number; liars: number }> {
+  const [row] = await db
+    .select({
+      events: sql<number>`count(*)::int`,
+      liars: sql<number>`(count(*) FILTER (WHERE ${honeypotEvents.uaClass} = 'LIAR'))::int`,
+    })
+    .from(honeypotEvents)
+    .where(
+      and(
+        eq(honeypotEvents.tenantId, args.tenantId),
+        gt(honeypotEvents.receivedAt, args.after),
+        lte(honeypotEvents.receivedAt, args.upTo),
+        args.uaClass === undefined ? undefined : eq(honeypotEvents.uaClass, args.uaClass),
+      ),
+    );
+  return { events: Number(row?.events ?? 0), liars: Number(row?.liars ?? 0) };
+}
+
+export interface NewFingerprint {
+  fingerprintId: string;
+  ja4: string | null;
+  asn: number | null;
+  uaClass: string;
+  uaSample: string;
+  /** Events of the fingerprint received in the period. */
+  eventsInPeriod: number;
+  /** Events of the fingerprint received up to the end of the period. */
+  eventsTotal: number;
+}
+
+/**
+ * Fingerprints whose `minEvents`-th event was received in the period: fewer than `minEvents`
+ * events received up to `after`, at least `minEvents` up to `upTo`. Only the period's events are
+ * scanned: the count up to `after` is the fingerprint's running total (kept by ingest in the same
+ * transaction as the events, so one statement sees both consistently) minus the events received
+ * since `after`. Returns the first `limit` (most active first) and how many there are.
+ */
+export async function newFingerprints(
+  db: Db,
+  args: { tenantId: string; after: Date; upTo: Date; minEvents: number; limit: number },
+): Promise<{ total: number; rows: NewFingerprint[] }> {
+  const after = args.after.toISOString();
+  const upTo = args.upTo.toISOString();
+  const result = await db.execute(sql`
+    WITH recent AS (
+      SELECT fingerprint_id,
+             count(*) FILTER (WHERE received_at <= ${upTo}::timestamptz) AS in_period,
+             count(*) AS since_after
+        FROM honeypot_events
+       WHERE tenant_id = ${args.tenantId} AND received_at > ${after}::timestamptz
+       GROUP BY fingerprint_id
+    ), crossed AS (
+      SELECT f.fingerprint_id, f.ja4, f.asn, f.last_ua_class, f.ua_sample, r.in_period,
+             f.event_count - r.since_after AS before_period
+        FROM recent r
+        JOIN honeypot_fingerprints f ON f.tenant_id = ${args.tenantId} AND f.fingerprint_id = r.fingerprint_id
+       WHERE r.in_period > 0
+         AND f.event_count - r.since_after < ${args.minEvents}
+         AND f.event_count - r.since_after + r.in_period >= ${args.minEvents}
+    )
+    SELECT fingerprint_id, ja4, asn, last_ua_class, ua_sample,
+           in_period::int AS in_period, (before_period + in_period)::int AS total_events,
+           (count(*) OVER ())::int AS matches
+      FROM crossed
+     ORDER BY in_period DESC, fingerprint_id
+     LIMIT ${args.limit}
+  `);
+  const rows = rowsOf<{
+    fingerprint_id: string;
+    ja4: string | null;
+    asn: number | null;
+    last_ua_class: string;
+    ua_sample: string;
+    in_period: number;
+    total_events: number;
+    matches: number;
+  }>(result);
+  return {
+    total: Number(rows[0]?.matches ?? 0),
+    rows: rows.map((r) => ({
+      fingerprintId: r.fingerprint_id,
+      ja4: r.ja4,
+      asn: r.asn === null ? null : Number(r.asn),
+      uaClass: r.last_ua_class,
+      uaSample: r.ua_sample,
+      eventsInPeriod: Number(r.in_period),
+      eventsTotal: Number(r.total_events),
+    })),
+  };
+}
+
+export interface OpenedTarpit {
+  fingerprintId: string;
+  triggeredAt: Date;
+  expiresAt: Date;
+  reason: string;
+  liarEventCount: number;
+}
+
+/** Tarpits opened (triggeredAt) in the period: the first `limit` and how many there are. */
+export async function tarpitsOpened(
+  db: Db,
+  args: { tenantId: string; after: Date; upTo: Date; limit: number },
+): Promise<{ total: number; rows: OpenedTarpit[] }> {
+  const rows = await db
+    .select({
+      fingerprintId: honeypotTarpits.fingerprintId,
+      triggeredAt: honeypotTarpits.triggeredAt,
+      expiresAt: honeypotTarpits.expiresAt,
+      reason: honeypotTarpits.reason,
+      liarEventCount: honeypotTarpits.liarEventCount,
+      matches: sql<number>`(count(*) OVER ())::int`,
+    })
+    .from(honeypotTarpits)
+    .where(
+      and(
+        eq(honeypotTarpits.tenantId, args.tenantId),
+        gt(honeypotTarpits.triggeredAt, args.after),
+        lte(honeypotTarpits.triggeredAt, args.upTo),
+      ),
+    )
+    .orderBy(asc(honeypotTarpits.triggeredAt), asc(honeypotTarpits.fingerprintId))
+    .limit(args.limit);
+  return {
+    total: Number(rows[0]?.matches ?? 0),
+    rows: rows.map(({ matches: _, ...row }) => row),
+  };
+}

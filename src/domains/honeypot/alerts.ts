@@ -1,0 +1,443 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { AuditLog } from '../../platform/audit/service.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Config } from '../../platform/config.ts';
+import type { Db } from '../../platform/db/client.ts';
+import { withTransaction } from '../../platform/db/transaction.ts';
+import { assertThat, badRequest, notFound } from '../../platform/errors.ts';
+import type { Principal } from '../../platform/http/registry.ts';
+import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
+import { type Destination, type RedactedDestination, redactDestination, validateDestinations } from '../../platform/outbound/destinations.ts';
+import type { Outbound } from '../../platform/outbound/service.ts';
+import { checkPredicate, normalizePredicate, parseStoredPredicate, type Predicate, windowMsOf } from './alerts.predicates.ts';
+import * as repo from './alerts.repository.ts';
+import { findTenantBySlug } from './repository.ts';
+
+/**
+ * Honeypot alert rules (spec D6, C Events 7): creation and changes (audited), and their
+ * evaluation by the `alert-evaluate` job, off the ingest path. A firing commits, in one
+ * transaction, the rule's `lastFiredAt` and `evaluatedUntil` and one outbound delivery per
+ * destination; the `outbound-dispatch` job sends them with retries. See docs/honeypot-alerts.md.
+ */
+
+/**
+ * An evaluation at `now` covers events received up to `now − SETTLE_MS`. Ingest stamps
+ * `received_at` (and a tarpit's `triggered_at`) when it starts and commits a moment later; reading
+ * only rows older than this margin means a row that commits late is still in a period that has not
+ * been evaluated yet instead of one that has.
+ */
+export const SETTLE_MS = 60_000;
+/** Fingerprints or tarpits listed in one notification (the count covers all of them). */
+export const DETAIL_LIMIT = 20;
+export const OUTBOUND_SOURCE = 'honeypot-rule';
+
+export interface AlertRuleView {
+  id: string;
+  tenant: string;
+  name: string;
+  enabled: boolean;
+  predicate: Predicate;
+  destinations: RedactedDestination[];
+  createdAt: string;
+  lastFiredAt: string | null;
+  silenceUntil: string | null;
+  evaluatedUntil: string | null;
+}
+
+/** The public form of a rule: destinations redacted, never a webhook secret or URL path. */
+export function toRuleView(row: repo.RuleRow, tenantSlug: string): AlertRuleView {
+  return {
+    id: row.id,
+    tenant: tenantSlug,
+    name: row.name,
+    enabled: row.enabled,
+    predicate: parseStoredPredicate(row.predicate) ?? (row.predicate as Predicate),
+    destinations: (row.destinations as Destination[]).map(redactDestination),
+    createdAt: row.createdAt.toISOString(),
+    lastFiredAt: row.lastFiredAt?.toISOString() ?? null,
+    silenceUntil: row.silenceUntil?.toISOString() ?? null,
+    evaluatedUntil: row.evaluatedUntil?.toISOString() ?? null,
+  };
+}
+
+// Pure evaluation
+
+export interface Period {
+  /** Exclusive. */
+  from: Date;
+  /** Inclusive. */
+  to: Date;
+}
+
+/**
+ * What a run at `now` does with a rule:
+ * - `skip`: nothing new is old enough to evaluate (`to` is not after `evaluatedUntil`), e.g. a rule
+ *   created a moment ago, or one another run has just evaluated; nothing changes;
+ * - `cooldown`: a windowed rule fired less than one window ago; `evaluatedUntil` advances without
+ *   a look, so a condition that persists fires again at most once per window, each time on a
+ *   window of events that the previous firing did not see;
+ * - `evaluate`: `period` is what the evaluation consumes (`evaluatedUntil`, or the rule's creation,
+ *   up to `to`); `scope` is what the predicate reads: the sliding window (to − windowMinutes, to]
+ *   for windowed kinds, the period itself for the others.
+ */
+export type Plan =
+  | { action: 'skip' }
+  | { action: 'cooldown'; period: Period }
+  | { action: 'evaluate'; period: Period; scope: Period };
+
+export function planEvaluation(
+  rule: { predicate: Predicate; createdAt: Date; evaluatedUntil: Date | null; lastFiredAt: Date | null },
+  now: Date,
+): Plan {
+  const to = new Date(now.getTime() - SETTLE_MS);
+  const from = rule.evaluatedUntil ?? rule.createdAt;
+  if (to.getTime() <= from.getTime()) return { action: 'skip' };
+  const period = { from, to };
+  const windowMs = windowMsOf(rule.predicate);
+  if (windowMs === null) return { action: 'evaluate', period, scope: period };
+  if (rule.lastFiredAt !== null && now.getTime() < rule.lastFiredAt.getTime() + windowMs) return { action: 'cooldown', period };
+  return { action: 'evaluate', period, scope: { from: new Date(to.getTime() - windowMs), to } };
+}
+
+/** What the database said about a rule's scope. */
+export type Observation =
+  | { kind: 'liar_rate_above'; events: number; liars: number }
+  | { kind: 'event_count_above'; events: number }
+  | { kind: 'new_fingerprint_cluster'; total: number; fingerprints: repo.NewFingerprint[] }
+  | { kind: 'tarpit_triggered'; total: number; tarpits: repo.OpenedTarpit[] };
+
+/** Whether the predicate holds for what was observed. */
+export function matches(predicate: Predicate, observation: Observation): boolean {
+  switch (predicate.kind) {
+    case 'liar_rate_above': {
+      if (observation.kind !== predicate.kind) return false;
+      const { events, liars } = observation;
+      return events > 0 && events >= (predicate.minEvents ?? 0) && (liars * 100) / events > predicate.pct;
+    }
+    case 'event_count_above':
+      return observation.kind === predicate.kind && observation.events > predicate.count;
+    case 'new_fingerprint_cluster':
+      return observation.kind === predicate.kind && observation.total > 0;
+    case 'tarpit_triggered':
+      return observation.kind === predicate.kind && observation.total > 0;
+  }
+}
+
+/** The silence holds while `now` is before `silenceUntil`; from that instant on the rule fires again. */
+export function isSilenced(silenceUntil: Date | null, now: Date): boolean {
+  return silenceUntil !== null && now.getTime() < silenceUntil.getTime();
+}
+
+export interface FiringMessage {
+  title: string;
+  text: string;
+  severity: 'info' | 'warning' | 'critical';
+  details: Record<string, unknown>;
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+const pct1 = (part: number, whole: number) => Math.round((part * 1000) / whole) / 10;
+
+/** The notification of a firing: a title and sentence for people, `details` for machines. */
+export function describeFiring(
+  rule: { id: string; name: string },
+  tenant: string,
+  predicate: Predicate,
+  observation: Observation,
+  scope: Period,
+): FiringMessage {
+  const from = scope.from.toISOString();
+  const to = scope.to.toISOString();
+  const base = { tenant, rule: { id: rule.id, name: rule.name }, predicate, scope: { from, to } };
+  if (observation.kind === 'liar_rate_above' && predicate.kind === 'liar_rate_above') {
+    const rate = pct1(observation.liars, observation.events);
+    return {
+      title: `${rule.name}: liar rate ${rate}% on ${tenant}`,
+      text: `${observation.liars} of ${plural(observation.events, 'event')} received on ${tenant} in the ${predicate.windowMinutes} minutes to ${to} claimed a crawler identity they could not prove (LIAR): ${rate}%, above the rule's ${predicate.pct}%.`,
+      severity: 'critical',
+      details: { ...base, observed: { events: observation.events, liars: observation.liars, liarRatePct: rate } },
+    };
+  }
+  if (observation.kind === 'event_count_above' && predicate.kind === 'event_count_above') {
+    const what = predicate.uaClass === undefined ? 'event' : `${predicate.uaClass} event`;
+    return {
+      title: `${rule.name}: ${plural(observation.events, what)} on ${tenant}`,
+      text: `${plural(observation.events, what)} were received on ${tenant} in the ${predicate.windowMinutes} minutes to ${to}, above the rule's ${predicate.count}.`,
+      severity: 'warning',
+      details: { ...base, observed: { events: observation.events } },
+    };
+  }
+  if (observation.kind === 'new_fingerprint_cluster' && predicate.kind === 'new_fingerprint_cluster') {
+    const listed = observation.fingerprints.slice(0, 5).map((f) => `${f.fingerprintId} (${f.uaClass}, JA4 ${f.ja4 ?? 'none'}, AS ${f.asn ?? 'unknown'})`);
+    const more = observation.total > listed.length ? ` and ${observation.total - listed.length} more` : '';
+    return {
+      title: `${rule.name}: ${plural(observation.total, 'new fingerprint')} on ${tenant}`,
+      text: `${plural(observation.total, 'fingerprint')} reached ${plural(predicate.minEvents ?? 1, 'event')} on ${tenant} between ${from} and ${to}: ${listed.join(', ')}${more}.`,
+      severity: 'info',
+      details: {
+        ...base,
+        observed: {
+          total: observation.total,
+          fingerprints: observation.fingerprints.slice(0, DETAIL_LIMIT).map((f) => ({ ...f, uaSample: f.uaSample.slice(0, 300) })),
+        },
+      },
+    };
+  }
+  if (observation.kind === 'tarpit_triggered' && predicate.kind === 'tarpit_triggered') {
+    const listed = observation.tarpits.slice(0, 5).map((t) => `${t.fingerprintId} (${t.reason})`);
+    const more = observation.total > listed.length ? ` and ${observation.total - listed.length} more` : '';
+    return {
+      title: `${rule.name}: ${plural(observation.total, 'tarpit')} opened on ${tenant}`,
+      text: `${plural(observation.total, 'fingerprint')} of ${tenant} ${observation.total === 1 ? 'was' : 'were'} tarpitted between ${from} and ${to}: ${listed.join(', ')}${more}.`,
+      severity: 'warning',
+      details: {
+        ...base,
+        observed: {
+          total: observation.total,
+          tarpits: observation.tarpits.slice(0, DETAIL_LIMIT).map((t) => ({
+            ...t,
+            triggeredAt: t.triggeredAt.toISOString(),
+            expiresAt: t.expiresAt.toISOString(),
+          })),
+        },
+      },
+    };
+  }
+  throw new Error(`observation ${observation.kind} does not belong to predicate ${predicate.kind}`);
+}
+
+// The service
+
+export interface CallContext {
+  principal: Principal;
+  requestId: string;
+}
+
+export interface CreateRuleInput {
+  tenant: string;
+  name: string;
+  predicate: Predicate;
+  destinations: Destination[];
+  enabled?: boolean | undefined;
+}
+
+export interface UpdateRuleInput {
+  name?: string | undefined;
+  enabled?: boolean | undefined;
+  /** ISO 8601, or null to lift the silence. */
+  silenceUntil?: string | null | undefined;
+}
+
+export interface EvaluationStats {
+  /** Enabled rules this run looked at (cooling ones included; `skip` plans are not counted). */
+  evaluated: number;
+  fired: number;
+  /** Rules whose predicate held while silenced: not sent, and the period is consumed. */
+  silenced: number;
+  /** Windowed rules within one window of their last firing. */
+  cooling: number;
+  /** Rules another run held (or disabled meanwhile); that run evaluates them. */
+  skipped: number;
+  /** Rules whose evaluation failed (logged); they are tried again next run. */
+  failed: number;
+}
+
+type RuleOutcome = 'not-due' | 'cooling' | 'quiet' | 'silenced' | 'fired' | 'skipped';
+
+export interface AlertServiceDeps {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+  outbound: Outbound;
+  config: Pick<Config, 'outbound' | 'integrations'>;
+  log: FastifyBaseLogger;
+}
+
+export function createAlertService(deps: AlertServiceDeps) {
+  const { db, clock, audit, outbound, config, log } = deps;
+  const actor = (p: Principal) => ({ userId: p.userId, username: p.username });
+
+  async function observe(tx: Db, tenantId: string, predicate: Predicate, scope: Period): Promise<Observation> {
+    const span = { tenantId, after: scope.from, upTo: scope.to };
+    switch (predicate.kind) {
+      case 'liar_rate_above': {
+        const { events, liars } = await repo.countEvents(tx, span);
+        return { kind: predicate.kind, events, liars };
+      }
+      case 'event_count_above': {
+        const { events } = await repo.countEvents(tx, { ...span, uaClass: predicate.uaClass });
+        return { kind: predicate.kind, events };
+      }
+      case 'new_fingerprint_cluster': {
+        const found = await repo.newFingerprints(tx, { ...span, minEvents: predicate.minEvents ?? 1, limit: DETAIL_LIMIT });
+        return { kind: predicate.kind, total: found.total, fingerprints: found.rows };
+      }
+      case 'tarpit_triggered': {
+        const found = await repo.tarpitsOpened(tx, { ...span, limit: DETAIL_LIMIT });
+        return { kind: predicate.kind, total: found.total, tarpits: found.rows };
+      }
+    }
+  }
+
+  /**
+   * One rule in one transaction, under `FOR UPDATE SKIP LOCKED` on its row: the scheduler runs a
+   * fire time once across instances, but a manual run, or a run still going when the next fire
+   * time starts elsewhere, may overlap. The lock makes the other run pass the rule by, and a run
+   * that takes the lock after a commit re-reads the advanced `evaluatedUntil` (and `lastFiredAt`),
+   * so a period is never evaluated, and a firing never enqueued, twice.
+   */
+  async function evaluateRule(id: string, now: Date): Promise<RuleOutcome> {
+    return withTransaction(db, async (tx): Promise<RuleOutcome> => {
+      const rule = await repo.lockRuleForEvaluation(tx, id);
+      if (!rule) return 'skipped';
+      const predicate = parseStoredPredicate(rule.predicate);
+      if (!predicate) throw new Error(`alert rule ${id} has a predicate that is not in the union`);
+      const plan = planEvaluation({ ...rule, predicate }, now);
+      if (plan.action === 'skip') return 'not-due';
+      if (plan.action === 'cooldown') {
+        await repo.updateRule(tx, id, { evaluatedUntil: plan.period.to });
+        return 'cooling';
+      }
+      const observation = await observe(tx, rule.tenantId, predicate, plan.scope);
+      if (!matches(predicate, observation)) {
+        await repo.updateRule(tx, id, { evaluatedUntil: plan.period.to });
+        return 'quiet';
+      }
+      if (isSilenced(rule.silenceUntil, now)) {
+        await repo.updateRule(tx, id, { evaluatedUntil: plan.period.to });
+        return 'silenced';
+      }
+      const tenant = (await repo.tenantSlugOf(tx, rule.tenantId)) ?? rule.tenantId;
+      const message = describeFiring(rule, tenant, predicate, observation, plan.scope);
+      await repo.updateRule(tx, id, { evaluatedUntil: plan.period.to, lastFiredAt: now });
+      await outbound.enqueue(tx, {
+        source: OUTBOUND_SOURCE,
+        sourceId: id,
+        destinations: rule.destinations as Destination[],
+        message: { ...message, firedAt: now },
+      });
+      return 'fired';
+    });
+  }
+
+  return {
+    async list(tenantSlug: string | undefined): Promise<{ tenant: string | null; rules: AlertRuleView[] }> {
+      let tenantId: string | null = null;
+      if (tenantSlug !== undefined) {
+        const tenant = await findTenantBySlug(db, tenantSlug);
+        assertThat(tenant, notFound(`There is no tenant ${tenantSlug}.`));
+        tenantId = tenant.id;
+      }
+      const rows = await repo.listRules(db, tenantId);
+      return { tenant: tenantSlug ?? null, rules: rows.map((r) => toRuleView(r, r.tenantSlug)) };
+    },
+
+    async create(ctx: CallContext, input: CreateRuleInput): Promise<{ ok: true; id: string }> {
+      const problem = checkPredicate(input.predicate);
+      if (problem) throw badRequest('invalid-predicate', problem.human, { field: `body.${problem.field}` });
+      const unusable = validateDestinations(input.destinations, config);
+      if (unusable) throw badRequest('invalid-destinations', `A destination cannot be used: ${unusable}.`, { field: 'body.destinations' });
+      const tenant = await findTenantBySlug(db, input.tenant);
+      assertThat(tenant, notFound(`There is no tenant ${input.tenant}.`));
+      const row: repo.RuleRow = {
+        id: randomUUID(),
+        tenantId: tenant.id,
+        name: input.name,
+        enabled: input.enabled ?? true,
+        predicate: normalizePredicate(input.predicate),
+        destinations: input.destinations,
+        createdAt: clock.now(),
+        lastFiredAt: null,
+        silenceUntil: null,
+        evaluatedUntil: null,
+      };
+      await withTransaction(db, async (tx) => {
+        await repo.insertRule(tx, row);
+        await audit.record(tx, {
+          verb: 'alert.create',
+          target: `alert-rule:${row.id}`,
+          surface: 'api',
+          actor: actor(ctx.principal),
+          after: toRuleView(row, tenant.slug),
+          requestId: ctx.requestId,
+        });
+      });
+      return { ok: true, id: row.id };
+    },
+
+    /**
+     * Changes name, enabled and silenceUntil; a call that changes nothing is not audited. Enabling
+     * a disabled rule restarts its evaluation at that moment, so it does not report what happened
+     * while it was off.
+     */
+    async update(ctx: CallContext, id: string, input: UpdateRuleInput): Promise<{ rule: AlertRuleView }> {
+      return withTransaction(db, async (tx) => {
+        const row = await repo.lockRule(tx, id);
+        assertThat(row, notFound(`There is no alert rule ${id}.`));
+        const now = clock.now();
+        const patch: repo.RulePatch = {};
+        if (input.name !== undefined && input.name !== row.name) patch.name = input.name;
+        if (input.enabled !== undefined && input.enabled !== row.enabled) {
+          patch.enabled = input.enabled;
+          if (input.enabled) patch.evaluatedUntil = now;
+        }
+        if (input.silenceUntil !== undefined) {
+          const next = input.silenceUntil === null ? null : new Date(input.silenceUntil);
+          if ((next?.getTime() ?? null) !== (row.silenceUntil?.getTime() ?? null)) patch.silenceUntil = next;
+        }
+        const slug = (await repo.tenantSlugOf(tx, row.tenantId)) ?? row.tenantId;
+        if (Object.keys(patch).length === 0) return { rule: toRuleView(row, slug) };
+        const next = { ...row, ...patch };
+        await repo.updateRule(tx, id, patch);
+        await audit.record(tx, {
+          verb: 'alert.update',
+          target: `alert-rule:${id}`,
+          surface: 'api',
+          actor: actor(ctx.principal),
+          before: toRuleView(row, slug),
+          after: toRuleView(next, slug),
+          requestId: ctx.requestId,
+        });
+        return { rule: toRuleView(next, slug) };
+      });
+    },
+
+    /** Evaluates every enabled rule at `now` (the job's time), one transaction per rule. */
+    async evaluateAll(now: Date): Promise<EvaluationStats> {
+      const stats: EvaluationStats = { evaluated: 0, fired: 0, silenced: 0, cooling: 0, skipped: 0, failed: 0 };
+      for (const id of await repo.listEnabledRuleIds(db)) {
+        let outcome: RuleOutcome;
+        try {
+          outcome = await evaluateRule(id, now);
+        } catch (error) {
+          log.error({ err: error, ruleId: id }, 'alert rule evaluation failed');
+          stats.failed++;
+          continue;
+        }
+        if (outcome === 'skipped') stats.skipped++;
+        if (outcome === 'not-due' || outcome === 'skipped') continue;
+        stats.evaluated++;
+        if (outcome === 'fired') stats.fired++;
+        if (outcome === 'silenced') stats.silenced++;
+        if (outcome === 'cooling') stats.cooling++;
+      }
+      return stats;
+    },
+  };
+}
+
+export type AlertService = ReturnType<typeof createAlertService>;
+
+/** Every minute: evaluates the enabled rules and enqueues the notifications of those that fire. */
+export function alertJobs(alerts: AlertService): JobDefinition[] {
+  return [
+    {
+      name: 'alert-evaluate',
+      description:
+        'Evaluates every enabled honeypot alert rule against the events received since its last evaluation (or in its window); a firing rule records lastFiredAt and enqueues one notification per destination for outbound-dispatch, unless silenced.',
+      schedule: '* * * * *',
+      run: async ({ now }) => ({ ...(await alerts.evaluateAll(now)) }),
+    },
+  ];
+}

@@ -1,0 +1,473 @@
+import { type SQL, sql } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { type Db, rowsOf } from '../../platform/db/client.ts';
+import {
+  MAX_TS_AHEAD_MS,
+  NO_ASN,
+  NO_JA4,
+  type RollupDeltas,
+  VERIFIED_CLASSES,
+  type Window,
+  WINDOWS,
+  type WindowStarts,
+} from './rollups.ts';
+
+/**
+ * The SQL of the honeypot rollups and of the reads built on them (dashboard, clusters, fleet,
+ * heartbeat, db-health); rules live in dashboard.ts, the batch aggregation in rollups.ts. The
+ * rebuild and advance statements below restate rollups.ts in SQL: `at` is least(ts, received_at),
+ * hour buckets are date_trunc('hour', at, 'UTC'), a dimension value's key is the first 16 bytes of
+ * its SHA-256. Timestamps go in as ISO text and come back as Date on both drivers.
+ */
+
+const toDate = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
+const toDateOrNull = (value: unknown): Date | null => (value === null || value === undefined ? null : toDate(value));
+const toNumber = (value: unknown): number => Number(value ?? 0);
+const at = (date: Date) => sql`${date.toISOString()}::timestamptz`;
+const tenantIs = (column: SQL, tenantId: string | null) => (tenantId === null ? sql`TRUE` : sql`${column} = ${tenantId}::uuid`);
+
+const dialect = new PgDialect();
+
+/**
+ * Runs `query` as a named prepared statement: on node-postgres each connection parses and plans
+ * it once, then reuses the plan (PGlite runs it as any other query). For the statements ingest
+ * sends on every request, whose text never changes; planning them each time cost more than
+ * running them.
+ */
+function executePrepared(db: Db, name: string, query: SQL): Promise<unknown> {
+  return db._.session.prepareQuery(dialect.sqlToQuery(query), undefined, name, false).execute();
+}
+
+const COLUMN: Record<Window, SQL> = {
+  '24h': sql.raw('events_24h'),
+  '7d': sql.raw('events_7d'),
+  '30d': sql.raw('events_30d'),
+};
+const VERIFIED = sql.join(
+  VERIFIED_CLASSES.map((c) => sql`${c}`),
+  sql`, `,
+);
+const KEY_OF = (value: SQL) => sql`encode(substring(sha256(convert_to(${value}, 'UTF8')) from 1 for 16), 'hex')::uuid`;
+
+// State
+
+function startsOf(row: Record<string, unknown>): WindowStarts {
+  return { '24h': toDate(row.from24h), '7d': toDate(row.from7d), '30d': toDate(row.from30d) };
+}
+
+export async function readState(db: Db): Promise<(WindowStarts & { advancedAt: Date }) | null> {
+  const [row] = rowsOf<Record<string, unknown>>(
+    await db.execute(sql`SELECT from_24h AS "from24h", from_7d AS "from7d", from_30d AS "from30d", advanced_at AS "advancedAt"
+      FROM honeypot_rollup_state WHERE id = 1`),
+  );
+  return row ? { ...startsOf(row), advancedAt: toDate(row.advancedAt) } : null;
+}
+
+/**
+ * The window starts the rollups cover, read under a share lock held to the end of the
+ * transaction: the window advance (FOR UPDATE) waits for every ingest that has read them, and an
+ * ingest that comes later sees the advanced starts.
+ */
+export async function shareWindowStarts(tx: Db): Promise<WindowStarts | null> {
+  const [row] = rowsOf<Record<string, unknown>>(
+    await tx.execute(sql`SELECT from_24h AS "from24h", from_7d AS "from7d", from_30d AS "from30d"
+      FROM honeypot_rollup_state WHERE id = 1 FOR SHARE`),
+  );
+  return row ? startsOf(row) : null;
+}
+
+/** Locks the state row against ingest and other advances; null when it does not exist yet. */
+export async function lockWindowStarts(tx: Db): Promise<WindowStarts | null> {
+  const [row] = rowsOf<Record<string, unknown>>(
+    await tx.execute(sql`SELECT from_24h AS "from24h", from_7d AS "from7d", from_30d AS "from30d"
+      FROM honeypot_rollup_state WHERE id = 1 FOR UPDATE`),
+  );
+  return row ? startsOf(row) : null;
+}
+
+/** Creates the state row unless it exists; true when this call created it (the caller then rebuilds). */
+export async function createState(tx: Db, starts: WindowStarts, now: Date): Promise<boolean> {
+  const inserted = rowsOf(
+    await tx.execute(sql`INSERT INTO honeypot_rollup_state (id, from_24h, from_7d, from_30d, advanced_at)
+      VALUES (1, ${at(starts['24h'])}, ${at(starts['7d'])}, ${at(starts['30d'])}, ${at(now)})
+      ON CONFLICT (id) DO NOTHING RETURNING id`),
+  );
+  return inserted.length === 1;
+}
+
+export async function setState(tx: Db, starts: WindowStarts, now: Date): Promise<void> {
+  await tx.execute(sql`UPDATE honeypot_rollup_state SET from_24h = ${at(starts['24h'])}, from_7d = ${at(starts['7d'])},
+    from_30d = ${at(starts['30d'])}, advanced_at = ${at(now)} WHERE id = 1`);
+}
+
+// Incremental maintenance (ingest)
+
+/**
+ * Adds one batch's deltas to the four rollup tables in one statement and one round trip, if the
+ * window starts are still `expected` (the ones the deltas were computed with); returns false,
+ * having changed nothing, when they are not.
+ *
+ * The statement first takes a share lock on the state row, held to commit: the window advance
+ * (FOR UPDATE) waits for every ingest that has added to the window columns, and an ingest that
+ * waited for an advance sees the new starts, does nothing and is told so. The deltas travel as one
+ * JSON parameter; each list arrives in key order (rollups.ts) and is inserted in that order, so
+ * concurrent ingests take their row locks in one order.
+ */
+export async function addDeltas(tx: Db, expected: WindowStarts, d: RollupDeltas): Promise<boolean> {
+  if (d.hourly.length === 0) return true;
+  const payload = JSON.stringify({
+    f: [expected['24h'].toISOString(), expected['7d'].toISOString(), expected['30d'].toISOString()],
+    h: d.hourly.map((x) => [x.hour.toISOString(), x.tenantId, x.events]),
+    d: d.dims.map((x) => [x.tenantId, x.dim, x.key, x.value, x.events24h, x.events7d, x.events30d]),
+    c: d.clusters.map((x) => [x.tenantId, x.clusterKey, x.fingerprintId, x.uaClass, x.asn, x.ja4, x.events24h, x.events7d, x.events30d]),
+    s: d.seen.map((x) => [x.tenantId, x.fingerprintId, x.uaClass, x.asn, x.ja4, x.firstSeen.toISOString(), x.lastSeen.toISOString(), x.uaSample]),
+  });
+  const rows = (list: string) => sql`jsonb_array_elements(p.j -> ${sql.raw(`'${list}'`)}) WITH ORDINALITY AS e(v, n)`;
+  const result = await executePrepared(tx, 'honeypot_rollup_add', sql`
+    WITH p AS (SELECT ${payload}::jsonb AS j),
+    ok AS (
+      SELECT 1 FROM honeypot_rollup_state s, p WHERE s.id = 1
+        AND s.from_24h = (p.j -> 'f' ->> 0)::timestamptz AND s.from_7d = (p.j -> 'f' ->> 1)::timestamptz
+        AND s.from_30d = (p.j -> 'f' ->> 2)::timestamptz
+      FOR SHARE OF s
+    ), h AS (
+      INSERT INTO honeypot_rollup_hourly AS r (hour, tenant_id, events)
+      SELECT (v ->> 0)::timestamptz, (v ->> 1)::uuid, (v ->> 2)::bigint FROM ok, p, ${rows('h')} ORDER BY n
+      ON CONFLICT (hour, tenant_id) DO UPDATE SET events = r.events + excluded.events
+      RETURNING 1
+    ), d AS (
+      INSERT INTO honeypot_rollup_dims AS r (tenant_id, dim, key, value, events_24h, events_7d, events_30d)
+      SELECT (v ->> 0)::uuid, v ->> 1, (v ->> 2)::uuid, v ->> 3, (v ->> 4)::bigint, (v ->> 5)::bigint, (v ->> 6)::bigint
+      FROM ok, p, ${rows('d')} ORDER BY n
+      ON CONFLICT (tenant_id, dim, key) DO UPDATE SET events_24h = r.events_24h + excluded.events_24h,
+        events_7d = r.events_7d + excluded.events_7d, events_30d = r.events_30d + excluded.events_30d
+      RETURNING 1
+    ), c AS (
+      INSERT INTO honeypot_rollup_clusters AS r (tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4, events_24h, events_7d, events_30d)
+      SELECT (v ->> 0)::uuid, (v ->> 1)::uuid, v ->> 2, v ->> 3, (v ->> 4)::bigint, v ->> 5, (v ->> 6)::bigint, (v ->> 7)::bigint, (v ->> 8)::bigint
+      FROM ok, p, ${rows('c')} ORDER BY n
+      ON CONFLICT (tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4) DO UPDATE SET events_24h = r.events_24h + excluded.events_24h,
+        events_7d = r.events_7d + excluded.events_7d, events_30d = r.events_30d + excluded.events_30d
+      RETURNING 1
+    ), s AS (
+      INSERT INTO honeypot_rollup_seen AS r (tenant_id, fingerprint_id, ua_class, asn, ja4, first_seen, last_seen, ua_sample)
+      SELECT (v ->> 0)::uuid, v ->> 1, v ->> 2, (v ->> 3)::bigint, v ->> 4, (v ->> 5)::timestamptz, (v ->> 6)::timestamptz, v ->> 7
+      FROM ok, p, ${rows('s')} ORDER BY n
+      ON CONFLICT (tenant_id, fingerprint_id, ua_class, asn, ja4) DO UPDATE SET
+        first_seen = least(r.first_seen, excluded.first_seen),
+        last_seen = greatest(r.last_seen, excluded.last_seen),
+        ua_sample = CASE WHEN excluded.last_seen > r.last_seen
+            OR (excluded.last_seen = r.last_seen AND excluded.ua_sample COLLATE "C" > r.ua_sample COLLATE "C")
+          THEN excluded.ua_sample ELSE r.ua_sample END
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM ok) AS ok, (SELECT count(*) FROM h) AS h, (SELECT count(*) FROM d) AS d,
+      (SELECT count(*) FROM c) AS c, (SELECT count(*) FROM s) AS s`);
+  const [row] = rowsOf<{ ok: unknown }>(result);
+  return Number(row?.ok) === 1;
+}
+
+// Rebuild and window advance: the same rollups, computed from the events in SQL
+
+/** A range of rollup times [from, to); `to` null = no end. */
+interface Range {
+  from: Date;
+  to: Date | null;
+}
+
+const AT = sql`least(e.ts, e.received_at)`;
+
+/**
+ * Events whose rollup time lies in `range`, with flags m24, m7, m30 saying which window columns
+ * they count in. The `ts` bounds follow from at <= ts <= at + 5 minutes, so the scan runs on the
+ * (tenant_id, ts) index.
+ */
+function eventsIn(range: Range, flags: { m24: SQL; m7: SQL; m30: SQL }): SQL {
+  const upper = range.to === null ? sql`` : sql`AND e.ts < ${at(new Date(range.to.getTime() + MAX_TS_AHEAD_MS))} AND ${AT} < ${at(range.to)}`;
+  return sql`SELECT e.tenant_id, e.path, e.ua_raw, e.country, e.asn, e.ua_class, e.ja4, e.fingerprint_id, ${AT} AS at,
+      ${flags.m24} AS m24, ${flags.m7} AS m7, ${flags.m30} AS m30
+    FROM honeypot_events e
+    WHERE e.tenant_id IN (SELECT id FROM honeypot_tenants) AND e.ts >= ${at(range.from)} AND ${AT} >= ${at(range.from)} ${upper}`;
+}
+
+/** The events of a rebuild: every event inside the 30-day window, flagged per window. */
+function eventsForRebuild(starts: WindowStarts): SQL {
+  return eventsIn(
+    { from: starts['30d'], to: null },
+    {
+      m24: sql`CASE WHEN ${AT} >= ${at(starts['24h'])} THEN 1 ELSE 0 END`,
+      m7: sql`CASE WHEN ${AT} >= ${at(starts['7d'])} THEN 1 ELSE 0 END`,
+      m30: sql`1`,
+    },
+  );
+}
+
+/** The events that leave each window when it moves from `from` to `to`, flagged for that window only. */
+function eventsLeaving(from: WindowStarts, to: WindowStarts): SQL | null {
+  const parts = WINDOWS.filter((w) => to[w] > from[w]).map((w) =>
+    eventsIn(
+      { from: from[w], to: to[w] },
+      { m24: w === '24h' ? sql`1` : sql`0`, m7: w === '7d' ? sql`1` : sql`0`, m30: w === '30d' ? sql`1` : sql`0` },
+    ),
+  );
+  return parts.length === 0 ? null : sql.join(parts, sql` UNION ALL `);
+}
+
+/** Window counts per (tenant, dim, value) of the events `ev` yields (rollups.ts dimValuesOf, in SQL). */
+function dimCounts(ev: SQL): SQL {
+  return sql`WITH ev AS MATERIALIZED (${ev}), dv AS (
+      SELECT tenant_id, 'class' AS dim, ua_class AS value, m24, m7, m30 FROM ev
+      UNION ALL SELECT tenant_id, 'attributed', CASE WHEN country IS NOT NULL OR asn IS NOT NULL THEN 'yes' ELSE 'no' END, m24, m7, m30 FROM ev
+      UNION ALL SELECT tenant_id, 'path', path, m24, m7, m30 FROM ev
+      UNION ALL SELECT tenant_id, 'ua', ua_raw, m24, m7, m30 FROM ev
+      UNION ALL SELECT tenant_id, 'country', country, m24, m7, m30 FROM ev WHERE country IS NOT NULL
+      UNION ALL SELECT tenant_id, 'verified-ua', ua_raw, m24, m7, m30 FROM ev WHERE ua_class IN (${VERIFIED})
+    ), agg AS (
+      SELECT tenant_id, dim, value, sum(m24)::bigint AS n24, sum(m7)::bigint AS n7, sum(m30)::bigint AS n30
+      FROM dv GROUP BY tenant_id, dim, value
+    )
+    SELECT tenant_id, dim, ${KEY_OF(sql`value`)} AS key, value, n24, n7, n30 FROM agg`;
+}
+
+/** Window counts per cluster member of the events `ev` yields (rollups.ts clusterKey, in SQL). */
+function clusterCounts(ev: SQL): SQL {
+  return sql`SELECT tenant_id, ${KEY_OF(sql`ja4 || '|' || ua_class || '|' || asn::text`)} AS cluster_key, fingerprint_id, ua_class, asn, ja4, n24, n7, n30
+    FROM (
+      SELECT tenant_id, fingerprint_id, ua_class, coalesce(asn, ${NO_ASN})::bigint AS asn, coalesce(ja4, ${NO_JA4}) AS ja4,
+        sum(m24)::bigint AS n24, sum(m7)::bigint AS n7, sum(m30)::bigint AS n30
+      FROM (${ev}) ev GROUP BY 1, 2, 3, 4, 5
+    ) m`;
+}
+
+/** Empties the rollups and recomputes them from every stored event; the caller holds the state lock. */
+export async function rebuildRollups(tx: Db, starts: WindowStarts): Promise<void> {
+  await tx.execute(sql`DELETE FROM honeypot_rollup_hourly`);
+  await tx.execute(sql`DELETE FROM honeypot_rollup_dims`);
+  await tx.execute(sql`DELETE FROM honeypot_rollup_clusters`);
+  await tx.execute(sql`DELETE FROM honeypot_rollup_seen`);
+  await tx.execute(sql`INSERT INTO honeypot_rollup_hourly (hour, tenant_id, events)
+    SELECT date_trunc('hour', ${AT}, 'UTC'), e.tenant_id, count(*) FROM honeypot_events e GROUP BY 1, 2`);
+  await tx.execute(sql`INSERT INTO honeypot_rollup_seen (tenant_id, fingerprint_id, ua_class, asn, ja4, first_seen, last_seen, ua_sample)
+    SELECT e.tenant_id, e.fingerprint_id, e.ua_class, coalesce(e.asn, ${NO_ASN})::bigint, coalesce(e.ja4, ${NO_JA4}),
+      min(${AT}), max(${AT}), (array_agg(e.ua_raw ORDER BY ${AT} DESC, e.ua_raw COLLATE "C" DESC))[1]
+    FROM honeypot_events e GROUP BY 1, 2, 3, 4, 5`);
+  const ev = eventsForRebuild(starts);
+  await tx.execute(sql`INSERT INTO honeypot_rollup_dims (tenant_id, dim, key, value, events_24h, events_7d, events_30d) ${dimCounts(ev)}`);
+  await tx.execute(sql`INSERT INTO honeypot_rollup_clusters (tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4, events_24h, events_7d, events_30d)
+    ${clusterCounts(ev)}`);
+}
+
+/**
+ * Moves the window columns from `from` to `to`: subtracts the events of the hours that left each
+ * window, then deletes rows with nothing left in 30 days. The caller holds the state lock, so no
+ * ingest is between reading the starts and committing.
+ */
+export async function subtractLeaving(tx: Db, from: WindowStarts, to: WindowStarts): Promise<void> {
+  const ev = eventsLeaving(from, to);
+  if (ev === null) return;
+  await tx.execute(sql`UPDATE honeypot_rollup_dims r SET events_24h = r.events_24h - a.n24, events_7d = r.events_7d - a.n7,
+      events_30d = r.events_30d - a.n30
+    FROM (${dimCounts(ev)}) a WHERE r.tenant_id = a.tenant_id AND r.dim = a.dim AND r.key = a.key`);
+  await tx.execute(sql`UPDATE honeypot_rollup_clusters r SET events_24h = r.events_24h - a.n24, events_7d = r.events_7d - a.n7,
+      events_30d = r.events_30d - a.n30
+    FROM (${clusterCounts(ev)}) a
+    WHERE r.tenant_id = a.tenant_id AND r.cluster_key = a.cluster_key AND r.fingerprint_id = a.fingerprint_id AND r.ua_class = a.ua_class
+      AND r.asn = a.asn AND r.ja4 = a.ja4`);
+  if (to['30d'] > from['30d']) {
+    await tx.execute(sql`DELETE FROM honeypot_rollup_dims WHERE events_30d <= 0`);
+    await tx.execute(sql`DELETE FROM honeypot_rollup_clusters WHERE events_30d <= 0`);
+  }
+}
+
+// Reads
+
+export interface DimCount {
+  dim: string;
+  value: string;
+  count: number;
+}
+
+export interface DashboardRows {
+  /** Per dimension the `limit` values with most events (ties by value in byte order); every class and attribution value. */
+  dims: DimCount[];
+  uniqueFingerprints: number;
+  /** Events per hour bucket from the window start on; buckets without events are absent. */
+  hours: { hour: Date; events: number }[];
+}
+
+const ALL_VALUES = 1000;
+const DIM_LIMITS = (limit: number) =>
+  sql.raw(
+    `(VALUES ('class', ${ALL_VALUES}), ('attributed', ${ALL_VALUES}), ('path', ${limit}), ('country', ${limit}), ('ua', ${limit}), ('verified-ua', ${limit}))`,
+  );
+
+/**
+ * Everything the dashboard shows, in one round trip: per dimension a top-N read on the primary
+ * key (one tenant) or a grouping over every tenant's rows, the distinct fingerprints of the window,
+ * and the hourly series. Rows come back as (part, value, n).
+ */
+export async function dashboardRows(db: Db, tenantId: string | null, window: Window, from: Date, limit: number): Promise<DashboardRows> {
+  const n = COLUMN[window];
+  const perDim =
+    tenantId === null
+      ? sql`SELECT min(r.value) AS value, sum(r.${n}) AS n FROM honeypot_rollup_dims r WHERE r.dim = l.dim AND r.${n} > 0
+          GROUP BY r.key ORDER BY sum(r.${n}) DESC, min(r.value) COLLATE "C" LIMIT l.lim`
+      : sql`SELECT r.value, r.${n} AS n FROM honeypot_rollup_dims r WHERE r.tenant_id = ${tenantId}::uuid AND r.dim = l.dim AND r.${n} > 0
+          ORDER BY r.${n} DESC, r.value COLLATE "C" LIMIT l.lim`;
+  const result = await executePrepared(db, `honeypot_dashboard_${window}_${tenantId === null ? 'all' : 'one'}_${limit}`, sql`
+    SELECT l.dim AS part, x.value, x.n::bigint AS n FROM ${DIM_LIMITS(limit)} AS l(dim, lim) CROSS JOIN LATERAL (${perDim}) x
+    UNION ALL
+    SELECT 'fingerprints', NULL, count(DISTINCT fingerprint_id) FROM honeypot_rollup_clusters
+      WHERE ${n} > 0 AND ${tenantIs(sql`tenant_id`, tenantId)}
+    UNION ALL
+    SELECT 'hour', (extract(epoch FROM hour) * 1000)::bigint::text, sum(events)::bigint FROM honeypot_rollup_hourly
+      WHERE hour >= ${at(from)} AND ${tenantIs(sql`tenant_id`, tenantId)} GROUP BY hour`);
+  const rows = rowsOf<{ part: string; value: string | null; n: unknown }>(result);
+  return {
+    dims: rows.filter((r) => r.part !== 'fingerprints' && r.part !== 'hour').map((r) => ({ dim: r.part, value: String(r.value), count: toNumber(r.n) })),
+    uniqueFingerprints: toNumber(rows.find((r) => r.part === 'fingerprints')?.n),
+    hours: rows.filter((r) => r.part === 'hour').map((r) => ({ hour: new Date(Number(r.value)), events: toNumber(r.n) })),
+  };
+}
+
+export interface ClusterRow {
+  ja4: string | null;
+  uaClass: string;
+  asn: number | null;
+  eventCount: number;
+  fingerprintCount: number;
+  firstSeen: Date;
+  lastSeen: Date;
+  sampleUa: string;
+}
+
+/**
+ * Members with events in the window grouped by cluster, most events first, at most `limit`;
+ * ties go by the cluster key (a hash of ja4, class and asn), which is arbitrary but stable. Only
+ * the members of the clusters returned are joined with their all-time rows for first/last seen
+ * and the sample UA (the latest UA of the member with most events in the window).
+ */
+export async function topClusters(db: Db, tenantId: string | null, window: Window, limit: number): Promise<ClusterRow[]> {
+  const n = COLUMN[window];
+  const tenant = tenantIs(sql`c.tenant_id`, tenantId);
+  // Across tenants one fingerprint may be a member in several: count it once.
+  const fingerprints = tenantId === null ? sql`count(DISTINCT c.fingerprint_id)` : sql`count(*)`;
+  const result = await executePrepared(
+    db,
+    `honeypot_clusters_${window}_${tenantId === null ? 'all' : 'one'}`,
+    sql`
+    WITH top AS (
+      SELECT c.cluster_key, sum(c.${n}) AS events, ${fingerprints} AS fingerprints
+      FROM honeypot_rollup_clusters c WHERE ${tenant} AND c.${n} > 0
+      GROUP BY c.cluster_key ORDER BY 2 DESC, 1 LIMIT ${limit}
+    )
+    SELECT min(c.ja4) AS ja4, min(c.ua_class) AS "uaClass", min(c.asn) AS asn, t.events::bigint AS "eventCount",
+      t.fingerprints::bigint AS "fingerprintCount", min(s.first_seen) AS "firstSeen", max(s.last_seen) AS "lastSeen",
+      (array_agg(s.ua_sample ORDER BY c.${n} DESC, c.fingerprint_id, c.tenant_id))[1] AS "sampleUa"
+    FROM top t
+    JOIN honeypot_rollup_clusters c ON c.cluster_key = t.cluster_key AND ${tenant} AND c.${n} > 0
+    JOIN honeypot_rollup_seen s ON s.tenant_id = c.tenant_id AND s.fingerprint_id = c.fingerprint_id
+      AND s.ua_class = c.ua_class AND s.asn = c.asn AND s.ja4 = c.ja4
+    GROUP BY t.cluster_key, t.events, t.fingerprints
+    ORDER BY t.events DESC, t.cluster_key`,
+  );
+  return rowsOf<Record<string, unknown>>(result).map((r) => ({
+    ja4: r.ja4 === NO_JA4 ? null : String(r.ja4),
+    uaClass: String(r.uaClass),
+    asn: toNumber(r.asn) === NO_ASN ? null : toNumber(r.asn),
+    eventCount: toNumber(r.eventCount),
+    fingerprintCount: toNumber(r.fingerprintCount),
+    firstSeen: toDate(r.firstSeen),
+    lastSeen: toDate(r.lastSeen),
+    sampleUa: String(r.sampleUa),
+  }));
+}
+
+export interface TenantActivity {
+  id: string;
+  slug: string;
+  name: string;
+  disabledAt: Date | null;
+  /** Events per named hour range [from, to) of the hourly rollup. */
+  sums: Record<string, number>;
+  /** Latest rollup time of any of its events; null when it has none. */
+  lastSeenAt: Date | null;
+}
+
+/**
+ * Every tenant with its event sums over the named hour ranges and the latest rollup time of its
+ * events. That is the newest event's ts when ts is not ahead of its receive time (no other event
+ * can count later); otherwise the events from that receive time on are looked at.
+ */
+export async function tenantActivity(db: Db, ranges: Record<string, { from: Date; to: Date }>): Promise<TenantActivity[]> {
+  const names = Object.keys(ranges);
+  const earliest = new Date(Math.min(...names.map((k) => ranges[k]!.from.getTime())));
+  const sums = names.map(
+    (name, i) =>
+      sql`coalesce(sum(h.events) FILTER (WHERE h.hour >= ${at(ranges[name]!.from)} AND h.hour < ${at(ranges[name]!.to)}), 0)::bigint AS ${sql.raw(`s${i}`)}`,
+  );
+  const result = await db.execute(sql`
+    SELECT t.id, t.slug, t.name, t.disabled_at AS "disabledAt", ${sql.join(sums, sql`, `)},
+      max(e.ts) AS "newestTs", max(e.received_at) AS "newestReceivedAt"
+    FROM honeypot_tenants t
+    LEFT JOIN LATERAL (SELECT ts, received_at FROM honeypot_events WHERE tenant_id = t.id ORDER BY ts DESC LIMIT 1) e ON TRUE
+    LEFT JOIN honeypot_rollup_hourly h ON h.tenant_id = t.id AND h.hour >= ${at(earliest)}
+    GROUP BY t.id, t.slug, t.name, t.disabled_at
+    ORDER BY t.slug`);
+  const tenants = rowsOf<Record<string, unknown>>(result).map((r) => {
+    const ts = toDateOrNull(r.newestTs);
+    const receivedAt = toDateOrNull(r.newestReceivedAt);
+    return {
+      id: String(r.id),
+      slug: String(r.slug),
+      name: String(r.name),
+      disabledAt: toDateOrNull(r.disabledAt),
+      sums: Object.fromEntries(names.map((name, i) => [name, toNumber(r[`s${i}`])])),
+      lastSeenAt: ts !== null && receivedAt !== null && ts > receivedAt ? receivedAt : ts,
+      ahead: ts !== null && receivedAt !== null && ts > receivedAt,
+    };
+  });
+  for (const t of tenants.filter((x) => x.ahead)) {
+    const [row] = rowsOf<{ at: unknown }>(
+      await db.execute(sql`SELECT max(least(ts, received_at)) AS at FROM honeypot_events
+        WHERE tenant_id = ${t.id}::uuid AND ts >= ${at(t.lastSeenAt as Date)}`),
+    );
+    t.lastSeenAt = toDateOrNull(row?.at);
+  }
+  return tenants.map(({ ahead: _, ...t }) => t);
+}
+
+// Database health
+
+/** Events ever stored: the sum of the hourly rollup (every stored event adds one to it). */
+export async function totalEvents(db: Db, from: Date | null): Promise<number> {
+  const [row] = rowsOf<{ n: unknown }>(
+    await db.execute(sql`SELECT coalesce(sum(events), 0)::bigint AS n FROM honeypot_rollup_hourly
+      WHERE ${from === null ? sql`TRUE` : sql`hour >= ${at(from)}`}`),
+  );
+  return toNumber(row?.n);
+}
+
+/** Above this planner estimate a table's row count is reported as the estimate, not counted. */
+export const EXACT_COUNT_LIMIT = 100_000;
+
+/**
+ * The row count of a table: exact (count(*)) unless the planner's estimate (pg_class.reltuples,
+ * kept by ANALYZE and autovacuum) is at least EXACT_COUNT_LIMIT, then that estimate.
+ */
+export async function tableRows(db: Db, table: 'honeypot_fingerprints' | 'ingest_samples'): Promise<{ count: number; exact: boolean }> {
+  const [estimate] = rowsOf<{ n: unknown }>(await db.execute(sql`SELECT reltuples::bigint AS n FROM pg_class WHERE oid = ${table}::regclass`));
+  const estimated = toNumber(estimate?.n);
+  if (estimated >= EXACT_COUNT_LIMIT) return { count: estimated, exact: false };
+  const [row] = rowsOf<{ n: unknown }>(await db.execute(sql`SELECT count(*)::bigint AS n FROM ${sql.identifier(table)}`));
+  return { count: toNumber(row?.n), exact: true };
+}
+
+/** Oldest and newest ingest sample, on the received_at index. */
+export async function sampleSpan(db: Db): Promise<{ oldest: Date | null; newest: Date | null }> {
+  const [row] = rowsOf<Record<string, unknown>>(
+    await db.execute(sql`SELECT (SELECT min(received_at) FROM ingest_samples) AS oldest, (SELECT max(received_at) FROM ingest_samples) AS newest`),
+  );
+  return { oldest: toDateOrNull(row?.oldest), newest: toDateOrNull(row?.newest) };
+}
+

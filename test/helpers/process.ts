@@ -1,0 +1,40 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+
+/** `npm start` as a real child process, for tests of start-up, signals and crashes. */
+export interface Running {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+  base: string;
+}
+
+let nextPort = 18_400 + Math.floor(Math.random() * 2000);
+
+export function startService(env: Record<string, string>): Running {
+  nextPort += 1;
+  const port = nextPort;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (d) => (out += String(d)));
+  child.stderr?.on('data', (d) => (err += String(d)));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, stdout: () => out, stderr: () => err, exited, base: `http://127.0.0.1:${port}` };
+}
+
+export async function waitReady(running: Running, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(`${running.base}/readyz`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`never became ready: ${running.stderr()}`);
+}
