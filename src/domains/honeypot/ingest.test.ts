@@ -70,6 +70,14 @@ describe('signed ingest (happy)', () => {
     expect(n).toBe(3);
   });
 
+  it('stores 32-bit AS numbers above the signed-integer range (private-use 4200000000)', async () => {
+    const res = await send({ events: [{ id: 'big-asn', path: '/', ip: '198.51.100.3', asn: 4200000000, country: 'US' }] });
+    expect(res.statusCode, res.body).toBe(200);
+    const [row] = rowsOf<{ asn: string | number }>(await t.app.database.db.execute(sql`SELECT asn FROM honeypot_events WHERE sender_id = 'big-asn'`));
+    expect(Number(row!.asn)).toBe(4200000000);
+    expect((await send({ events: [{ path: '/', ip: '198.51.100.3', asn: 4294967296 }] })).statusCode).toBe(400);
+  });
+
   it('calls a vendor UA from outside its ranges a liar, and one without published proofs unverified', async () => {
     const res = await send({
       events: [

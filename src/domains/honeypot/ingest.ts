@@ -280,7 +280,6 @@ export function createIngestService(deps: IngestDeps) {
         (await repo.findEventsBySenderIds(tx, tenant.id, rows.filter((r) => !inserted.has(r.id) && r.senderId !== null).map((r) => r.senderId as string)))
           .map((e) => [e.senderId as string, e]),
       );
-      await repo.upsertFingerprints(tx, fingerprintDeltas(derived.filter((d) => inserted.has(d.row.id))));
       const liars = [...new Set(stored.filter((r) => r.uaClass === 'LIAR').map((r) => r.fingerprintId))].sort();
       await updateTarpits(tx, tenant.id, liars, now);
 
@@ -305,8 +304,10 @@ export function createIngestService(deps: IngestDeps) {
         };
       });
       const duplicates = resolved.filter((r) => r.duplicate).length;
-      // Last before commit: the rollup rows every ingest of the tenant shares stay locked briefly.
-      if (!process.env.NO_ROLLUPS) await recordRollups(tx, stored);
+      // Counters last, just before the commit: the fingerprint and rollup rows that concurrent
+      // ingests of a tenant share stay locked only until then (nothing above reads them).
+      await repo.upsertFingerprints(tx, fingerprintDeltas(derived.filter((d) => inserted.has(d.row.id))));
+      await recordRollups(tx, stored);
       return { accepted: resolved.length - duplicates, duplicates, events };
     });
   }

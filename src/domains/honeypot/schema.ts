@@ -52,7 +52,8 @@ export const honeypotEvents = pgTable(
     /** Keyed hash (HMAC-SHA256 under the service's IP-hash key) of the raw IP. */
     ipHash: text('ip_hash').notNull(),
     ja4: text('ja4'),
-    asn: integer('asn'),
+    /** 32-bit AS numbers reach 4294967295, past a PostgreSQL integer. */
+    asn: bigint('asn', { mode: 'number' }),
     country: text('country'),
     /** Where country/asn came from: `sender`, `geoip`, or null when unknown. */
     attributionSource: text('attribution_source'),
@@ -76,10 +77,12 @@ export const honeypotEvents = pgTable(
     index('honeypot_events_tenant_ts_idx').on(t.tenantId, t.ts),
     index('honeypot_events_fingerprint_idx').on(t.tenantId, t.fingerprintId, t.ts),
     index('honeypot_events_received_idx').on(t.receivedAt),
+    // Alert windows and the per-tenant replay list read one tenant by receive time.
+    index('honeypot_events_tenant_received_idx').on(t.tenantId, t.receivedAt),
   ],
 );
 
-/** A client fingerprint per tenant (see docs/honeypot.md for what is hashed). */
+/** A client fingerprint per tenant (docs/enrichment.md says what is hashed). */
 export const honeypotFingerprints = pgTable(
   'honeypot_fingerprints',
   {
@@ -89,7 +92,7 @@ export const honeypotFingerprints = pgTable(
     uaNormalized: text('ua_normalized').notNull(),
     uaSample: text('ua_sample').notNull(),
     lastUaClass: text('last_ua_class').notNull(),
-    asn: integer('asn'),
+    asn: bigint('asn', { mode: 'number' }),
     firstSeen: ts('first_seen').notNull(),
     lastSeen: ts('last_seen').notNull(),
     eventCount: bigint('event_count', { mode: 'number' }).notNull(),
@@ -130,6 +133,7 @@ export const honeypotTarpits = pgTable(
   (t) => [
     uniqueIndex('honeypot_tarpits_active_idx').on(t.tenantId, t.fingerprintId).where(sql`${t.active}`),
     index('honeypot_tarpits_expiry_idx').on(t.active, t.expiresAt),
+    index('honeypot_tarpits_history_idx').on(t.tenantId, t.triggeredAt),
   ],
 );
 
