@@ -53,7 +53,9 @@ describe('signed ingest (happy)', () => {
     expect(rows).toHaveLength(2);
     expect(rows[0]).toMatchObject({ sender_id: 'e-1', path: '/honeypot/topics/llm-pricing', ua_class: 'KNOWN_LLM_AGENT', vendor_id: expect.stringMatching(/gptbot/) });
     expect(String(rows[0]!.proof)).toMatch(/^ip-range:/);
-    expect(rows[1]).toMatchObject({ country: 'DE', asn: 3320, attribution_source: 'sender' });
+    // asn is bigint: node-postgres hands int8 back as text, PGlite as a number.
+    expect(rows[1]).toMatchObject({ country: 'DE', attribution_source: 'sender' });
+    expect(Number(rows[1]!.asn)).toBe(3320);
     const everything = JSON.stringify(rowsOf(await t.app.database.db.execute(sql`SELECT * FROM honeypot_events`)));
     expect(everything).not.toContain(GPTBOT_IP);
     expect(everything).not.toContain('203.0.113.9');
