@@ -41,7 +41,7 @@ const IngestedEventSchema = Type.Object({
 const who = (principal: Principal | null) => principal as Principal;
 
 /** Per-request bookkeeping for the ingest sample written after the response. */
-const ingestOutcome = new WeakMap<FastifyRequest, { tenantSlug: string | null; eventCount: number; receivedAt: Date }>();
+const ingestOutcome = new WeakMap<FastifyRequest, { eventCount: number; receivedAt: Date }>();
 
 export function honeypotEndpoints(deps: { tenants: TenantService; ingest: IngestService; clock: Clock }): Endpoint[] {
   const { tenants, ingest, clock } = deps;
@@ -187,7 +187,7 @@ export function honeypotEndpoints(deps: { tenants: TenantService; ingest: Ingest
         const tenant = verifiedTenant.get(request) as repo.TenantRow;
         const receivedAt = clock.now();
         const result = await ingest.ingest(tenant, body);
-        ingestOutcome.set(request, { tenantSlug: tenant.slug, eventCount: result.accepted, receivedAt });
+        ingestOutcome.set(request, { eventCount: result.accepted, receivedAt });
         return result;
       },
     }),

@@ -259,23 +259,26 @@ export function createIngestService(deps: IngestDeps) {
     const now = clock.now();
     checkEventBounds(body.events, now);
     const derived: Derived[] = [];
+    // Each request event points at the derived row it stands for; an id repeated within the
+    // batch points at its first occurrence.
     const firstOfSender = new Map<string, number>();
-    const slots: ({ kind: 'new'; row: repo.EventRow } | { kind: 'repeat'; senderId: string })[] = [];
+    const slotOf: number[] = [];
     for (const event of body.events) {
-      if (event.id !== undefined && firstOfSender.has(event.id)) {
-        slots.push({ kind: 'repeat', senderId: event.id });
+      const earlierInBatch = event.id === undefined ? undefined : firstOfSender.get(event.id);
+      if (earlierInBatch !== undefined) {
+        slotOf.push(earlierInBatch);
         continue;
       }
-      const one = await derive(tenant, event, now);
       if (event.id !== undefined) firstOfSender.set(event.id, derived.length);
-      derived.push(one);
-      slots.push({ kind: 'new', row: one.row });
+      slotOf.push(derived.length);
+      derived.push(await derive(tenant, event, now));
     }
     const rows = derived.map((d) => d.row);
 
     return withTransaction(db, async (tx) => {
       const inserted = await repo.insertEvents(tx, rows);
       const stored = rows.filter((r) => inserted.has(r.id));
+      // Rows whose sender id was already stored: answer with the stored original.
       const earlier = new Map(
         (await repo.findEventsBySenderIds(tx, tenant.id, rows.filter((r) => !inserted.has(r.id) && r.senderId !== null).map((r) => r.senderId as string)))
           .map((e) => [e.senderId as string, e]),
@@ -283,13 +286,15 @@ export function createIngestService(deps: IngestDeps) {
       const liars = [...new Set(stored.filter((r) => r.uaClass === 'LIAR').map((r) => r.fingerprintId))].sort();
       await updateTarpits(tx, tenant.id, liars, now);
 
-      const resolve = (senderId: string | null, row?: repo.EventRow) => {
-        if (row && inserted.has(row.id)) return { eventId: row.id, uaClass: row.uaClass, fingerprintId: row.fingerprintId, duplicate: false };
-        const first = senderId === null ? undefined : earlier.get(senderId) ?? (firstOfSender.has(senderId) ? rows[firstOfSender.get(senderId)!] : undefined);
-        if (!first) throw new Error('a duplicate event has no stored original');
-        return { eventId: first.id, uaClass: first.uaClass, fingerprintId: first.fingerprintId, duplicate: true };
-      };
-      const resolved = slots.map((slot) => (slot.kind === 'new' ? resolve(slot.row.senderId, slot.row) : resolve(slot.senderId)));
+      const answered = new Set<number>();
+      const resolved = slotOf.map((slot) => {
+        const row = rows[slot]!;
+        const isNew = inserted.has(row.id) && !answered.has(slot);
+        answered.add(slot);
+        const original = inserted.has(row.id) ? row : earlier.get(row.senderId as string);
+        if (!original) throw new Error('a duplicate event has no stored original');
+        return { eventId: original.id, uaClass: original.uaClass, fingerprintId: original.fingerprintId, duplicate: !isNew };
+      });
       const tarpitted = new Map(
         (await repo.activeTarpits(tx, tenant.id, [...new Set(resolved.map((r) => r.fingerprintId))], now)).map((t) => [t.fingerprintId, t]),
       );
