@@ -109,6 +109,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       async close() {
         await scheduler.stop();
         await app.close();
+        await honeypot.close();
         if (ownsDatabase) await database.close();
       },
     };

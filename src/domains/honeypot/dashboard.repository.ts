@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { PgDialect } from 'drizzle-orm/pg-core';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
+import { executePrepared } from '../../platform/db/prepared.ts';
 import {
   MAX_TS_AHEAD_MS,
   NO_ASN,
@@ -26,18 +26,6 @@ const toNumber = (value: unknown): number => Number(value ?? 0);
 const at = (date: Date) => sql`${date.toISOString()}::timestamptz`;
 const tenantIs = (column: SQL, tenantId: string | null) => (tenantId === null ? sql`TRUE` : sql`${column} = ${tenantId}::uuid`);
 
-const dialect = new PgDialect();
-
-/**
- * Runs `query` as a named prepared statement: on node-postgres each connection parses and plans
- * it once, then reuses the plan (PGlite runs it as any other query). For the statements ingest
- * sends on every request, whose text never changes; planning them each time cost more than
- * running them.
- */
-function executePrepared(db: Db, name: string, query: SQL): Promise<unknown> {
-  return db._.session.prepareQuery(dialect.sqlToQuery(query), undefined, name, false).execute();
-}
-
 const COLUMN: Record<Window, SQL> = {
   '24h': sql.raw('events_24h'),
   '7d': sql.raw('events_7d'),
@@ -61,19 +49,6 @@ export async function readState(db: Db): Promise<(WindowStarts & { advancedAt: D
       FROM honeypot_rollup_state WHERE id = 1`),
   );
   return row ? { ...startsOf(row), advancedAt: toDate(row.advancedAt) } : null;
-}
-
-/**
- * The window starts the rollups cover, read under a share lock held to the end of the
- * transaction: the window advance (FOR UPDATE) waits for every ingest that has read them, and an
- * ingest that comes later sees the advanced starts.
- */
-export async function shareWindowStarts(tx: Db): Promise<WindowStarts | null> {
-  const [row] = rowsOf<Record<string, unknown>>(
-    await tx.execute(sql`SELECT from_24h AS "from24h", from_7d AS "from7d", from_30d AS "from30d"
-      FROM honeypot_rollup_state WHERE id = 1 FOR SHARE`),
-  );
-  return row ? startsOf(row) : null;
 }
 
 /** Locks the state row against ingest and other advances; null when it does not exist yet. */
@@ -103,56 +78,57 @@ export async function setState(tx: Db, starts: WindowStarts, now: Date): Promise
 // Incremental maintenance (ingest)
 
 /**
- * Adds one batch's deltas to the four rollup tables in one statement and one round trip, if the
- * window starts are still `expected` (the ones the deltas were computed with); returns false,
- * having changed nothing, when they are not.
+ * The common table expressions that add one batch's deltas (rollups.ts `aggregateBatch`) to the
+ * four rollup tables, for a statement that also stores the batch (repository.ts `storeGroup`): the
+ * batch and its rollups commit together. Exposes `rollup_state` (one row, the window starts).
  *
- * The statement first takes a share lock on the state row, held to commit: the window advance
- * (FOR UPDATE) waits for every ingest that has added to the window columns, and an ingest that
- * waited for an advance sees the new starts, does nothing and is told so. The deltas travel as one
- * JSON parameter; each list arrives in key order (rollups.ts) and is inserted in that order, so
- * concurrent ingests take their row locks in one order.
+ * Each of them joins the state row, share-locked, so no rollup row is touched before that lock is
+ * held: the window advance and the rebuild (FOR UPDATE) wait for every writer that has added to
+ * the rollups, and a writer that comes later sees the advanced starts. The window columns are filled from each delta's hour
+ * against those starts (a delta from before the 30-day window adds only to the hourly and seen
+ * tables). The deltas travel as one JSON parameter; rows are upserted in key order, so
+ * concurrent writers take their row locks in one order.
  */
-export async function addDeltas(tx: Db, expected: WindowStarts, d: RollupDeltas): Promise<boolean> {
-  if (d.hourly.length === 0) return true;
+export function rollupUpserts(d: RollupDeltas): SQL {
   const payload = JSON.stringify({
-    f: [expected['24h'].toISOString(), expected['7d'].toISOString(), expected['30d'].toISOString()],
     h: d.hourly.map((x) => [x.hour.toISOString(), x.tenantId, x.events]),
-    d: d.dims.map((x) => [x.tenantId, x.dim, x.key, x.value, x.events24h, x.events7d, x.events30d]),
-    c: d.clusters.map((x) => [x.tenantId, x.clusterKey, x.fingerprintId, x.uaClass, x.asn, x.ja4, x.events24h, x.events7d, x.events30d]),
+    d: d.dims.map((x) => [x.tenantId, x.dim, x.key, x.value, x.hour.toISOString(), x.events]),
+    c: d.clusters.map((x) => [x.tenantId, x.clusterKey, x.fingerprintId, x.uaClass, x.asn, x.ja4, x.hour.toISOString(), x.events]),
     s: d.seen.map((x) => [x.tenantId, x.fingerprintId, x.uaClass, x.asn, x.ja4, x.firstSeen.toISOString(), x.lastSeen.toISOString(), x.uaSample]),
   });
-  const rows = (list: string) => sql`jsonb_array_elements(p.j -> ${sql.raw(`'${list}'`)}) WITH ORDINALITY AS e(v, n)`;
-  const result = await executePrepared(tx, 'honeypot_rollup_add', sql`
-    WITH p AS (SELECT ${payload}::jsonb AS j),
-    ok AS (
-      SELECT 1 FROM honeypot_rollup_state s, p WHERE s.id = 1
-        AND s.from_24h = (p.j -> 'f' ->> 0)::timestamptz AND s.from_7d = (p.j -> 'f' ->> 1)::timestamptz
-        AND s.from_30d = (p.j -> 'f' ->> 2)::timestamptz
-      FOR SHARE OF s
-    ), h AS (
+  const rows = (list: string) => sql`jsonb_array_elements(rollup_payload.j -> ${sql.raw(`'${list}'`)}) WITH ORDINALITY AS e(v, n)`;
+  const windows = sql`coalesce(sum(x.n) FILTER (WHERE x.hour >= rollup_state.from_24h), 0), coalesce(sum(x.n) FILTER (WHERE x.hour >= rollup_state.from_7d), 0), sum(x.n)`;
+  return sql`rollup_payload AS (SELECT ${payload}::jsonb AS j),
+    rollup_state AS (SELECT from_24h, from_7d, from_30d FROM honeypot_rollup_state WHERE id = 1 FOR SHARE),
+    rollup_hourly AS (
       INSERT INTO honeypot_rollup_hourly AS r (hour, tenant_id, events)
-      SELECT (v ->> 0)::timestamptz, (v ->> 1)::uuid, (v ->> 2)::bigint FROM ok, p, ${rows('h')} ORDER BY n
+      SELECT (v ->> 0)::timestamptz, (v ->> 1)::uuid, (v ->> 2)::bigint FROM rollup_state, rollup_payload, ${rows('h')} ORDER BY n
       ON CONFLICT (hour, tenant_id) DO UPDATE SET events = r.events + excluded.events
       RETURNING 1
-    ), d AS (
+    ), rollup_dims AS (
       INSERT INTO honeypot_rollup_dims AS r (tenant_id, dim, key, value, events_24h, events_7d, events_30d)
-      SELECT (v ->> 0)::uuid, v ->> 1, (v ->> 2)::uuid, v ->> 3, (v ->> 4)::bigint, (v ->> 5)::bigint, (v ->> 6)::bigint
-      FROM ok, p, ${rows('d')} ORDER BY n
+      SELECT x.tenant_id, x.dim, x.key, x.value, ${windows}
+      FROM rollup_state, (SELECT (v ->> 0)::uuid AS tenant_id, v ->> 1 AS dim, (v ->> 2)::uuid AS key, v ->> 3 AS value,
+          (v ->> 4)::timestamptz AS hour, (v ->> 5)::bigint AS n, n AS ord FROM rollup_payload, ${rows('d')}) x
+      WHERE x.hour >= rollup_state.from_30d
+      GROUP BY x.tenant_id, x.dim, x.key, x.value ORDER BY min(x.ord)
       ON CONFLICT (tenant_id, dim, key) DO UPDATE SET events_24h = r.events_24h + excluded.events_24h,
         events_7d = r.events_7d + excluded.events_7d, events_30d = r.events_30d + excluded.events_30d
       RETURNING 1
-    ), c AS (
+    ), rollup_clusters AS (
       INSERT INTO honeypot_rollup_clusters AS r (tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4, events_24h, events_7d, events_30d)
-      SELECT (v ->> 0)::uuid, (v ->> 1)::uuid, v ->> 2, v ->> 3, (v ->> 4)::bigint, v ->> 5, (v ->> 6)::bigint, (v ->> 7)::bigint, (v ->> 8)::bigint
-      FROM ok, p, ${rows('c')} ORDER BY n
+      SELECT x.tenant_id, x.cluster_key, x.fingerprint_id, x.ua_class, x.asn, x.ja4, ${windows}
+      FROM rollup_state, (SELECT (v ->> 0)::uuid AS tenant_id, (v ->> 1)::uuid AS cluster_key, v ->> 2 AS fingerprint_id, v ->> 3 AS ua_class,
+          (v ->> 4)::bigint AS asn, v ->> 5 AS ja4, (v ->> 6)::timestamptz AS hour, (v ->> 7)::bigint AS n, n AS ord FROM rollup_payload, ${rows('c')}) x
+      WHERE x.hour >= rollup_state.from_30d
+      GROUP BY x.tenant_id, x.cluster_key, x.fingerprint_id, x.ua_class, x.asn, x.ja4 ORDER BY min(x.ord)
       ON CONFLICT (tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4) DO UPDATE SET events_24h = r.events_24h + excluded.events_24h,
         events_7d = r.events_7d + excluded.events_7d, events_30d = r.events_30d + excluded.events_30d
       RETURNING 1
-    ), s AS (
+    ), rollup_seen AS (
       INSERT INTO honeypot_rollup_seen AS r (tenant_id, fingerprint_id, ua_class, asn, ja4, first_seen, last_seen, ua_sample)
       SELECT (v ->> 0)::uuid, v ->> 1, v ->> 2, (v ->> 3)::bigint, v ->> 4, (v ->> 5)::timestamptz, (v ->> 6)::timestamptz, v ->> 7
-      FROM ok, p, ${rows('s')} ORDER BY n
+      FROM rollup_state, rollup_payload, ${rows('s')} ORDER BY n
       ON CONFLICT (tenant_id, fingerprint_id, ua_class, asn, ja4) DO UPDATE SET
         first_seen = least(r.first_seen, excluded.first_seen),
         last_seen = greatest(r.last_seen, excluded.last_seen),
@@ -160,11 +136,7 @@ export async function addDeltas(tx: Db, expected: WindowStarts, d: RollupDeltas)
             OR (excluded.last_seen = r.last_seen AND excluded.ua_sample COLLATE "C" > r.ua_sample COLLATE "C")
           THEN excluded.ua_sample ELSE r.ua_sample END
       RETURNING 1
-    )
-    SELECT (SELECT count(*) FROM ok) AS ok, (SELECT count(*) FROM h) AS h, (SELECT count(*) FROM d) AS d,
-      (SELECT count(*) FROM c) AS c, (SELECT count(*) FROM s) AS s`);
-  const [row] = rowsOf<{ ok: unknown }>(result);
-  return Number(row?.ok) === 1;
+    )`;
 }
 
 // Rebuild and window advance: the same rollups, computed from the events in SQL

@@ -7,10 +7,8 @@ import { assertThat, notFound } from '../../platform/errors.ts';
 import * as repo from './dashboard.repository.ts';
 import { findTenantBySlug } from './repository.ts';
 import {
-  aggregateBatch,
   HOUR_MS,
   hourStart,
-  type RollupEvent,
   VERIFIED_CLASSES,
   type Window,
   WINDOW_HOURS,
@@ -40,31 +38,12 @@ export const BASELINE_HOURS = 14 * 24;
 const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
 const pct = (part: number, whole: number) => (whole === 0 ? 0 : round((part / whole) * 100, 2));
 
-/**
- * Adds a stored batch to the rollups. Runs inside the ingest transaction, as its last statement
- * (so the rollup rows every ingest of a tenant shares stay locked only until the commit right
- * after); see repo.addDeltas for how it stays consistent with the window advance.
- */
-export async function recordRollups(tx: Db, events: readonly RollupEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  // The starts last seen are right but once an hour; when the advance has moved them, the add
-  // changes nothing and is redone with the starts read (under the share lock) from the state row.
-  if (lastStarts !== null && (await repo.addDeltas(tx, lastStarts, aggregateBatch(events, lastStarts)))) return;
-  const starts = await repo.shareWindowStarts(tx);
-  if (starts === null) throw new Error('honeypot_rollup_state has no row; the dashboard service creates it at start');
-  lastStarts = starts;
-  if (!(await repo.addDeltas(tx, starts, aggregateBatch(events, starts)))) throw new Error('the rollup window starts moved while locked');
-}
-
-/** The window starts the last ingest in this process found in the state row. */
-let lastStarts: WindowStarts | null = null;
-
 export interface DashboardQuery {
   tenant?: string | undefined;
   window: Window;
 }
 
-export function createDashboardService(deps: { db: Db; clock: Clock }) {
+export function createDashboardService(deps: { db: Db; clock: Clock; flushSamples?: () => Promise<void> }) {
   const { db, clock } = deps;
   /** Until this time (ms) the window columns are known to be current: they only go stale when an hour begins. */
   let freshUntil = 0;
@@ -242,6 +221,7 @@ export function createDashboardService(deps: { db: Db; clock: Clock }) {
     const started = performance.now();
     await dashboard({ window: '24h' });
     const dashboardQueryMs = round(performance.now() - started, 2);
+    await deps.flushSamples?.();
     const now = clock.now();
     const [honeypotEventCount, honeypotEvent24hCount, fingerprints, samples, span, state] = await Promise.all([
       repo.totalEvents(db, null),

@@ -175,7 +175,7 @@ export function honeypotEndpoints(deps: { tenants: TenantService; ingest: Ingest
       onResponse: async (request: FastifyRequest, reply: FastifyReply) => {
         const slug = request.headers['x-observatory-tenant'];
         const outcome = ingestOutcome.get(request);
-        await ingest.recordSample({
+        ingest.recordSample({
           tenantSlug: typeof slug === 'string' ? slug.slice(0, 64) : null,
           receivedAt: outcome?.receivedAt ?? clock.now(),
           outcome: reply.statusCode === 200 ? 'ok' : (request.errorReason ?? `http-${reply.statusCode}`),
@@ -256,7 +256,7 @@ export function honeypotEndpoints(deps: { tenants: TenantService; ingest: Ingest
           outcome = (error as { reason?: string }).reason ?? 'internal';
           throw error;
         } finally {
-          await ingest.recordSample({ tenantSlug: tenant.slug, receivedAt: acceptedAt, outcome, latencyMs: performance.now() - started, eventCount: outcome === 'ok' ? 1 : 0 });
+          ingest.recordSample({ tenantSlug: tenant.slug, receivedAt: acceptedAt, outcome, latencyMs: performance.now() - started, eventCount: outcome === 'ok' ? 1 : 0 });
         }
       },
     }),

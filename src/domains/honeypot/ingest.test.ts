@@ -21,6 +21,8 @@ function send(body: unknown, options: { slug?: string; key?: string; t?: number;
 }
 
 async function samples() {
+  // Samples are buffered and written in batches; write this instance's now.
+  await t.app.honeypot.ingest.flushSamples();
   return rowsOf<{ outcome: string; tenant_slug: string | null; event_count: number }>(
     await t.app.database.db.execute(sql`SELECT outcome, tenant_slug, event_count FROM ingest_samples ORDER BY id`),
   );

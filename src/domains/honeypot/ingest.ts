@@ -4,10 +4,11 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
-import { withTransaction } from '../../platform/db/transaction.ts';
+import { createGroupCommit } from '../../platform/db/group-commit.ts';
+import { isDatabaseUnavailable, withTransaction } from '../../platform/db/transaction.ts';
 import { badRequest, ServiceError } from '../../platform/errors.ts';
 import { Nullable } from '../../platform/http/registry.ts';
-import { recordRollups } from './dashboard.ts';
+import { aggregateBatch } from './rollups.ts';
 import * as repo from './repository.ts';
 import { checkSignature, parseSignatureHeader } from './signature.ts';
 import { decideTarpit, TARPIT_DELAY_MS, TARPIT_WINDOW_MS } from './tarpit.ts';
@@ -42,7 +43,6 @@ export const IngestBody = Type.Object({
 export type IngestBody = Static<typeof IngestBody>;
 const checkIngestBody = TypeCompiler.Compile(IngestBody);
 
-/** What the vendor registry says of one request (see docs/vendors.md). */
 /**
  * Parses and validates a raw ingest body exactly as the HTTP route does (same schema), for
  * callers that hold the raw bytes: the test event. Throws 400 malformed-json or invalid-body.
@@ -105,6 +105,8 @@ export interface IngestDeps {
   classifier: Classifier;
   geo: GeoLookup;
   fingerprints: Fingerprinter;
+  /** The tenant row by slug for verification, possibly cached; `fresh` forces a read. */
+  tenantBySlug(slug: string, fresh: boolean): Promise<repo.TenantRow | null>;
   /** Key for the keyed hash of client IPs. */
   ipHashKey: () => string;
   liarThreshold: number;
@@ -117,18 +119,62 @@ const INGEST_REFUSALS = {
   'stale-signature': 'The signature timestamp is more than 300 seconds from the server clock.',
 } as const;
 
+/** Events one group commit holds at most (docs/honeypot.md, "Group commit"). */
+export const GROUP_MAX_EVENTS = 2000;
+/** Group commits written at the same time by one instance. */
+export const GROUPS_IN_FLIGHT = 2;
+/** Ingest samples are written in batches: at this many, or this long after the first is buffered. */
+export const SAMPLE_FLUSH_COUNT = 500;
+export const SAMPLE_FLUSH_MS = 250;
+/** Samples kept for a later write while the database cannot take them; beyond it they are dropped. */
+const SAMPLE_BUFFER_MAX = 50_000;
+
+/** A stored row and the normalised UA its fingerprint was made from. */
+interface Derived {
+  row: repo.EventRow;
+  uaNormalized: string;
+}
+
+/** A verified request's events, classified and enriched, waiting for its group commit. */
+interface PreparedBatch {
+  /** The rows to store, one per distinct sender id (or per event without one). */
+  entries: Derived[];
+  /** For each request event, the index of the entry it stands for (a repeated id points at its first). */
+  slotOf: number[];
+  /** The sender id of each request event. */
+  senderIds: (string | null)[];
+}
+
+/** What an answer says of the event a request event stands for. */
+interface Original {
+  id: string;
+  uaClass: string;
+  fingerprintId: string;
+  tenantId: string;
+}
+
+const keyOf = (tenantId: string, id: string) => `${tenantId}|${id}`;
+
 export function createIngestService(deps: IngestDeps) {
   const { db, clock, classifier, geo, fingerprints } = deps;
 
   /**
    * Verifies `X-Observatory-Tenant` and `X-Observatory-Signature` over the raw body (spec D3):
-   * 401 unknown-tenant, bad-signature or stale-signature; 403 tenant-disabled.
+   * 401 unknown-tenant, bad-signature or stale-signature; 403 tenant-disabled. A signature that
+   * fails against a cached tenant row is checked once more against a fresh read (a secret rotated
+   * on another instance).
    */
   async function verify(slug: string | undefined, signature: string | undefined, rawBody: string): Promise<repo.TenantRow> {
-    const tenant = slug ? await repo.findTenantBySlug(db, slug) : null;
-    if (!tenant) throw new ServiceError(401, 'unknown-tenant', INGEST_REFUSALS['unknown-tenant']);
+    if (!slug) throw new ServiceError(401, 'unknown-tenant', INGEST_REFUSALS['unknown-tenant']);
     const now = clock.now();
-    const check = checkSignature(parseSignatureHeader(signature), verifyingSecrets(tenant, now), rawBody, now.getTime());
+    const parsed = parseSignatureHeader(signature);
+    let tenant = await deps.tenantBySlug(slug, false);
+    let check = tenant ? checkSignature(parsed, verifyingSecrets(tenant, now), rawBody, now.getTime()) : null;
+    if (check !== 'ok') {
+      tenant = await deps.tenantBySlug(slug, true);
+      check = tenant ? checkSignature(parsed, verifyingSecrets(tenant, now), rawBody, now.getTime()) : null;
+    }
+    if (!tenant || check === null) throw new ServiceError(401, 'unknown-tenant', INGEST_REFUSALS['unknown-tenant']);
     if (check !== 'ok') throw new ServiceError(401, check, INGEST_REFUSALS[check]);
     if (tenant.disabledAt !== null) throw new ServiceError(403, 'tenant-disabled', `Tenant ${tenant.slug} is disabled; its events are refused.`);
     return tenant;
@@ -148,12 +194,6 @@ export function createIngestService(deps: IngestDeps) {
         }
       }
     });
-  }
-
-  /** A stored row and the normalised UA its fingerprint was made from. */
-  interface Derived {
-    row: repo.EventRow;
-    uaNormalized: string;
   }
 
   async function derive(tenant: repo.TenantRow, event: IngestEvent, now: Date): Promise<Derived> {
@@ -194,13 +234,35 @@ export function createIngestService(deps: IngestDeps) {
     return { row, uaNormalized };
   }
 
-  function fingerprintDeltas(derived: Derived[]): repo.FingerprintDelta[] {
-    const byId = new Map<string, repo.FingerprintDelta>();
-    for (const { row, uaNormalized } of derived) {
-      const current = byId.get(row.fingerprintId);
+  /** Checks, classifies and enriches a verified body; nothing is written yet. */
+  async function prepare(tenant: repo.TenantRow, body: IngestBody): Promise<PreparedBatch> {
+    const now = clock.now();
+    checkEventBounds(body.events, now);
+    const batch: PreparedBatch = { entries: [], slotOf: [], senderIds: [] };
+    const firstOfSender = new Map<string, number>();
+    for (const event of body.events) {
+      batch.senderIds.push(event.id ?? null);
+      const earlierInBatch = event.id === undefined ? undefined : firstOfSender.get(event.id);
+      if (earlierInBatch !== undefined) {
+        batch.slotOf.push(earlierInBatch);
+        continue;
+      }
+      if (event.id !== undefined) firstOfSender.set(event.id, batch.entries.length);
+      batch.slotOf.push(batch.entries.length);
+      batch.entries.push(await derive(tenant, event, now));
+    }
+    return batch;
+  }
+
+  /** Per (tenant, fingerprint), what the stored rows add to its counters. */
+  function fingerprintDeltas(stored: readonly Derived[]): repo.FingerprintDelta[] {
+    const byKey = new Map<string, repo.FingerprintDelta>();
+    for (const { row, uaNormalized } of stored) {
+      const key = keyOf(row.tenantId, row.fingerprintId);
+      const current = byKey.get(key);
       const liar = row.uaClass === 'LIAR' ? 1 : 0;
       if (!current) {
-        byId.set(row.fingerprintId, {
+        byKey.set(key, {
           tenantId: row.tenantId,
           fingerprintId: row.fingerprintId,
           ja4: row.ja4,
@@ -226,109 +288,185 @@ export function createIngestService(deps: IngestDeps) {
       current.asn ??= row.asn;
     }
     // A stable order keeps concurrent upserts from deadlocking on the same fingerprints.
-    return [...byId.values()].sort((a, b) => a.fingerprintId.localeCompare(b.fingerprintId));
+    return [...byKey.values()].sort((a, b) => (a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.fingerprintId.localeCompare(b.fingerprintId)));
   }
 
-  /** Opens tarpits for fingerprints of this batch that crossed the liar threshold. */
-  async function updateTarpits(tx: Db, tenantId: string, liarFingerprints: string[], now: Date): Promise<void> {
-    const counts = await repo.countLiarEvents(tx, tenantId, liarFingerprints, new Date(now.getTime() - TARPIT_WINDOW_MS), new Date(now.getTime() + MAX_FUTURE_MS));
-    for (const fingerprintId of liarFingerprints) {
-      const liarEventCount = counts.get(fingerprintId) ?? 0;
-      const decision = decideTarpit(liarEventCount, deps.liarThreshold);
-      if (!decision.trigger) continue;
-      await repo.insertTarpit(tx, {
-        id: randomUUID(),
-        tenantId,
-        fingerprintId,
-        triggeredAt: now,
-        expiresAt: new Date(now.getTime() + deps.tarpitTtlMinutes * 60_000),
-        delayMs: TARPIT_DELAY_MS,
-        reason: decision.reason,
-        liarEventCount,
-        active: true,
-        endedAt: null,
-      });
+  const uniqueKeys = (list: readonly { tenantId: string; fingerprintId: string }[]): repo.FingerprintKey[] => [
+    ...new Map(list.map((k) => [keyOf(k.tenantId, k.fingerprintId), { tenantId: k.tenantId, fingerprintId: k.fingerprintId }])).values(),
+  ];
+
+  /**
+   * Opens a tarpit for each LIAR fingerprint of the group that has now reached the liar threshold
+   * within 10 minutes (spec A): the LIAR events stored before the group plus the group's own.
+   * Returns the fingerprints it opened. Runs after the group committed, in its own transaction: a
+   * crash in between loses no event, and the next LIAR event of the flood opens the tarpit.
+   */
+  async function openTarpits(stored: readonly Derived[], storedLiars: Map<string, number>, from: Date, to: Date, now: Date): Promise<string[]> {
+    const own = new Map<string, number>();
+    for (const { row } of stored) {
+      if (row.uaClass !== 'LIAR' || row.ts < from || row.ts > to) continue;
+      const key = keyOf(row.tenantId, row.fingerprintId);
+      own.set(key, (own.get(key) ?? 0) + 1);
     }
+    const opening = [...storedLiars].flatMap(([key, before]) => {
+      const liarEventCount = before + (own.get(key) ?? 0);
+      const decision = decideTarpit(liarEventCount, deps.liarThreshold);
+      return decision.trigger ? [{ key, liarEventCount, reason: decision.reason }] : [];
+    });
+    if (opening.length === 0) return [];
+    await withTransaction(db, async (tx) => {
+      for (const { key, liarEventCount, reason } of opening) {
+        const [tenantId, fingerprintId] = key.split('|') as [string, string];
+        await repo.endExpiredTarpit(tx, { tenantId, fingerprintId }, now);
+        // A conflict means a concurrent ingest opened it first: it is active either way.
+        await repo.insertTarpit(tx, {
+          id: randomUUID(),
+          tenantId,
+          fingerprintId,
+          triggeredAt: now,
+          expiresAt: new Date(now.getTime() + deps.tarpitTtlMinutes * 60_000),
+          delayMs: TARPIT_DELAY_MS,
+          reason,
+          liarEventCount,
+          active: true,
+          endedAt: null,
+        });
+      }
+    });
+    return opening.map((o) => o.key);
   }
 
   /**
-   * Classifies, enriches and stores a verified batch in one transaction; the answer is sent only
-   * after it commits, so an acknowledged event survives a crash.
+   * Stores the batches of one group and answers each; the answers are released only after the
+   * statement that stored them has committed, so an acknowledged event survives a crash.
+   *
+   * Optimistically every event is new and the group is one statement. When a sender id turns out
+   * to be stored already (the statement fails whole with a unique violation), the originals are
+   * looked up and the group is stored again without those events; a repeat within the group is
+   * answered from its first occurrence without asking the database.
    */
-  async function ingest(tenant: repo.TenantRow, body: IngestBody): Promise<IngestResult> {
+  async function writeGroup(batches: PreparedBatch[]): Promise<IngestResult[]> {
     const now = clock.now();
-    checkEventBounds(body.events, now);
-    const derived: Derived[] = [];
-    // Each request event points at the derived row it stands for; an id repeated within the
-    // batch points at its first occurrence.
-    const firstOfSender = new Map<string, number>();
-    const slotOf: number[] = [];
-    for (const event of body.events) {
-      const earlierInBatch = event.id === undefined ? undefined : firstOfSender.get(event.id);
-      if (earlierInBatch !== undefined) {
-        slotOf.push(earlierInBatch);
-        continue;
-      }
-      if (event.id !== undefined) firstOfSender.set(event.id, derived.length);
-      slotOf.push(derived.length);
-      derived.push(await derive(tenant, event, now));
+    const entries = batches.flatMap((b) => b.entries);
+    const firstInGroup = new Map<string, Derived>();
+    const repeatOf = new Map<string, Derived>();
+    for (const entry of entries) {
+      if (entry.row.senderId === null) continue;
+      const key = keyOf(entry.row.tenantId, entry.row.senderId);
+      const first = firstInGroup.get(key);
+      if (first) repeatOf.set(entry.row.id, first);
+      else firstInGroup.set(key, entry);
     }
-    const rows = derived.map((d) => d.row);
+    const liarFrom = new Date(now.getTime() - TARPIT_WINDOW_MS);
+    const liarTo = new Date(now.getTime() + MAX_FUTURE_MS);
 
-    return withTransaction(db, async (tx) => {
-      const inserted = await repo.insertEvents(tx, rows);
-      const stored = rows.filter((r) => inserted.has(r.id));
-      // Rows whose sender id was already stored: answer with the stored original.
-      const earlier = new Map(
-        (await repo.findEventsBySenderIds(tx, tenant.id, rows.filter((r) => !inserted.has(r.id) && r.senderId !== null).map((r) => r.senderId as string)))
-          .map((e) => [e.senderId as string, e]),
-      );
-      const liars = [...new Set(stored.filter((r) => r.uaClass === 'LIAR').map((r) => r.fingerprintId))].sort();
-      await updateTarpits(tx, tenant.id, liars, now);
+    let storedBefore = new Map<string, Original>();
+    const storedBeforeOf = (row: repo.EventRow) => (row.senderId === null ? undefined : storedBefore.get(keyOf(row.tenantId, row.senderId)));
+    let toStore: Derived[] = [];
+    let written: repo.GroupWritten | null = null;
+    for (let attempt = 0; written === null; attempt++) {
+      toStore = entries.filter((e) => !repeatOf.has(e.row.id) && storedBeforeOf(e.row) === undefined);
+      try {
+        written = await repo.storeGroup(db, {
+          rows: toStore.map((e) => e.row),
+          fingerprints: fingerprintDeltas(toStore),
+          rollups: aggregateBatch(toStore.map((e) => e.row)),
+          tarpitKeys: uniqueKeys([...toStore.map((e) => e.row), ...storedBefore.values()]),
+          liarKeys: uniqueKeys(toStore.filter((e) => e.row.uaClass === 'LIAR').map((e) => e.row)),
+          liarFrom,
+          liarTo,
+          now,
+        });
+      } catch (error) {
+        // Each retry knows every original committed before it; only a writer racing this one can
+        // make another necessary.
+        if (!repo.isUniqueViolation(error) || attempt >= 3) throw error;
+        const withSenderIds = [...firstInGroup.values()].map((e) => ({ tenantId: e.row.tenantId, senderId: e.row.senderId as string }));
+        storedBefore = new Map((await repo.findEventsBySenderIds(db, withSenderIds)).map((o) => [keyOf(o.tenantId, o.senderId), o]));
+      }
+    }
+    const tarpits = written.activeTarpits;
+    for (const key of await openTarpits(toStore, written.storedLiarEvents, liarFrom, liarTo, now)) tarpits.set(key, { delayMs: TARPIT_DELAY_MS });
 
+    const stored = new Set(toStore.map((e) => e.row.id));
+    const originalOf = (row: repo.EventRow): Original => storedBeforeOf(row) ?? (repeatOf.get(row.id)?.row ?? row);
+    return batches.map((batch) => {
       const answered = new Set<number>();
-      const resolved = slotOf.map((slot) => {
-        const row = rows[slot]!;
-        const isNew = inserted.has(row.id) && !answered.has(slot);
+      let duplicates = 0;
+      const events = batch.slotOf.map((slot, i) => {
+        const { row } = batch.entries[slot]!;
+        const original = originalOf(row);
+        const duplicate = !stored.has(row.id) || answered.has(slot);
         answered.add(slot);
-        const original = inserted.has(row.id) ? row : earlier.get(row.senderId as string);
-        if (!original) throw new Error('a duplicate event has no stored original');
-        return { eventId: original.id, uaClass: original.uaClass, fingerprintId: original.fingerprintId, duplicate: !isNew };
-      });
-      const tarpitted = new Map(
-        (await repo.activeTarpits(tx, tenant.id, [...new Set(resolved.map((r) => r.fingerprintId))], now)).map((t) => [t.fingerprintId, t]),
-      );
-      const events = resolved.map((r, i) => {
-        const tarpit = tarpitted.get(r.fingerprintId);
+        if (duplicate) duplicates += 1;
+        const tarpit = tarpits.get(keyOf(original.tenantId, original.fingerprintId));
         return {
-          id: body.events[i]?.id ?? null,
-          eventId: r.eventId,
-          uaClass: r.uaClass,
-          fingerprintId: r.fingerprintId,
+          id: batch.senderIds[i] ?? null,
+          eventId: original.id,
+          uaClass: original.uaClass,
+          fingerprintId: original.fingerprintId,
           tarpit: { active: tarpit !== undefined, delayMs: tarpit?.delayMs ?? 0 },
         };
       });
-      const duplicates = resolved.filter((r) => r.duplicate).length;
-      // Counters last, just before the commit: the fingerprint and rollup rows that concurrent
-      // ingests of a tenant share stay locked only until then (nothing above reads them).
-      await repo.upsertFingerprints(tx, fingerprintDeltas(derived.filter((d) => inserted.has(d.row.id))));
-      await recordRollups(tx, stored);
-      return { accepted: resolved.length - duplicates, duplicates, events };
+      return { accepted: events.length - duplicates, duplicates, events };
     });
+  }
+
+  const groups = createGroupCommit<PreparedBatch, IngestResult>({
+    write: writeGroup,
+    weight: (batch) => batch.entries.length,
+    maxWeight: GROUP_MAX_EVENTS,
+    maxInFlight: GROUPS_IN_FLIGHT,
+    retryAlone: (error) => !isDatabaseUnavailable(error),
+  });
+
+  // Ingest samples (the SLO) are buffered and written in batches: one per request would cost a
+  // commit each, more than the ingest itself.
+  let samples: repo.SampleRow[] = [];
+  let sampleTimer: NodeJS.Timeout | null = null;
+  let sampleFlush: Promise<void> = Promise.resolve();
+
+  function flushSamples(): Promise<void> {
+    if (sampleTimer) clearTimeout(sampleTimer);
+    sampleTimer = null;
+    const rows = samples;
+    samples = [];
+    sampleFlush = sampleFlush.then(async () => {
+      if (rows.length === 0) return;
+      try {
+        await repo.insertSamples(db, rows);
+      } catch (error) {
+        deps.log.warn({ err: error, samples: rows.length }, 'could not record ingest samples; keeping them for the next write');
+        samples = [...rows, ...samples].slice(-SAMPLE_BUFFER_MAX);
+      }
+    });
+    return sampleFlush;
   }
 
   return {
     verify,
-    ingest,
-    parseBody: parseIngestBody,
-    /** Records one ingest request's outcome and latency for the SLO; never fails the caller. */
-    async recordSample(sample: { tenantSlug: string | null; receivedAt: Date; outcome: string; latencyMs: number; eventCount: number }) {
-      try {
-        await repo.insertSample(db, sample);
-      } catch (error) {
-        deps.log.warn({ err: error }, 'could not record an ingest sample');
-      }
+    /**
+     * Classifies, enriches and stores a verified batch; it shares a transaction with the batches
+     * of concurrent requests (group commit) and resolves after that transaction commits.
+     */
+    async ingest(tenant: repo.TenantRow, body: IngestBody): Promise<IngestResult> {
+      return groups.submit(await prepare(tenant, body));
     },
+    parseBody: parseIngestBody,
+    /** Buffers one ingest request's outcome and latency for the SLO; never fails the caller. */
+    recordSample(sample: { tenantSlug: string | null; receivedAt: Date; outcome: string; latencyMs: number; eventCount: number }): void {
+      samples.push(sample);
+      if (samples.length >= SAMPLE_FLUSH_COUNT) void flushSamples();
+      else sampleTimer ??= setTimeout(() => void flushSamples(), SAMPLE_FLUSH_MS).unref();
+    },
+    /** Writes the buffered samples now (before the SLO read, at shutdown). */
+    flushSamples,
+    /** Waits for every ingest in flight to commit and writes the buffered samples (shutdown). */
+    async close(): Promise<void> {
+      await groups.drain();
+      await flushSamples();
+    },
+    groupStats: () => groups.stats(),
     expireTarpits: (now: Date) => repo.expireTarpits(db, now),
   };
 }

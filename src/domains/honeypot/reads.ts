@@ -207,6 +207,8 @@ export interface ReadDeps {
   /** The vendor registry in force (swapped by the range refresh job); replay reads `current`. */
   registry: RegistryHolder;
   lures?: LureFamilyDefinition[];
+  /** Writes this instance's buffered ingest samples, so the SLO read counts every request answered. */
+  flushSamples?: () => Promise<void>;
 }
 
 export function createReadService(deps: ReadDeps) {
@@ -457,6 +459,7 @@ export function createReadService(deps: ReadDeps) {
     const window = query.window;
     const now = clock.now();
     const from = new Date(now.getTime() - SLO_WINDOWS[window]);
+    await deps.flushSamples?.();
     const [summary, outcomes, perTenant] = await Promise.all([
       repo.sampleSummary(db, from, now, SIGNATURE_FAILURE_OUTCOMES),
       repo.sampleCountsBy(db, 'outcome', from, now),

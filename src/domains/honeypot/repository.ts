@@ -1,5 +1,8 @@
-import { and, asc, count, eq, gte, inArray, isNotNull, lte, sql } from 'drizzle-orm';
-import type { Db } from '../../platform/db/client.ts';
+import { and, asc, eq, isNotNull, lte, sql } from 'drizzle-orm';
+import { type Db, rowsOf } from '../../platform/db/client.ts';
+import { executePrepared, jsonRecords } from '../../platform/db/prepared.ts';
+import { rollupUpserts } from './dashboard.repository.ts';
+import type { RollupDeltas } from './rollups.ts';
 import {
   honeypotEvents,
   honeypotFingerprints,
@@ -53,28 +56,15 @@ export async function getOrCreateSetting(db: Db, key: string, value: string, at:
 
 // Events
 
-/** Inserts the events; a sender id seen before for the tenant is skipped. Returns the ids inserted. */
-export async function insertEvents(db: Db, rows: EventRow[]): Promise<Set<string>> {
-  if (rows.length === 0) return new Set();
-  const inserted = await db
-    .insert(honeypotEvents)
-    .values(rows)
-    .onConflictDoNothing({ target: [honeypotEvents.tenantId, honeypotEvents.senderId] })
-    .returning({ id: honeypotEvents.id });
-  return new Set(inserted.map((r) => r.id));
-}
-
-export async function findEventsBySenderIds(db: Db, tenantId: string, senderIds: string[]) {
-  if (senderIds.length === 0) return [];
-  return db
-    .select({
-      id: honeypotEvents.id,
-      senderId: honeypotEvents.senderId,
-      uaClass: honeypotEvents.uaClass,
-      fingerprintId: honeypotEvents.fingerprintId,
-    })
-    .from(honeypotEvents)
-    .where(and(eq(honeypotEvents.tenantId, tenantId), inArray(honeypotEvents.senderId, senderIds)));
+/** The stored events with these (tenant, sender id) pairs. */
+export async function findEventsBySenderIds(db: Db, keys: { tenantId: string; senderId: string }[]) {
+  if (keys.length === 0) return [];
+  const rows = rowsOf<{ id: string; tenantId: string; senderId: string; uaClass: string; fingerprintId: string }>(
+    await db.execute(sql`SELECT e.id, e.tenant_id AS "tenantId", e.sender_id AS "senderId", e.ua_class AS "uaClass", e.fingerprint_id AS "fingerprintId"
+      FROM honeypot_events e JOIN json_to_recordset(${JSON.stringify(keys)}::json) AS k("tenantId" uuid, "senderId" text)
+        ON e.tenant_id = k."tenantId" AND e.sender_id = k."senderId"`),
+  );
+  return rows;
 }
 
 export async function findEvent(db: Db, id: string): Promise<EventRow | null> {
@@ -98,72 +88,27 @@ export interface FingerprintDelta {
   liars: number;
 }
 
-/** Adds a batch's counts to each fingerprint, creating the ones seen for the first time. */
-export async function upsertFingerprints(db: Db, deltas: FingerprintDelta[]): Promise<void> {
-  if (deltas.length === 0) return;
-  await db
-    .insert(honeypotFingerprints)
-    .values(
-      deltas.map((d) => ({
-        tenantId: d.tenantId,
-        fingerprintId: d.fingerprintId,
-        ja4: d.ja4,
-        uaNormalized: d.uaNormalized,
-        uaSample: d.uaSample,
-        lastUaClass: d.lastUaClass,
-        asn: d.asn,
-        firstSeen: d.firstSeen,
-        lastSeen: d.lastSeen,
-        eventCount: d.events,
-        liarCount: d.liars,
-      })),
-    )
-    .onConflictDoUpdate({
-      target: [honeypotFingerprints.tenantId, honeypotFingerprints.fingerprintId],
-      set: {
-        eventCount: sql`${honeypotFingerprints.eventCount} + excluded.event_count`,
-        liarCount: sql`${honeypotFingerprints.liarCount} + excluded.liar_count`,
-        firstSeen: sql`least(${honeypotFingerprints.firstSeen}, excluded.first_seen)`,
-        lastSeen: sql`greatest(${honeypotFingerprints.lastSeen}, excluded.last_seen)`,
-        lastUaClass: sql`CASE WHEN excluded.last_seen >= ${honeypotFingerprints.lastSeen} THEN excluded.last_ua_class ELSE ${honeypotFingerprints.lastUaClass} END`,
-        uaSample: sql`CASE WHEN excluded.last_seen >= ${honeypotFingerprints.lastSeen} THEN excluded.ua_sample ELSE ${honeypotFingerprints.uaSample} END`,
-        asn: sql`coalesce(excluded.asn, ${honeypotFingerprints.asn})`,
-      },
-    });
-}
-
 // Tarpits
 
-/** LIAR events per fingerprint of a tenant with `ts` in [from, to]. */
-export async function countLiarEvents(db: Db, tenantId: string, fingerprintIds: string[], from: Date, to: Date) {
-  if (fingerprintIds.length === 0) return new Map<string, number>();
-  const rows = await db
-    .select({ fingerprintId: honeypotEvents.fingerprintId, n: count() })
-    .from(honeypotEvents)
-    .where(
-      and(
-        eq(honeypotEvents.tenantId, tenantId),
-        inArray(honeypotEvents.fingerprintId, fingerprintIds),
-        eq(honeypotEvents.uaClass, 'LIAR'),
-        gte(honeypotEvents.ts, from),
-        lte(honeypotEvents.ts, to),
-      ),
-    )
-    .groupBy(honeypotEvents.fingerprintId);
-  return new Map(rows.map((r) => [r.fingerprintId, Number(r.n)]));
+/** A fingerprint of a tenant. */
+export interface FingerprintKey {
+  tenantId: string;
+  fingerprintId: string;
 }
-
-export async function activeTarpits(db: Db, tenantId: string, fingerprintIds: string[], now: Date): Promise<TarpitRow[]> {
-  if (fingerprintIds.length === 0) return [];
-  return db
-    .select()
-    .from(honeypotTarpits)
+/**
+ * Ends the fingerprint's tarpit if it is still marked active after its expiry (the expire job has
+ * not run yet), so that a new one can open: only one active row per fingerprint may exist.
+ */
+export async function endExpiredTarpit(db: Db, key: FingerprintKey, now: Date): Promise<void> {
+  await db
+    .update(honeypotTarpits)
+    .set({ active: false, endedAt: now })
     .where(
       and(
-        eq(honeypotTarpits.tenantId, tenantId),
-        inArray(honeypotTarpits.fingerprintId, fingerprintIds),
+        eq(honeypotTarpits.tenantId, key.tenantId),
+        eq(honeypotTarpits.fingerprintId, key.fingerprintId),
         eq(honeypotTarpits.active, true),
-        sql`${honeypotTarpits.expiresAt} > ${now.toISOString()}::timestamptz`,
+        lte(honeypotTarpits.expiresAt, now),
       ),
     );
 }
@@ -184,8 +129,126 @@ export async function expireTarpits(db: Db, now: Date): Promise<number> {
   return ended.length;
 }
 
+// The ingest write
+
+/** One group of ingested events and what it adds to the counters (see `storeGroup`). */
+export interface GroupWrite {
+  /** Events whose sender ids no stored event has (as far as the caller knows). */
+  rows: EventRow[];
+  /** Per (tenant, fingerprint), at most once each, what the rows add. */
+  fingerprints: FingerprintDelta[];
+  rollups: RollupDeltas;
+  /** The fingerprints whose tarpit state the answers report. */
+  tarpitKeys: readonly FingerprintKey[];
+  /** The fingerprints that sent a LIAR event in this group. */
+  liarKeys: readonly FingerprintKey[];
+  /** LIAR events with `ts` in [liarFrom, liarTo] count toward the tarpit. */
+  liarFrom: Date;
+  liarTo: Date;
+  now: Date;
+}
+
+export interface GroupWritten {
+  /** The active, unexpired tarpits among `tarpitKeys`, keyed `<tenantId>|<fingerprintId>`. */
+  activeTarpits: Map<string, { delayMs: number }>;
+  /**
+   * For each of `liarKeys` without an active tarpit: its LIAR events in the window stored before
+   * this statement (the group's own are not included).
+   */
+  storedLiarEvents: Map<string, number>;
+}
+
+const keysJson = (keys: readonly FingerprintKey[]) => JSON.stringify(keys.map((k) => [k.tenantId, k.fingerprintId]));
+const keysOf = (json: string) => sql`SELECT (k ->> 0)::uuid AS tenant_id, k ->> 1 AS fingerprint_id FROM json_array_elements(${json}::json) AS k`;
+const pairsOf = (value: unknown): [string, string, unknown][] => (typeof value === 'string' ? JSON.parse(value) : value) as [string, string, unknown][];
+
+/**
+ * Stores a group of events with everything they add to the fingerprints and rollups, and reads the
+ * tarpit state its answers need, in one prepared statement and so one round trip and one commit
+ * (docs/honeypot.md, "Group commit"). A statement is atomic: all of it is stored or none.
+ *
+ * The events are inserted plainly: a sender id the tenant already stored (or another writer is
+ * storing) fails the whole statement with a unique violation (`isUniqueViolation`), so that the
+ * caller can look up the originals and store the rest; the counters are never fed an event that
+ * was not stored.
+ */
+export async function storeGroup(db: Db, w: GroupWrite): Promise<GroupWritten> {
+  const fingerprints = w.fingerprints.map((d) => ({
+    tenantId: d.tenantId,
+    fingerprintId: d.fingerprintId,
+    ja4: d.ja4,
+    uaNormalized: d.uaNormalized,
+    uaSample: d.uaSample,
+    lastUaClass: d.lastUaClass,
+    asn: d.asn,
+    firstSeen: d.firstSeen,
+    lastSeen: d.lastSeen,
+    eventCount: d.events,
+    liarCount: d.liars,
+  }));
+  const result = await executePrepared(
+    db,
+    'honeypot_ingest_group',
+    sql`WITH stored_events AS (
+        INSERT INTO honeypot_events SELECT * FROM json_populate_recordset(NULL::honeypot_events, ${jsonRecords(honeypotEvents, w.rows)}::json)
+        RETURNING 1
+      ), stored_fingerprints AS (
+        INSERT INTO honeypot_fingerprints AS f
+        SELECT * FROM json_populate_recordset(NULL::honeypot_fingerprints, ${jsonRecords(honeypotFingerprints, fingerprints)}::json)
+        ON CONFLICT (tenant_id, fingerprint_id) DO UPDATE SET
+          event_count = f.event_count + excluded.event_count,
+          liar_count = f.liar_count + excluded.liar_count,
+          first_seen = least(f.first_seen, excluded.first_seen),
+          last_seen = greatest(f.last_seen, excluded.last_seen),
+          last_ua_class = CASE WHEN excluded.last_seen >= f.last_seen THEN excluded.last_ua_class ELSE f.last_ua_class END,
+          ua_sample = CASE WHEN excluded.last_seen >= f.last_seen THEN excluded.ua_sample ELSE f.ua_sample END,
+          asn = coalesce(excluded.asn, f.asn)
+        RETURNING 1
+      ), ${rollupUpserts(w.rollups)},
+      tarpit_keys AS (${keysOf(keysJson(w.tarpitKeys))}),
+      active_tarpits AS (
+        SELECT t.tenant_id, t.fingerprint_id, t.delay_ms FROM tarpit_keys k
+        JOIN honeypot_tarpits t ON t.tenant_id = k.tenant_id AND t.fingerprint_id = k.fingerprint_id
+        WHERE t.active AND t.expires_at > ${w.now.toISOString()}::timestamptz
+      ),
+      liar_keys AS (${keysOf(keysJson(w.liarKeys))}),
+      stored_liars AS (
+        SELECT l.tenant_id, l.fingerprint_id,
+          (SELECT count(*) FROM honeypot_events e WHERE e.tenant_id = l.tenant_id AND e.fingerprint_id = l.fingerprint_id AND e.ua_class = 'LIAR'
+            AND e.ts >= ${w.liarFrom.toISOString()}::timestamptz AND e.ts <= ${w.liarTo.toISOString()}::timestamptz) AS n
+        FROM liar_keys l
+        WHERE NOT EXISTS (SELECT 1 FROM active_tarpits a WHERE a.tenant_id = l.tenant_id AND a.fingerprint_id = l.fingerprint_id)
+      )
+      SELECT (SELECT count(*) FROM rollup_state) AS "stateRows",
+        (SELECT coalesce(json_agg(json_build_array(tenant_id, fingerprint_id, delay_ms)), '[]') FROM active_tarpits) AS active,
+        (SELECT coalesce(json_agg(json_build_array(tenant_id, fingerprint_id, n)), '[]') FROM stored_liars) AS liars`,
+  );
+  const [row] = rowsOf<{ stateRows: unknown; active: unknown; liars: unknown }>(result);
+  if (Number(row?.stateRows) !== 1) throw new Error('honeypot_rollup_state has no row; the dashboard service creates it at start');
+  return {
+    activeTarpits: new Map(pairsOf(row!.active).map(([tenantId, fingerprintId, delayMs]) => [`${tenantId}|${fingerprintId}`, { delayMs: Number(delayMs) }])),
+    storedLiarEvents: new Map(pairsOf(row!.liars).map(([tenantId, fingerprintId, n]) => [`${tenantId}|${fingerprintId}`, Number(n)])),
+  };
+}
+
+/** True when `error` (or what it wraps) is PostgreSQL's unique_violation. */
+export function isUniqueViolation(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && depth < 5; depth++) {
+    if ((e as { code?: unknown }).code === '23505') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 // Ingest samples
 
-export async function insertSample(db: Db, row: SampleRow): Promise<void> {
-  await db.insert(ingestSamples).values(row);
+/** Inserts buffered ingest samples in one statement. */
+export async function insertSamples(db: Db, rows: readonly SampleRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await executePrepared(
+    db,
+    'ingest_samples_insert',
+    sql`INSERT INTO ingest_samples (tenant_slug, received_at, outcome, latency_ms, event_count)
+      SELECT tenant_slug, received_at, outcome, latency_ms, event_count FROM json_populate_recordset(NULL::ingest_samples, ${jsonRecords(ingestSamples, rows)}::json)`,
+  );
 }

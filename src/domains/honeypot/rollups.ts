@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { memoizeByText } from '../../platform/memo.ts';
 
 /**
  * Rollups of honeypot events (docs/honeypot-dashboard.md, "Rollups"). Pure: no I/O, no clock.
@@ -63,7 +64,9 @@ export function rollupTime(ts: Date, receivedAt: Date): Date {
  * UUID. Values can be 2 KB long (paths, user agents), too long for a B-tree key; SQL computes the
  * same with `encode(substring(sha256(convert_to(v, 'UTF8')) from 1 for 16), 'hex')::uuid`.
  */
-export function valueKey(value: string): string {
+export const valueKey = memoizeByText(hashKey);
+
+function hashKey(value: string): string {
   const hex = createHash('sha256').update(value, 'utf8').digest('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
@@ -111,15 +114,17 @@ export interface HourlyDelta {
   events: number;
 }
 
-/** Window counts to add per (tenant, dimension, value). */
+/**
+ * Events to add per (tenant, dimension, value) and hour bucket. Which window columns they count in
+ * is decided where they are added, against the window starts locked there (dashboard.repository).
+ */
 export interface DimDelta {
   tenantId: string;
   dim: Dim;
   key: string;
   value: string;
-  events24h: number;
-  events7d: number;
-  events30d: number;
+  hour: Date;
+  events: number;
 }
 
 /** The identity of a cluster member: one fingerprint seen with one class, AS and JA4. */
@@ -133,12 +138,12 @@ export interface MemberKey {
   ja4: string;
 }
 
+/** Events to add per cluster member and hour bucket. */
 export interface ClusterDelta extends MemberKey {
   /** clusterKey(ja4, uaClass, asn). */
   clusterKey: string;
-  events24h: number;
-  events7d: number;
-  events30d: number;
+  hour: Date;
+  events: number;
 }
 
 /** First and last rollup time of a member over all history, and the UA of its latest event. */
@@ -171,19 +176,16 @@ const memberCmp = (a: MemberKey, b: MemberKey) =>
   cmp(a.tenantId, b.tenantId) || cmp(a.fingerprintId, b.fingerprintId) || cmp(a.uaClass, b.uaClass) || a.asn - b.asn || cmp(a.ja4, b.ja4);
 
 /**
- * Aggregates a batch of stored events into deltas for the rollup tables. An event counts in a
- * window when its hour bucket is at or after the window's start; events older than the 30-day
- * window still count in the hourly table and in first/last seen. Every list comes out in key
- * order, so concurrent transactions lock rollup rows in the same order and cannot deadlock.
+ * Aggregates a batch of stored events into deltas for the rollup tables, per hour bucket (the
+ * window columns are filled from the hours where the deltas are added, under the lock that orders
+ * them with the window advance). Every list comes out in key order, so concurrent writers touch
+ * rollup rows in the same order and cannot deadlock.
  */
-export function aggregateBatch(events: readonly RollupEvent[], starts: WindowStarts): RollupDeltas {
+export function aggregateBatch(events: readonly RollupEvent[]): RollupDeltas {
   const hourly = new Map<string, HourlyDelta>();
   const dims = new Map<string, DimDelta>();
   const clusters = new Map<string, ClusterDelta>();
   const seen = new Map<string, SeenDelta>();
-  const from24 = starts['24h'].getTime();
-  const from7 = starts['7d'].getTime();
-  const from30 = starts['30d'].getTime();
 
   for (const e of events) {
     const at = rollupTime(e.ts, e.receivedAt);
@@ -211,33 +213,23 @@ export function aggregateBatch(events: readonly RollupEvent[], starts: WindowSta
       }
     }
 
-    const t = hour.getTime();
-    if (t < from30) continue;
-    const in24 = t >= from24 ? 1 : 0;
-    const in7 = t >= from7 ? 1 : 0;
-
-    const c = clusters.get(memberId);
-    if (c) {
-      c.events24h += in24;
-      c.events7d += in7;
-      c.events30d += 1;
-    } else clusters.set(memberId, { ...member, clusterKey: clusterKey(member.ja4, member.uaClass, member.asn), events24h: in24, events7d: in7, events30d: 1 });
+    const c = clusters.get(`${memberId}|${hourKey}`);
+    if (c) c.events += 1;
+    else clusters.set(`${memberId}|${hourKey}`, { ...member, clusterKey: clusterKey(member.ja4, member.uaClass, member.asn), hour, events: 1 });
 
     for (const [dim, value] of dimValuesOf(e)) {
-      const id = `${e.tenantId}|${dim}|${value}`;
+      const id = `${e.tenantId}|${dim}|${value}|${hour.getTime()}`;
       const d = dims.get(id);
-      if (d) {
-        d.events24h += in24;
-        d.events7d += in7;
-        d.events30d += 1;
-      } else dims.set(id, { tenantId: e.tenantId, dim, key: valueKey(value), value, events24h: in24, events7d: in7, events30d: 1 });
+      if (d) d.events += 1;
+      else dims.set(id, { tenantId: e.tenantId, dim, key: valueKey(value), value, hour, events: 1 });
     }
   }
 
+  const byHour = (a: { hour: Date }, b: { hour: Date }) => a.hour.getTime() - b.hour.getTime();
   return {
-    hourly: [...hourly.values()].sort((a, b) => a.hour.getTime() - b.hour.getTime() || cmp(a.tenantId, b.tenantId)),
-    dims: [...dims.values()].sort((a, b) => cmp(a.tenantId, b.tenantId) || cmp(a.dim, b.dim) || cmp(a.key, b.key)),
-    clusters: [...clusters.values()].sort((a, b) => cmp(a.tenantId, b.tenantId) || cmp(a.clusterKey, b.clusterKey) || memberCmp(a, b)),
+    hourly: [...hourly.values()].sort((a, b) => byHour(a, b) || cmp(a.tenantId, b.tenantId)),
+    dims: [...dims.values()].sort((a, b) => cmp(a.tenantId, b.tenantId) || cmp(a.dim, b.dim) || cmp(a.key, b.key) || byHour(a, b)),
+    clusters: [...clusters.values()].sort((a, b) => cmp(a.tenantId, b.tenantId) || cmp(a.clusterKey, b.clusterKey) || memberCmp(a, b) || byHour(a, b)),
     seen: [...seen.values()].sort(memberCmp),
   };
 }

@@ -42,6 +42,14 @@ export function verifyingSecrets(tenant: repo.TenantRow, now: Date): string[] {
   return secrets;
 }
 
+/**
+ * How long ingest may verify against a tenant row it read before (docs/honeypot.md, "Tenant
+ * lookups"). Every change made on this instance takes effect at once; one made on another
+ * instance within this long. A signature that fails against a cached row is checked again against
+ * a fresh read, so a rotated secret is never refused.
+ */
+export const TENANT_CACHE_MS = 1000;
+
 export interface CallContext {
   principal: Principal;
   requestId: string;
@@ -50,9 +58,11 @@ export interface CallContext {
 export function createTenantService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
   const { db, clock, audit } = deps;
   const actor = (p: Principal) => ({ userId: p.userId, username: p.username });
+  /** Tenant rows (or their absence) by slug, read at `readAt` (a monotonic clock: staleness is real time, not the service clock). */
+  const cache = new Map<string, { row: repo.TenantRow | null; readAt: number }>();
 
   async function change(ctx: CallContext, slug: string, verb: string, apply: (row: repo.TenantRow, now: Date) => Partial<repo.TenantRow> | null) {
-    return withTransaction(db, async (tx) => {
+    const result = await withTransaction(db, async (tx) => {
       const row = await repo.lockTenant(tx, slug);
       assertThat(row, notFound(`There is no tenant ${slug}.`));
       const now = clock.now();
@@ -71,6 +81,9 @@ export function createTenantService(deps: { db: Db; clock: Clock; audit: AuditLo
       });
       return { row: next, changed: true };
     });
+    // After the commit, so that no lookup in between can cache the row as it was.
+    cache.delete(slug);
+    return result;
   }
 
   return {
@@ -79,6 +92,20 @@ export function createTenantService(deps: { db: Db; clock: Clock; audit: AuditLo
     },
 
     findBySlug: (slug: string) => repo.findTenantBySlug(db, slug),
+
+    /**
+     * The tenant for ingest verification: read at most once per TENANT_CACHE_MS per slug (unknown
+     * slugs included), or fresh when `fresh` is set.
+     */
+    async forIngest(slug: string, fresh = false): Promise<repo.TenantRow | null> {
+      const cached = cache.get(slug);
+      const nowMs = performance.now();
+      if (!fresh && cached && nowMs - cached.readAt < TENANT_CACHE_MS) return cached.row;
+      const row = await repo.findTenantBySlug(db, slug);
+      if (cache.size >= 10_000) cache.clear();
+      cache.set(slug, { row, readAt: nowMs });
+      return row;
+    },
 
     async create(ctx: CallContext, input: { slug: string; name: string; notes?: string | null | undefined }) {
       const row: repo.TenantRow = {
@@ -103,6 +130,7 @@ export function createTenantService(deps: { db: Db; clock: Clock; audit: AuditLo
           requestId: ctx.requestId,
         });
       });
+      cache.delete(row.slug);
       return { tenant: toTenantView(row), signingSecret: row.signingSecret };
     },
 

@@ -33,6 +33,8 @@ export interface HoneypotDomain {
   dashboard: DashboardService;
   endpoints(): Endpoint[];
   jobs(): JobDefinition[];
+  /** Lets ingest in flight commit and writes buffered samples; after HTTP has drained, before storage closes. */
+  close(): Promise<void>;
 }
 
 /**
@@ -63,12 +65,13 @@ export async function createHoneypotDomain(deps: {
     classifier: { classify: (input) => classifyRequest(registry.current, input) },
     geo,
     fingerprints: { fingerprintOf, hashIp, isValidIp },
+    tenantBySlug: (slug, fresh) => tenants.forIngest(slug, fresh),
     ipHashKey: () => ipHashKey,
     liarThreshold: config.honeypot.liarThreshold,
     tarpitTtlMinutes: config.honeypot.tarpitTtlMinutes,
   });
   const alerts = createAlertService({ db, clock, audit, outbound: deps.outbound, config, log: deps.log });
-  const dashboard = createDashboardService({ db, clock });
+  const dashboard = createDashboardService({ db, clock, flushSamples: ingest.flushSamples });
   // Creates the rollup state (and builds the rollups from stored events) on the first start.
   await dashboard.ensureRollups();
   return {
@@ -80,9 +83,10 @@ export async function createHoneypotDomain(deps: {
     endpoints: () => [
       ...honeypotEndpoints({ tenants, ingest, clock }),
       ...alertEndpoints({ alerts }),
-      ...readEndpoints({ reads: createReadService({ db, clock, registry }) }),
+      ...readEndpoints({ reads: createReadService({ db, clock, registry, flushSamples: ingest.flushSamples }) }),
       ...dashboardEndpoints({ dashboard }),
     ],
+    close: () => ingest.close(),
     jobs: () => [...honeypotJobs(ingest), ...vendorJobs({ db, registryRef: registry, config }), ...alertJobs(alerts), ...dashboardJobs(dashboard)],
   };
 }

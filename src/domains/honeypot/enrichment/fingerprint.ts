@@ -1,4 +1,5 @@
 import { hmacSha256Hex, sha256Hex } from '../../../platform/crypto.ts';
+import { memoizeByText } from '../../../platform/memo.ts';
 import { normaliseIp } from './ip.ts';
 
 /**
@@ -90,9 +91,12 @@ export function fingerprintInput(ja4: string | null, uaNormalized: string): stri
   return `${ja4 ?? '-'}|${uaNormalized}`;
 }
 
+/** normaliseUserAgent, remembered per UA (ingest normalises every event's). */
+const normalisedUa = memoizeByText(normaliseUserAgent);
+
 export function fingerprintOf(input: { ja4: string | null | undefined; ua: string }): Fingerprint {
   const ja4 = normaliseJa4(input.ja4);
-  const uaNormalized = normaliseUserAgent(input.ua);
+  const uaNormalized = typeof input.ua === 'string' ? normalisedUa(input.ua) : '';
   return { fingerprintId: sha256Hex(fingerprintInput(ja4, uaNormalized)).slice(0, 16), uaNormalized, ja4 };
 }
 

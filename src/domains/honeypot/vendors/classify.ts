@@ -1,4 +1,5 @@
-import { type ParsedIp, firstContaining, parseIp } from './ip.ts';
+import { memoizeByText } from '../../../platform/memo.ts';
+import { type ParsedIp, parseIp, PrefixIndex } from './ip.ts';
 import { hasProof, type Vendor, type VendorRegistry } from './registry.ts';
 import { genericBotRule, isBrowser } from './ua.ts';
 import { checkWebBotAuth, headerValue, type SignatureCheck, type SignatureStatus } from './web-bot-auth.ts';
@@ -80,6 +81,17 @@ function signatureAgentOf(headers: Record<string, string>): string | null {
   return (quoted ? quoted[1]! : raw.trim()).replace(/\/+$/, '');
 }
 
+/** Per registry (the refresh job swaps it), the vendors whose `uaPattern` a UA matches, remembered per UA. */
+const namedByUa = new WeakMap<VendorRegistry, (ua: string) => readonly Vendor[]>();
+function vendorsNamedByUa(registry: VendorRegistry, ua: string): readonly Vendor[] {
+  let lookup = namedByUa.get(registry);
+  if (!lookup) {
+    lookup = memoizeByText((text) => registry.vendors.filter((v) => v.ua.test(text)));
+    namedByUa.set(registry, lookup);
+  }
+  return lookup(ua);
+}
+
 /**
  * The vendors a request names, in registry order: by its UA matching `uaPattern` or by its
  * `Signature-Agent` header naming the vendor's agent. A request that names none this way but
@@ -88,9 +100,13 @@ function signatureAgentOf(headers: Record<string, string>): string | null {
  */
 export function claimedVendors(registry: VendorRegistry, ua: string, headers: Record<string, string>, signature: SignatureCheck): Vendor[] {
   const agent = signatureAgentOf(headers);
-  const named = registry.vendors.filter(
-    (v) => v.ua.test(ua) || (agent !== null && v.webBotAuth?.signatureAgent != null && v.webBotAuth.signatureAgent.replace(/\/+$/, '') === agent),
-  );
+  const byUa = vendorsNamedByUa(registry, ua);
+  const named =
+    agent === null
+      ? [...byUa]
+      : registry.vendors.filter(
+          (v) => byUa.includes(v) || (v.webBotAuth?.signatureAgent != null && v.webBotAuth.signatureAgent.replace(/\/+$/, '') === agent),
+        );
   if (named.length > 0 || signature.status !== 'valid' || signature.keyid === null) return named;
   const keyid = signature.keyid;
   return registry.vendors.filter((v) => v.keys.has(keyid));
@@ -134,8 +150,10 @@ export function decide(claimed: readonly Vendor[], facts: ProofFacts): Omit<Verd
   return { uaClass: failed ? 'LIAR' : 'UNVERIFIED_AGENT', vendorId: chosen.vendor.id, proof: null, ip: chosen.ip };
 }
 
-/** How a UA that names no vendor is sorted; a pure function of the UA. */
-export function classifyUnclaimed(ua: string): { uaClass: UaClass; rule: string } {
+/** How a UA that names no vendor is sorted; a pure function of the UA, so remembered per UA. */
+export const classifyUnclaimed = memoizeByText(sortUnclaimed);
+
+function sortUnclaimed(ua: string): { uaClass: UaClass; rule: string } {
   if (ua.trim() === '') return { uaClass: 'UNKNOWN', rule: 'empty' };
   const bot = genericBotRule(ua);
   if (bot !== null) return { uaClass: 'UNKNOWN_BOT', rule: bot };
@@ -167,11 +185,23 @@ function verdictOf(ua: string, claimed: readonly Vendor[], facts: ProofFacts): V
 export function vendorsHoldingIp(registry: VendorRegistry, ip: ParsedIp | null): Record<string, string> {
   const out: Record<string, string> = {};
   if (ip === null) return out;
-  for (const vendor of registry.vendors) {
-    const hit = firstContaining(vendor.ranges, ip);
+  const hits = prefixIndexOf(registry).firstOfEach(ip);
+  registry.vendors.forEach((vendor, i) => {
+    const hit = hits.get(i);
     if (hit) out[vendor.id] = hit.cidr;
-  }
+  });
   return out;
+}
+
+/** Every vendor's prefixes, indexed once per registry (the refresh job swaps the registry). */
+const prefixIndexes = new WeakMap<VendorRegistry, PrefixIndex>();
+function prefixIndexOf(registry: VendorRegistry): PrefixIndex {
+  let index = prefixIndexes.get(registry);
+  if (!index) {
+    index = new PrefixIndex(registry.vendors.map((v) => v.ranges));
+    prefixIndexes.set(registry, index);
+  }
+  return index;
 }
 
 function keyLookup(registry: VendorRegistry) {

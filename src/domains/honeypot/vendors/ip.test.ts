@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
-import { cidrContains, parseCidr, parseIp } from './ip.ts';
+import { cidrContains, firstContaining, type ParsedCidr, type ParsedIp, parseCidr, parseIp, PrefixIndex } from './ip.ts';
+import { loadVendorRegistry } from './registry.ts';
 
 describe('parseIp', () => {
   it('accepts dotted-quad IPv4 and IPv6 text, and maps ::ffff:a.b.c.d to IPv4', () => {
@@ -56,5 +57,49 @@ describe('parseCidr', () => {
     for (const text of ['1.2.3.4', '1.2.3.4/33', '1.2.3/24', '2001:db8::/129', '2001:db8::/-1', '1.2.3.4/ 8', '/8', 'a.b.c.d/8', '1.2.3.4/08x']) {
       expect(parseCidr(text), text).toBeNull();
     }
+  });
+});
+
+describe('PrefixIndex', () => {
+  const linear = (lists: ParsedCidr[][], ip: ParsedIp) =>
+    new Map(lists.flatMap((ranges, i) => {
+      const hit = firstContaining(ranges, ip);
+      return hit ? [[i, hit] as const] : [];
+    }));
+
+  it('finds, per list, exactly the first prefix a linear scan finds (random prefixes of every length)', () => {
+    const v4Prefix = fc.tuple(fc.ipV4(), fc.integer({ min: 0, max: 32 })).map(([a, bits]) => parseCidr(`${a}/${bits}`)!);
+    const v6Prefix = fc
+      .tuple(fc.ipV6(), fc.integer({ min: 0, max: 128 }))
+      .filter(([a]) => !a.includes('.') && !ipaddr.IPv6.parse(a).isIPv4MappedAddress())
+      .map(([a, bits]) => parseCidr(`${a}/${bits}`)!);
+    const lists = fc.array(fc.array(fc.oneof(v4Prefix, v6Prefix), { maxLength: 12 }), { maxLength: 6 });
+    // Addresses near the prefixes' own starts are the ones that hit.
+    fc.assert(
+      fc.property(lists, fc.array(fc.oneof(fc.ipV4(), fc.ipV6()), { maxLength: 8 }), (prefixLists, extra) => {
+        const index = new PrefixIndex(prefixLists);
+        const starts = prefixLists.flat().map((r) => ({ family: r.family, words: r.words }) as ParsedIp);
+        for (const ip of [...starts, ...extra.map((a) => parseIp(a)).filter((p): p is ParsedIp => p !== null)]) {
+          expect(index.firstOfEach(ip)).toEqual(linear(prefixLists, ip));
+        }
+      }),
+    );
+  });
+
+  it('agrees with a linear scan over the shipped registry, inside and outside its prefixes', () => {
+    const lists = loadVendorRegistry(null).vendors.map((v) => [...v.ranges]);
+    const index = new PrefixIndex(lists);
+    const inside = lists.flat().map((r) => ({ family: r.family, words: r.words.map((w, i) => (w | (~r.masks[i]! & 0x5a5a5a5a)) >>> 0) }) as ParsedIp);
+    let hits = 0;
+    for (const ip of inside) {
+      const expected = linear(lists, ip);
+      hits += expected.size > 0 ? 1 : 0;
+      expect(index.firstOfEach(ip)).toEqual(expected);
+    }
+    expect(hits).toBe(inside.length);
+    fc.assert(fc.property(fc.oneof(fc.ipV4(), fc.ipV6()), (a) => {
+      const ip = parseIp(a);
+      if (ip) expect(index.firstOfEach(ip)).toEqual(linear(lists, ip));
+    }));
   });
 });

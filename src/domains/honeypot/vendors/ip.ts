@@ -103,3 +103,68 @@ export function firstContaining(ranges: readonly ParsedCidr[], ip: ParsedIp): Pa
   for (const range of ranges) if (cidrContains(range, ip)) return range;
   return null;
 }
+
+/** A prefix of one of several lists, for `PrefixIndex`. */
+interface IndexedPrefix {
+  list: number;
+  position: number;
+  range: ParsedCidr;
+}
+
+/** Prefixes at least this long are filed under their first 16 (IPv4) or 32 (IPv6) bits; shorter ones are always checked. */
+const BUCKET_BITS = { 4: 16, 6: 32 } as const;
+
+/**
+ * Several prefix lists (one per vendor) indexed for membership tests: every prefix is filed under
+ * the top bits of the addresses it covers, so one address is compared only with the prefixes of
+ * its bucket (a handful) instead of every prefix of every list. `firstOfEach` answers exactly what
+ * `firstContaining` answers for each list.
+ */
+export class PrefixIndex {
+  private readonly buckets = new Map<string, IndexedPrefix[]>();
+  private readonly wide: IndexedPrefix[] = [];
+
+  constructor(lists: readonly (readonly ParsedCidr[])[]) {
+    lists.forEach((ranges, list) =>
+      ranges.forEach((range, position) => {
+        const entry = { list, position, range };
+        const bits = BUCKET_BITS[range.family];
+        const length = prefixLength(range);
+        // A prefix a little shorter than the bucket is filed under each bucket it spans (at most 256).
+        if (length < bits - 8) {
+          this.wide.push(entry);
+          return;
+        }
+        const first = range.words[0]! >>> (32 - bits);
+        const span = length >= bits ? 1 : 2 ** (bits - length);
+        for (let i = 0; i < span; i++) this.file(`${range.family}:${(first + i) >>> 0}`, entry);
+      }),
+    );
+  }
+
+  private file(key: string, entry: IndexedPrefix): void {
+    const bucket = this.buckets.get(key);
+    if (bucket) bucket.push(entry);
+    else this.buckets.set(key, [entry]);
+  }
+
+  /** For each list holding the address, its first prefix (in list order) that does. */
+  firstOfEach(ip: ParsedIp): Map<number, ParsedCidr> {
+    const found = new Map<number, IndexedPrefix>();
+    const consider = (entry: IndexedPrefix) => {
+      if (!cidrContains(entry.range, ip)) return;
+      const current = found.get(entry.list);
+      if (!current || entry.position < current.position) found.set(entry.list, entry);
+    };
+    const bits = BUCKET_BITS[ip.family];
+    for (const entry of this.buckets.get(`${ip.family}:${ip.words[0]! >>> (32 - bits)}`) ?? []) consider(entry);
+    for (const entry of this.wide) consider(entry);
+    return new Map([...found].map(([list, entry]) => [list, entry.range]));
+  }
+}
+
+function prefixLength(range: ParsedCidr): number {
+  let bits = 0;
+  for (const mask of range.masks) for (let w = mask >>> 0; w !== 0; w = (w << 1) >>> 0) bits += 1;
+  return bits;
+}
