@@ -86,6 +86,8 @@ export interface ScenarioResult {
   description: string;
   method: string;
   path: string;
+  /** Concurrent connections the load generator kept open. */
+  connections: number;
   requestsPerSec: number;
   latencyP50Ms: number;
   latencyP90Ms: number;
@@ -134,7 +136,7 @@ function stopAll(reason: string): void {
   abortCurrent = null;
 }
 
-function toCannonOptions(baseUrl: string, request: BenchRequest, settings: Settings, durationSec: number): autocannon.Options {
+function toCannonOptions(baseUrl: string, request: BenchRequest, settings: Settings, durationSec: number, connections: number): autocannon.Options {
   const headers: Record<string, string> = { ...(request.headers ?? {}) };
   let body: string | undefined;
   if (request.body !== undefined) {
@@ -146,7 +148,7 @@ function toCannonOptions(baseUrl: string, request: BenchRequest, settings: Setti
     method: request.method,
     headers,
     ...(body !== undefined ? { body } : {}),
-    connections: settings.connections,
+    connections,
     duration: durationSec,
     timeout: 10,
     ...(settings.workers > 0 ? { workers: settings.workers } : {}),
@@ -166,7 +168,7 @@ function statusCounts(result: autocannon.Result): Record<string, number> {
 function formatLine(r: ScenarioResult): string {
   const pct = r.pctOfHealthz === null ? '—' : `${r.pctOfHealthz.toFixed(1)}%`;
   return [
-    r.name.padEnd(16),
+    r.name.padEnd(18),
     `${r.requestsPerSec.toFixed(0).padStart(8)} req/s`,
     `p50 ${r.latencyP50Ms.toFixed(2).padStart(7)} ms`,
     `p95 ${r.latencyP95Ms.toFixed(2).padStart(7)} ms`,
@@ -186,14 +188,15 @@ async function runScenario(
 ): Promise<ScenarioResult> {
   const state = scenario.setup ? await scenario.setup(ctx) : undefined;
   const request = typeof scenario.request === 'function' ? scenario.request(ctx, state) : scenario.request;
+  const connections = scenario.connections ?? settings.connections;
 
   let warmup: ScenarioResult['warmup'] = null;
   if (settings.warmupSec > 0) {
-    const w = await cannon(toCannonOptions(ctx.baseUrl, request, settings, settings.warmupSec));
+    const w = await cannon(toCannonOptions(ctx.baseUrl, request, settings, settings.warmupSec, connections));
     warmup = { totalRequests: w.requests.total, non2xx: w.non2xx, errors: w.errors };
   }
   const eluBefore = performance.eventLoopUtilization();
-  const r = await cannon(toCannonOptions(ctx.baseUrl, request, settings, settings.durationSec));
+  const r = await cannon(toCannonOptions(ctx.baseUrl, request, settings, settings.durationSec, connections));
   const elu = performance.eventLoopUtilization(eluBefore).utilization;
   const requestsPerSec = r.requests.mean;
   return {
@@ -201,6 +204,7 @@ async function runScenario(
     description: scenario.description,
     method: request.method,
     path: request.path,
+    connections,
     requestsPerSec: round(requestsPerSec),
     latencyP50Ms: r.latency.p50,
     latencyP90Ms: r.latency.p90,

@@ -57,6 +57,8 @@ export interface Scenario<S = unknown> {
   setup?(ctx: BenchContext): Promise<S>;
   /** Seconds the setup may take beyond the usual allowance (seeding a million events). */
   setupBudgetSec?: number;
+  /** Concurrent connections for this scenario instead of BENCH_CONNECTIONS (recorded in its result). */
+  connections?: number;
   request: BenchRequest | ((ctx: BenchContext, state: S) => BenchRequest);
 }
 
@@ -103,10 +105,11 @@ async function benchTenant(ctx: BenchContext, slug: string): Promise<{ id: strin
   return tenant;
 }
 
-function signedIngest(name: string, batch: number, description: string) {
+function signedIngest(name: string, batch: number, description: string, connections?: number) {
   return defineScenario({
     name,
     description,
+    ...(connections !== undefined ? { connections } : {}),
     setup: async (ctx) => {
       const tenant = await benchTenant(ctx, 'bench-ingest');
       // Read by signed-ingest-request.cjs in autocannon's worker (which copies the environment).
@@ -147,6 +150,12 @@ scenarios.push(
     'ingest-single',
     1,
     'POST /api/observatory/honeypot/ingest, one event per request, freshly signed with a new sender id each time: verify, classify, enrich, store, roll up, sample.',
+  ),
+  signedIngest(
+    'ingest-single-100c',
+    1,
+    'The same as ingest-single with 100 connections instead of the run\'s default: a fleet of honeypots sending at once. Group commit writes the requests that wait together in one statement, so throughput grows with concurrency. Not the target\'s measurement (that is ingest-single).',
+    100,
   ),
   signedIngest(
     'ingest-batch-100',

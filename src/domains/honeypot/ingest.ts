@@ -165,17 +165,18 @@ export function createIngestService(deps: IngestDeps) {
    * on another instance).
    */
   async function verify(slug: string | undefined, signature: string | undefined, rawBody: string): Promise<repo.TenantRow> {
-    if (!slug) throw new ServiceError(401, 'unknown-tenant', INGEST_REFUSALS['unknown-tenant']);
     const now = clock.now();
     const parsed = parseSignatureHeader(signature);
-    let tenant = await deps.tenantBySlug(slug, false);
-    let check = tenant ? checkSignature(parsed, verifyingSecrets(tenant, now), rawBody, now.getTime()) : null;
-    if (check !== 'ok') {
-      tenant = await deps.tenantBySlug(slug, true);
-      check = tenant ? checkSignature(parsed, verifyingSecrets(tenant, now), rawBody, now.getTime()) : null;
+    const check = (row: repo.TenantRow) => checkSignature(parsed, verifyingSecrets(row, now), rawBody, now.getTime());
+    let tenant = slug ? await deps.tenantBySlug(slug, false) : null;
+    if (!tenant) throw new ServiceError(401, 'unknown-tenant', INGEST_REFUSALS['unknown-tenant']);
+    let result = check(tenant);
+    if (result !== 'ok') {
+      tenant = await deps.tenantBySlug(tenant.slug, true);
+      if (!tenant) throw new ServiceError(401, 'unknown-tenant', INGEST_REFUSALS['unknown-tenant']);
+      result = check(tenant);
     }
-    if (!tenant || check === null) throw new ServiceError(401, 'unknown-tenant', INGEST_REFUSALS['unknown-tenant']);
-    if (check !== 'ok') throw new ServiceError(401, check, INGEST_REFUSALS[check]);
+    if (result !== 'ok') throw new ServiceError(401, result, INGEST_REFUSALS[result]);
     if (tenant.disabledAt !== null) throw new ServiceError(403, 'tenant-disabled', `Tenant ${tenant.slug} is disabled; its events are refused.`);
     return tenant;
   }

@@ -1,6 +1,6 @@
 import { and, asc, eq, isNotNull, lte, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
-import { executePrepared, jsonRecords } from '../../platform/db/prepared.ts';
+import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
 import { rollupUpserts } from './dashboard.repository.ts';
 import type { RollupDeltas } from './rollups.ts';
 import {
@@ -190,11 +190,10 @@ export async function storeGroup(db: Db, w: GroupWrite): Promise<GroupWritten> {
     db,
     'honeypot_ingest_group',
     sql`WITH stored_events AS (
-        INSERT INTO honeypot_events SELECT * FROM json_populate_recordset(NULL::honeypot_events, ${jsonRecords(honeypotEvents, w.rows)}::json)
+        INSERT INTO honeypot_events ${insertRows(honeypotEvents, w.rows)}
         RETURNING 1
       ), stored_fingerprints AS (
-        INSERT INTO honeypot_fingerprints AS f
-        SELECT * FROM json_populate_recordset(NULL::honeypot_fingerprints, ${jsonRecords(honeypotFingerprints, fingerprints)}::json)
+        INSERT INTO honeypot_fingerprints AS f ${insertRows(honeypotFingerprints, fingerprints)}
         ON CONFLICT (tenant_id, fingerprint_id) DO UPDATE SET
           event_count = f.event_count + excluded.event_count,
           liar_count = f.liar_count + excluded.liar_count,
@@ -248,7 +247,6 @@ export async function insertSamples(db: Db, rows: readonly SampleRow[]): Promise
   await executePrepared(
     db,
     'ingest_samples_insert',
-    sql`INSERT INTO ingest_samples (tenant_slug, received_at, outcome, latency_ms, event_count)
-      SELECT tenant_slug, received_at, outcome, latency_ms, event_count FROM json_populate_recordset(NULL::ingest_samples, ${jsonRecords(ingestSamples, rows)}::json)`,
+    sql`INSERT INTO ingest_samples ${insertRows(ingestSamples, rows, ['tenantSlug', 'receivedAt', 'outcome', 'latencyMs', 'eventCount'])}`,
   );
 }

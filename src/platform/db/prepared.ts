@@ -1,4 +1,4 @@
-import { getTableColumns, type SQL } from 'drizzle-orm';
+import { getTableColumns, type SQL, sql } from 'drizzle-orm';
 import { PgDialect, type PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from './client.ts';
 
@@ -15,18 +15,19 @@ export function executePrepared(db: Db, name: string, query: SQL): Promise<unkno
 }
 
 /**
- * Rows of `table` (in their TypeScript shape) as one JSON array of objects keyed by column name,
- * for `json_populate_recordset(NULL::<table>, $1::json)`: a batch of any size travels as one
- * parameter, the statement text never changes (so it can be prepared), and neither side builds or
- * parses thousands of bind parameters. Dates become ISO text, which PostgreSQL reads back exactly.
+ * The `(columns) SELECT …` part of an INSERT of `rows` into `table`: the rows travel as one jsonb
+ * parameter of positional arrays and are read back typed from it. A batch of any size is one
+ * parameter, the statement text does not depend on the row count (so it can be prepared), and
+ * neither side builds or parses thousands of bind parameters. Positional jsonb is the cheapest
+ * decoding PostgreSQL offers here: about four times cheaper per row than `json_populate_recordset`
+ * (docs/performance.md). `only` limits the columns (leave out serial ids and defaults).
  */
-export function jsonRecords<T extends PgTable>(table: T, rows: readonly T['$inferInsert'][]): string {
-  const columns = Object.entries(getTableColumns(table)).map(([property, column]) => [property, column.name] as const);
-  return JSON.stringify(
-    rows.map((row) => {
-      const record: Record<string, unknown> = {};
-      for (const [property, name] of columns) record[name] = (row as Record<string, unknown>)[property] ?? null;
-      return record;
-    }),
-  );
+export function insertRows<T extends PgTable>(table: T, rows: readonly T['$inferInsert'][], only?: readonly (keyof T['$inferInsert'] & string)[]): SQL {
+  const columns = Object.entries(getTableColumns(table)).filter(([property]) => !only || (only as readonly string[]).includes(property));
+  const payload = JSON.stringify(rows.map((row) => columns.map(([property]) => (row as Record<string, unknown>)[property] ?? null)));
+  const names = columns.map(([, column]) => `"${column.name}"`).join(', ');
+  const values = columns
+    .map(([, column], i) => (column.getSQLType() === 'jsonb' ? `nullif(v -> ${i}, 'null'::jsonb)` : `(v ->> ${i})::${column.getSQLType()}`))
+    .join(', ');
+  return sql`(${sql.raw(names)}) SELECT ${sql.raw(values)} FROM jsonb_array_elements(${payload}::jsonb) AS v`;
 }
