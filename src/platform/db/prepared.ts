@@ -23,11 +23,40 @@ export function executePrepared(db: Db, name: string, query: SQL): Promise<unkno
  * (docs/performance.md). `only` limits the columns (leave out serial ids and defaults).
  */
 export function insertRows<T extends PgTable>(table: T, rows: readonly T['$inferInsert'][], only?: readonly (keyof T['$inferInsert'] & string)[]): SQL {
-  const columns = Object.entries(getTableColumns(table)).filter(([property]) => !only || (only as readonly string[]).includes(property));
-  const payload = JSON.stringify(rows.map((row) => columns.map(([property]) => (row as Record<string, unknown>)[property] ?? null)));
-  const names = columns.map(([, column]) => `"${column.name}"`).join(', ');
-  const values = columns
-    .map(([, column], i) => (column.getSQLType() === 'jsonb' ? `nullif(v -> ${i}, 'null'::jsonb)` : `(v ->> ${i})::${column.getSQLType()}`))
-    .join(', ');
-  return sql`(${sql.raw(names)}) SELECT ${sql.raw(values)} FROM jsonb_array_elements(${payload}::jsonb) AS v`;
+  const shape = rowShapeOf(table, only);
+  const payload = JSON.stringify(
+    rows.map((row) => {
+      const values: unknown[] = new Array(shape.properties.length);
+      for (let i = 0; i < shape.properties.length; i++) values[i] = (row as Record<string, unknown>)[shape.properties[i]!] ?? null;
+      return values;
+    }),
+  );
+  return sql`(${shape.names}) SELECT ${shape.values} FROM jsonb_array_elements(${payload}::jsonb) AS v`;
+}
+
+/** The column list and typed read-back of a table's rows (or of `only` its columns), made once per table and column set. */
+interface RowShape {
+  properties: string[];
+  names: SQL;
+  values: SQL;
+}
+const rowShapes = new WeakMap<PgTable, Map<string, RowShape>>();
+function rowShapeOf(table: PgTable, only: readonly string[] | undefined): RowShape {
+  const key = only?.join(',') ?? '*';
+  let byColumns = rowShapes.get(table);
+  if (!byColumns) rowShapes.set(table, (byColumns = new Map()));
+  const known = byColumns.get(key);
+  if (known) return known;
+  const columns = Object.entries(getTableColumns(table)).filter(([property]) => !only || only.includes(property));
+  const shape: RowShape = {
+    properties: columns.map(([property]) => property),
+    names: sql.raw(columns.map(([, column]) => `"${column.name}"`).join(', ')),
+    values: sql.raw(
+      columns
+        .map(([, column], i) => (column.getSQLType() === 'jsonb' ? `nullif(v -> ${i}, 'null'::jsonb)` : `(v ->> ${i})::${column.getSQLType()}`))
+        .join(', '),
+    ),
+  };
+  byColumns.set(key, shape);
+  return shape;
 }
