@@ -62,6 +62,18 @@ describe('400 for bad input, naming what is wrong', () => {
     expect(res.json().schema).toBe('svc-error.v1');
   });
 
+  it('refuses a string or key holding U+0000 (PostgreSQL cannot store it) with 400 naming the field, and accepts an escaped backslash', async () => {
+    const nul = await createToken('{"name":"x\\u0000y","scopes":["read:dashboard"]}');
+    expect(nul.statusCode).toBe(400);
+    expect(nul.json()).toMatchObject({ schema: 'svc-error.v1', reason: 'invalid-body', field: 'body.name' });
+    const nested = await createToken('{"name":"x","scopes":["read:dashboard","a\\u0000"]}');
+    expect(nested.json()).toMatchObject({ reason: 'invalid-body', field: 'body.scopes[1]' });
+    // The six characters \u0000 (an escaped backslash, then "u0000") are ordinary text.
+    const literal = await createToken('{"name":"x\\\\u0000y","scopes":["read:dashboard"]}');
+    expect(literal.statusCode, literal.body).toBe(200);
+    expect(literal.json().name).toBe('x\\u0000y');
+  });
+
   it('refuses a body that is not JSON', async () => {
     const res = await createToken('name=x', 'text/plain');
     expect(res.statusCode).toBe(400);

@@ -136,6 +136,18 @@ describe('signed ingest (refusals), each sampled with its outcome', () => {
     await expect.poll(async () => (await samples()).filter((s) => s.outcome === 'invalid-body').length).toBeGreaterThanOrEqual(cases.length);
   });
 
+  it('refuses text holding U+0000, which PostgreSQL cannot store, with 400 invalid-body naming the field', async () => {
+    for (const [event, field] of [
+      [{ path: '/a\u0000b', ip: '198.51.100.1' }, 'body.events[0].path'],
+      [{ path: '/a', ip: '198.51.100.1', ua: 'curl\u0000' }, 'body.events[0].ua'],
+      [{ path: '/a', ip: '198.51.100.1', headers: { 'x-a': 'b\u0000' } }, 'body.events[0].headers.x-a'],
+    ] as const) {
+      const res = await send({ events: [event] });
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json()).toMatchObject({ reason: 'invalid-body', field });
+    }
+  });
+
   it('accepts ts at the bounds: 30 days back and 5 minutes ahead', async () => {
     const res = await send({ events: [{ path: '/', ip: '198.51.100.1', ts: '2026-10-24T10:00:01Z' }, { path: '/', ip: '198.51.100.1', ts: '2026-11-23T10:04:59Z' }] });
     expect(res.statusCode).toBe(200);

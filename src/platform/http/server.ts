@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import type { Clock } from '../clock.ts';
 import type { Metrics } from '../metrics.ts';
 import { authenticate, type CredentialResolver } from './auth.ts';
+import { badRequest } from '../errors.ts';
 import { renderError } from './errors.ts';
 import { assertRegistryConsistent, type Endpoint, ErrorEnvelope, type Principal, toFastifyPath } from './registry.ts';
 
@@ -69,7 +70,13 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     request.rawBody = body as string;
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
-    parseJson(request, body as string, done);
+    parseJson(request, body as string, (error, value) => {
+      // PostgreSQL text and jsonb cannot hold U+0000: refuse it here, naming the field, rather
+      // than fail the write. Only a body with the escape in it is walked.
+      const field = error || !(body as string).includes('\\u0000') ? null : fieldWithNul(value, 'body');
+      if (field !== null) return done(badRequest('invalid-body', `${field} contains the NUL character (U+0000), which cannot be stored.`, { field }), undefined);
+      done(error, value);
+    });
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
@@ -146,4 +153,24 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     });
   }
   return app;
+}
+
+/** The first string (or object key) in a parsed JSON value that holds U+0000, as `body.a[2].b`; null when none does. */
+export function fieldWithNul(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = fieldWithNul(value[i], `${path}[${i}]`);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      if (key.includes('\u0000')) return `${path}.${key.replaceAll('\u0000', '\\u0000')}`;
+      const found = fieldWithNul(inner, `${path}.${key}`);
+      if (found !== null) return found;
+    }
+  }
+  return null;
 }
