@@ -206,9 +206,10 @@ export async function storeGroup(db: Db, w: GroupWrite): Promise<GroupWritten> {
       ), ${rollupUpserts(w.rollups)},
       tarpit_keys AS (${keysOf(keysJson(w.tarpitKeys))}),
       active_tarpits AS (
-        SELECT t.tenant_id, t.fingerprint_id, t.delay_ms FROM tarpit_keys k
-        JOIN honeypot_tarpits t ON t.tenant_id = k.tenant_id AND t.fingerprint_id = k.fingerprint_id
-        WHERE t.active AND t.expires_at > ${w.now.toISOString()}::timestamptz
+        -- One probe per key on the partial unique index of active rows, however many are active.
+        SELECT k.tenant_id, k.fingerprint_id, t.delay_ms FROM tarpit_keys k
+        CROSS JOIN LATERAL (SELECT delay_ms FROM honeypot_tarpits t WHERE t.tenant_id = k.tenant_id AND t.fingerprint_id = k.fingerprint_id
+          AND t.active AND t.expires_at > ${w.now.toISOString()}::timestamptz LIMIT 1) t
       ),
       liar_keys AS (${keysOf(keysJson(w.liarKeys))}),
       stored_liars AS (
