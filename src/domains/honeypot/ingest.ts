@@ -273,13 +273,13 @@ export function createIngestService(deps: IngestDeps) {
           asn: row.asn,
           firstSeen: row.ts,
           lastSeen: row.ts,
-          events: 1,
-          liars: liar,
+          eventCount: 1,
+          liarCount: liar,
         });
         continue;
       }
-      current.events += 1;
-      current.liars += liar;
+      current.eventCount += 1;
+      current.liarCount += liar;
       if (row.ts < current.firstSeen) current.firstSeen = row.ts;
       if (row.ts >= current.lastSeen) {
         current.lastSeen = row.ts;

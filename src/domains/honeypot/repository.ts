@@ -74,19 +74,8 @@ export async function findEvent(db: Db, id: string): Promise<EventRow | null> {
 
 // Fingerprints
 
-export interface FingerprintDelta {
-  tenantId: string;
-  fingerprintId: string;
-  ja4: string | null;
-  uaNormalized: string;
-  uaSample: string;
-  lastUaClass: string;
-  asn: number | null;
-  firstSeen: Date;
-  lastSeen: Date;
-  events: number;
-  liars: number;
-}
+/** What a batch adds to one fingerprint: its row as first seen, counts to add to a stored one. */
+export type FingerprintDelta = typeof honeypotFingerprints.$inferInsert;
 
 // Tarpits
 
@@ -173,19 +162,6 @@ const pairsOf = (value: unknown): [string, string, unknown][] => (typeof value =
  * was not stored.
  */
 export async function storeGroup(db: Db, w: GroupWrite): Promise<GroupWritten> {
-  const fingerprints = w.fingerprints.map((d) => ({
-    tenantId: d.tenantId,
-    fingerprintId: d.fingerprintId,
-    ja4: d.ja4,
-    uaNormalized: d.uaNormalized,
-    uaSample: d.uaSample,
-    lastUaClass: d.lastUaClass,
-    asn: d.asn,
-    firstSeen: d.firstSeen,
-    lastSeen: d.lastSeen,
-    eventCount: d.events,
-    liarCount: d.liars,
-  }));
   const result = await executePrepared(
     db,
     'honeypot_ingest_group',
@@ -193,7 +169,7 @@ export async function storeGroup(db: Db, w: GroupWrite): Promise<GroupWritten> {
         INSERT INTO honeypot_events ${insertRows(honeypotEvents, w.rows)}
         RETURNING 1
       ), stored_fingerprints AS (
-        INSERT INTO honeypot_fingerprints AS f ${insertRows(honeypotFingerprints, fingerprints)}
+        INSERT INTO honeypot_fingerprints AS f ${insertRows(honeypotFingerprints, w.fingerprints)}
         ON CONFLICT (tenant_id, fingerprint_id) DO UPDATE SET
           event_count = f.event_count + excluded.event_count,
           liar_count = f.liar_count + excluded.liar_count,

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { AuditLog } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { randomToken } from '../../platform/crypto.ts';
@@ -58,8 +59,8 @@ export interface CallContext {
 export function createTenantService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
   const { db, clock, audit } = deps;
   const actor = (p: Principal) => ({ userId: p.userId, username: p.username });
-  /** Tenant rows (or their absence) by slug, read at `readAt` (a monotonic clock: staleness is real time, not the service clock). */
-  const cache = new Map<string, { row: repo.TenantRow | null; readAt: number }>();
+  /** Tenant rows (or their absence) by slug; entries expire by real time (performance.now), not the service clock. */
+  const cache = new LRUCache<string, { row: repo.TenantRow | null }>({ max: 10_000, ttl: TENANT_CACHE_MS });
 
   async function change(ctx: CallContext, slug: string, verb: string, apply: (row: repo.TenantRow, now: Date) => Partial<repo.TenantRow> | null) {
     const result = await withTransaction(db, async (tx) => {
@@ -98,12 +99,10 @@ export function createTenantService(deps: { db: Db; clock: Clock; audit: AuditLo
      * slugs included), or fresh when `fresh` is set.
      */
     async forIngest(slug: string, fresh = false): Promise<repo.TenantRow | null> {
-      const cached = cache.get(slug);
-      const nowMs = performance.now();
-      if (!fresh && cached && nowMs - cached.readAt < TENANT_CACHE_MS) return cached.row;
+      const cached = fresh ? undefined : cache.get(slug);
+      if (cached) return cached.row;
       const row = await repo.findTenantBySlug(db, slug);
-      if (cache.size >= 10_000) cache.clear();
-      cache.set(slug, { row, readAt: nowMs });
+      cache.set(slug, { row });
       return row;
     },
 

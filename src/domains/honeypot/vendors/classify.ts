@@ -81,15 +81,25 @@ function signatureAgentOf(headers: Record<string, string>): string | null {
   return (quoted ? quoted[1]! : raw.trim()).replace(/\/+$/, '');
 }
 
-/** Per registry (the refresh job swaps it), the vendors whose `uaPattern` a UA matches, remembered per UA. */
-const namedByUa = new WeakMap<VendorRegistry, (ua: string) => readonly Vendor[]>();
-function vendorsNamedByUa(registry: VendorRegistry, ua: string): readonly Vendor[] {
-  let lookup = namedByUa.get(registry);
-  if (!lookup) {
-    lookup = memoizeByText((text) => registry.vendors.filter((v) => v.ua.test(text)));
-    namedByUa.set(registry, lookup);
+/**
+ * What is derived once per registry (the refresh job swaps it): the vendors whose `uaPattern` a UA
+ * matches, remembered per UA, and every vendor's prefixes indexed for membership tests.
+ */
+interface RegistryLookups {
+  namedByUa: (ua: string) => readonly Vendor[];
+  prefixes: PrefixIndex;
+}
+const lookups = new WeakMap<VendorRegistry, RegistryLookups>();
+function lookupsOf(registry: VendorRegistry): RegistryLookups {
+  let known = lookups.get(registry);
+  if (!known) {
+    known = {
+      namedByUa: memoizeByText((text) => registry.vendors.filter((v) => v.ua.test(text))),
+      prefixes: new PrefixIndex(registry.vendors.map((v) => v.ranges)),
+    };
+    lookups.set(registry, known);
   }
-  return lookup(ua);
+  return known;
 }
 
 /**
@@ -100,7 +110,7 @@ function vendorsNamedByUa(registry: VendorRegistry, ua: string): readonly Vendor
  */
 export function claimedVendors(registry: VendorRegistry, ua: string, headers: Record<string, string>, signature: SignatureCheck): Vendor[] {
   const agent = signatureAgentOf(headers);
-  const byUa = vendorsNamedByUa(registry, ua);
+  const byUa = lookupsOf(registry).namedByUa(ua);
   const named =
     agent === null
       ? [...byUa]
@@ -185,23 +195,12 @@ function verdictOf(ua: string, claimed: readonly Vendor[], facts: ProofFacts): V
 export function vendorsHoldingIp(registry: VendorRegistry, ip: ParsedIp | null): Record<string, string> {
   const out: Record<string, string> = {};
   if (ip === null) return out;
-  const hits = prefixIndexOf(registry).firstOfEach(ip);
+  const hits = lookupsOf(registry).prefixes.firstOfEach(ip);
   registry.vendors.forEach((vendor, i) => {
     const hit = hits.get(i);
     if (hit) out[vendor.id] = hit.cidr;
   });
   return out;
-}
-
-/** Every vendor's prefixes, indexed once per registry (the refresh job swaps the registry). */
-const prefixIndexes = new WeakMap<VendorRegistry, PrefixIndex>();
-function prefixIndexOf(registry: VendorRegistry): PrefixIndex {
-  let index = prefixIndexes.get(registry);
-  if (!index) {
-    index = new PrefixIndex(registry.vendors.map((v) => v.ranges));
-    prefixIndexes.set(registry, index);
-  }
-  return index;
 }
 
 function keyLookup(registry: VendorRegistry) {
