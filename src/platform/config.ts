@@ -38,6 +38,8 @@ export interface Config {
     /** LIAR events from one fingerprint within 10 minutes that trigger a tarpit. */
     liarThreshold: number;
     tarpitTtlMinutes: number;
+    /** Milliseconds after a group commit that the background applier adds pending events to the rollups. */
+    rollupApplyDelayMs: number;
     /** A JSON vendor registry that replaces the shipped one (spec D3). */
     vendorsFile: string | null;
     /** Refresh published vendor ranges from their URLs when the network allows. */
@@ -159,6 +161,7 @@ export function loadConfig(env: Env = process.env): Config {
     honeypot: {
       liarThreshold: integer(env, 'OBSERVATORY_LIAR_THRESHOLD', 5, 1, 10_000),
       tarpitTtlMinutes: integer(env, 'OBSERVATORY_TARPIT_TTL_MINUTES', 60, 1, 7 * 24 * 60),
+      rollupApplyDelayMs: integer(env, 'OBSERVATORY_ROLLUP_APPLY_DELAY_MS', 500, 0, 600_000),
       vendorsFile: text(env, 'OBSERVATORY_VENDORS_FILE'),
       vendorRefresh: flag(env, 'OBSERVATORY_VENDOR_REFRESH', true),
       ipHashKey: secretText(env, 'OBSERVATORY_IP_HASH_KEY', 32),

@@ -111,9 +111,11 @@ export interface NewFingerprint {
 /**
  * Fingerprints whose `minEvents`-th event was received in the period: fewer than `minEvents`
  * events received up to `after`, at least `minEvents` up to `upTo`. Only the period's events are
- * scanned: the count up to `after` is the fingerprint's running total (kept by ingest in the same
- * transaction as the events, so one statement sees both consistently) minus the events received
- * since `after`. Returns the first `limit` (most active first) and how many there are.
+ * scanned: the count up to `after` is the fingerprint's running total minus the events received
+ * since `after`. The running total counts every stored event except those still pending for the
+ * rollup applier, which are added here: the applier deletes a pending row and adds its events to
+ * the total in one statement, so one snapshot sees each event exactly once, in one or the other.
+ * Returns the first `limit` (most active first) and how many there are.
  */
 export async function newFingerprints(
   db: Db,
@@ -129,14 +131,25 @@ export async function newFingerprints(
         FROM honeypot_events
        WHERE tenant_id = ${args.tenantId} AND received_at > ${after}::timestamptz
        GROUP BY fingerprint_id
-    ), crossed AS (
-      SELECT f.fingerprint_id, f.ja4, f.asn, f.last_ua_class, f.ua_sample, r.in_period,
-             f.event_count - r.since_after AS before_period
+    ), pending AS (
+      SELECT e.fingerprint_id, count(*) AS n
+        FROM (SELECT DISTINCT unnest(event_ids) AS id FROM honeypot_rollup_pending) p
+        JOIN honeypot_events e ON e.id = p.id AND e.tenant_id = ${args.tenantId}
+       GROUP BY e.fingerprint_id
+    ), totals AS (
+      SELECT r.fingerprint_id, r.in_period, f.ja4, f.asn, f.last_ua_class, f.ua_sample,
+             coalesce(f.event_count, 0) + coalesce(p.n, 0) - r.since_after AS before_period
         FROM recent r
-        JOIN honeypot_fingerprints f ON f.tenant_id = ${args.tenantId} AND f.fingerprint_id = r.fingerprint_id
+        LEFT JOIN honeypot_fingerprints f ON f.tenant_id = ${args.tenantId} AND f.fingerprint_id = r.fingerprint_id
+        LEFT JOIN pending p ON p.fingerprint_id = r.fingerprint_id
        WHERE r.in_period > 0
-         AND f.event_count - r.since_after < ${args.minEvents}
-         AND f.event_count - r.since_after + r.in_period >= ${args.minEvents}
+    ), crossed AS (
+      SELECT t.fingerprint_id, coalesce(t.ja4, e.ja4) AS ja4, coalesce(t.asn, e.asn) AS asn, coalesce(t.last_ua_class, e.ua_class) AS last_ua_class,
+             coalesce(t.ua_sample, e.ua_raw) AS ua_sample, t.in_period, t.before_period
+        FROM (SELECT * FROM totals WHERE before_period < ${args.minEvents} AND before_period + in_period >= ${args.minEvents}) t
+        -- A fingerprint whose events are all pending has no row yet: its latest event stands in.
+        CROSS JOIN LATERAL (SELECT ja4, asn, ua_class, ua_raw FROM honeypot_events x
+          WHERE x.tenant_id = ${args.tenantId} AND x.fingerprint_id = t.fingerprint_id ORDER BY x.ts DESC LIMIT 1) e
     )
     SELECT fingerprint_id, ja4, asn, last_ua_class, ua_sample,
            in_period::int AS in_period, (before_period + in_period)::int AS total_events,

@@ -5,7 +5,6 @@ import {
   MAX_TS_AHEAD_MS,
   NO_ASN,
   NO_JA4,
-  type RollupDeltas,
   VERIFIED_CLASSES,
   type Window,
   WINDOWS,
@@ -35,6 +34,8 @@ const VERIFIED = sql.join(
   VERIFIED_CLASSES.map((c) => sql`${c}`),
   sql`, `,
 );
+/** The time an event counts at (rollups.ts `rollupTime`). */
+const AT = sql`least(e.ts, e.received_at)`;
 const KEY_OF = (value: SQL) => sql`encode(substring(sha256(convert_to(${value}, 'UTF8')) from 1 for 16), 'hex')::uuid`;
 
 // State
@@ -75,60 +76,63 @@ export async function setState(tx: Db, starts: WindowStarts, now: Date): Promise
     from_30d = ${at(starts['30d'])}, advanced_at = ${at(now)} WHERE id = 1`);
 }
 
-// Incremental maintenance (ingest)
+// Incremental maintenance: the pending rows ingest writes
+
+/** Pending rows one apply statement takes at most; `applyPending` repeats until none is left. */
+export const APPLY_GROUPS_PER_STATEMENT = 500;
 
 /**
- * The common table expressions that add one batch's deltas (rollups.ts `aggregateBatch`) to the
- * four rollup tables, for a statement that also stores the batch (repository.ts `storeGroup`): the
- * batch and its rollups commit together. Exposes `rollup_state` (one row, the window starts).
+ * Adds the events of pending rows (schema.ts `honeypotRollupPending`) to the four rollup tables and
+ * the fingerprint counters, and deletes those rows, in one statement: the counters and the queue
+ * change together or not at all. Returns how many pending rows it took (0: nothing was pending).
  *
- * Each of them joins the state row, share-locked, so no rollup row is touched before that lock is
- * held: the window advance and the rebuild (FOR UPDATE) wait for every writer that has added to
- * the rollups, and a writer that comes later sees the advanced starts. The window columns are filled from each delta's hour
- * against those starts (a delta from before the 30-day window adds only to the hourly and seen
- * tables). The deltas travel as one JSON parameter; rows are upserted in key order, so
- * concurrent writers take their row locks in one order.
+ * Lock order: the state row is share-locked (the EXISTS below is evaluated once, before the DELETE
+ * locks its first row), so the advance and the rebuild (FOR UPDATE, then the pending rows) can
+ * never wait for an apply that waits for them. Two applies delete disjoint rows: a row another
+ * apply deleted first is skipped. Counter rows are upserted in key order, so concurrent applies
+ * cannot deadlock. The rollup definitions are the rebuild's own (`dimCounts`, `clusterCounts`,
+ * the hourly and seen statements), so applying and rebuilding give the same tables.
  */
-export function rollupUpserts(d: RollupDeltas): SQL {
-  const payload = JSON.stringify({
-    h: d.hourly.map((x) => [x.hour.toISOString(), x.tenantId, x.events]),
-    d: d.dims.map((x) => [x.tenantId, x.dim, x.key, x.value, x.hour.toISOString(), x.events]),
-    c: d.clusters.map((x) => [x.tenantId, x.clusterKey, x.fingerprintId, x.uaClass, x.asn, x.ja4, x.hour.toISOString(), x.events]),
-    s: d.seen.map((x) => [x.tenantId, x.fingerprintId, x.uaClass, x.asn, x.ja4, x.firstSeen.toISOString(), x.lastSeen.toISOString(), x.uaSample]),
-  });
-  const rows = (list: string) => sql`jsonb_array_elements(rollup_payload.j -> ${sql.raw(`'${list}'`)}) WITH ORDINALITY AS e(v, n)`;
-  const windows = sql`coalesce(sum(x.n) FILTER (WHERE x.hour >= rollup_state.from_24h), 0), coalesce(sum(x.n) FILTER (WHERE x.hour >= rollup_state.from_7d), 0), sum(x.n)`;
-  return sql`rollup_payload AS (SELECT ${payload}::jsonb AS j),
-    rollup_state AS (SELECT from_24h, from_7d, from_30d FROM honeypot_rollup_state WHERE id = 1 FOR SHARE),
+export async function applyPending(db: Db): Promise<number> {
+  const result = await executePrepared(
+    db,
+    'honeypot_rollup_apply',
+    sql`WITH rollup_state AS (SELECT from_24h, from_7d, from_30d FROM honeypot_rollup_state WHERE id = 1 FOR SHARE),
+    taken AS (
+      DELETE FROM honeypot_rollup_pending WHERE EXISTS (SELECT 1 FROM rollup_state)
+        AND id IN (SELECT id FROM honeypot_rollup_pending ORDER BY id LIMIT ${APPLY_GROUPS_PER_STATEMENT})
+      RETURNING event_ids, fingerprints
+    ),
+    pending_events AS MATERIALIZED (
+      SELECT e.tenant_id, e.path, e.ua_raw, e.country, e.asn, e.ua_class, e.ja4, e.fingerprint_id, e.ts, ${AT} AS at,
+        CASE WHEN ${AT} >= s.from_24h THEN 1 ELSE 0 END AS m24, CASE WHEN ${AT} >= s.from_7d THEN 1 ELSE 0 END AS m7,
+        CASE WHEN ${AT} >= s.from_30d THEN 1 ELSE 0 END AS m30
+      FROM (SELECT DISTINCT unnest(event_ids) AS id FROM taken) p JOIN honeypot_events e ON e.id = p.id CROSS JOIN rollup_state s
+    ),
     rollup_hourly AS (
       INSERT INTO honeypot_rollup_hourly AS r (hour, tenant_id, events)
-      SELECT (v ->> 0)::timestamptz, (v ->> 1)::uuid, (v ->> 2)::bigint FROM rollup_state, rollup_payload, ${rows('h')} ORDER BY n
+      SELECT date_trunc('hour', at, 'UTC'), tenant_id, count(*) FROM pending_events GROUP BY 1, 2 ORDER BY 1, 2
       ON CONFLICT (hour, tenant_id) DO UPDATE SET events = r.events + excluded.events
       RETURNING 1
-    ), rollup_dims AS (
+    ),
+    rollup_dims AS (
       INSERT INTO honeypot_rollup_dims AS r (tenant_id, dim, key, value, events_24h, events_7d, events_30d)
-      SELECT x.tenant_id, x.dim, x.key, x.value, ${windows}
-      FROM rollup_state, (SELECT (v ->> 0)::uuid AS tenant_id, v ->> 1 AS dim, (v ->> 2)::uuid AS key, v ->> 3 AS value,
-          (v ->> 4)::timestamptz AS hour, (v ->> 5)::bigint AS n, n AS ord FROM rollup_payload, ${rows('d')}) x
-      WHERE x.hour >= rollup_state.from_30d
-      GROUP BY x.tenant_id, x.dim, x.key, x.value ORDER BY min(x.ord)
+      SELECT * FROM (${dimCounts(sql`SELECT * FROM pending_events WHERE m30 = 1`)}) a ORDER BY tenant_id, dim, key
       ON CONFLICT (tenant_id, dim, key) DO UPDATE SET events_24h = r.events_24h + excluded.events_24h,
         events_7d = r.events_7d + excluded.events_7d, events_30d = r.events_30d + excluded.events_30d
       RETURNING 1
-    ), rollup_clusters AS (
+    ),
+    rollup_clusters AS (
       INSERT INTO honeypot_rollup_clusters AS r (tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4, events_24h, events_7d, events_30d)
-      SELECT x.tenant_id, x.cluster_key, x.fingerprint_id, x.ua_class, x.asn, x.ja4, ${windows}
-      FROM rollup_state, (SELECT (v ->> 0)::uuid AS tenant_id, (v ->> 1)::uuid AS cluster_key, v ->> 2 AS fingerprint_id, v ->> 3 AS ua_class,
-          (v ->> 4)::bigint AS asn, v ->> 5 AS ja4, (v ->> 6)::timestamptz AS hour, (v ->> 7)::bigint AS n, n AS ord FROM rollup_payload, ${rows('c')}) x
-      WHERE x.hour >= rollup_state.from_30d
-      GROUP BY x.tenant_id, x.cluster_key, x.fingerprint_id, x.ua_class, x.asn, x.ja4 ORDER BY min(x.ord)
+      SELECT * FROM (${clusterCounts(sql`SELECT * FROM pending_events WHERE m30 = 1`)}) a
+      ORDER BY tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4
       ON CONFLICT (tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4) DO UPDATE SET events_24h = r.events_24h + excluded.events_24h,
         events_7d = r.events_7d + excluded.events_7d, events_30d = r.events_30d + excluded.events_30d
       RETURNING 1
-    ), rollup_seen AS (
+    ),
+    rollup_seen AS (
       INSERT INTO honeypot_rollup_seen AS r (tenant_id, fingerprint_id, ua_class, asn, ja4, first_seen, last_seen, ua_sample)
-      SELECT (v ->> 0)::uuid, v ->> 1, v ->> 2, (v ->> 3)::bigint, v ->> 4, (v ->> 5)::timestamptz, (v ->> 6)::timestamptz, v ->> 7
-      FROM rollup_state, rollup_payload, ${rows('s')} ORDER BY n
+      ${seenOf(sql`pending_events`)} ORDER BY 1, 2, 3, 4, 5
       ON CONFLICT (tenant_id, fingerprint_id, ua_class, asn, ja4) DO UPDATE SET
         first_seen = least(r.first_seen, excluded.first_seen),
         last_seen = greatest(r.last_seen, excluded.last_seen),
@@ -136,7 +140,46 @@ export function rollupUpserts(d: RollupDeltas): SQL {
             OR (excluded.last_seen = r.last_seen AND excluded.ua_sample COLLATE "C" > r.ua_sample COLLATE "C")
           THEN excluded.ua_sample ELSE r.ua_sample END
       RETURNING 1
-    )`;
+    ),
+    normalised AS (
+      SELECT DISTINCT ON (1, 2) (f ->> 0)::uuid AS tenant_id, f ->> 1 AS fingerprint_id, f ->> 2 AS ua_normalized
+      FROM taken, jsonb_array_elements(taken.fingerprints) AS f
+    ),
+    fingerprints AS (
+      INSERT INTO honeypot_fingerprints AS f (tenant_id, fingerprint_id, ja4, ua_normalized, ua_sample, last_ua_class, asn, first_seen, last_seen,
+        event_count, liar_count)
+      SELECT ev.tenant_id, ev.fingerprint_id, min(ev.ja4), coalesce(min(n.ua_normalized), ''),
+        (array_agg(ev.ua_raw ORDER BY ev.ts DESC, ev.ua_raw COLLATE "C" DESC))[1],
+        (array_agg(ev.ua_class ORDER BY ev.ts DESC, ev.ua_raw COLLATE "C" DESC))[1],
+        (array_agg(ev.asn ORDER BY ev.ts DESC) FILTER (WHERE ev.asn IS NOT NULL))[1],
+        min(ev.ts), max(ev.ts), count(*), count(*) FILTER (WHERE ev.ua_class = 'LIAR')
+      FROM pending_events ev LEFT JOIN normalised n ON n.tenant_id = ev.tenant_id AND n.fingerprint_id = ev.fingerprint_id
+      GROUP BY ev.tenant_id, ev.fingerprint_id ORDER BY ev.tenant_id, ev.fingerprint_id
+      ON CONFLICT (tenant_id, fingerprint_id) DO UPDATE SET
+        event_count = f.event_count + excluded.event_count,
+        liar_count = f.liar_count + excluded.liar_count,
+        first_seen = least(f.first_seen, excluded.first_seen),
+        last_seen = greatest(f.last_seen, excluded.last_seen),
+        last_ua_class = CASE WHEN excluded.last_seen >= f.last_seen THEN excluded.last_ua_class ELSE f.last_ua_class END,
+        ua_sample = CASE WHEN excluded.last_seen >= f.last_seen THEN excluded.ua_sample ELSE f.ua_sample END,
+        asn = coalesce(excluded.asn, f.asn)
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM taken) AS taken,
+      (SELECT count(*) FROM rollup_hourly) + (SELECT count(*) FROM rollup_dims) + (SELECT count(*) FROM rollup_clusters)
+        + (SELECT count(*) FROM rollup_seen) + (SELECT count(*) FROM fingerprints) AS upserts`,
+  );
+  const [row] = rowsOf<{ taken: unknown }>(result);
+  return toNumber(row?.taken);
+}
+
+/** Pending rows and the age of the oldest (db-health). */
+export async function pendingSummary(db: Db, now: Date): Promise<{ groups: number; oldestAgeMs: number | null }> {
+  const [row] = rowsOf<{ n: unknown; oldest: unknown }>(
+    await db.execute(sql`SELECT count(*) AS n, min(created_at) AS oldest FROM honeypot_rollup_pending`),
+  );
+  const oldest = toDateOrNull(row?.oldest);
+  return { groups: toNumber(row?.n), oldestAgeMs: oldest === null ? null : Math.max(0, now.getTime() - oldest.getTime()) };
 }
 
 // Rebuild and window advance: the same rollups, computed from the events in SQL
@@ -146,8 +189,6 @@ interface Range {
   from: Date;
   to: Date | null;
 }
-
-const AT = sql`least(e.ts, e.received_at)`;
 
 /**
  * Events whose rollup time lies in `range`, with flags m24, m7, m30 saying which window columns
@@ -211,7 +252,18 @@ function clusterCounts(ev: SQL): SQL {
     ) m`;
 }
 
-/** Empties the rollups and recomputes them from every stored event; the caller holds the state lock. */
+/** First and last rollup time and latest UA per cluster member of `ev` (rows with `at`), as the seen table holds them. */
+function seenOf(ev: SQL): SQL {
+  return sql`SELECT ev.tenant_id, ev.fingerprint_id, ev.ua_class, coalesce(ev.asn, ${NO_ASN})::bigint, coalesce(ev.ja4, ${NO_JA4}),
+      min(ev.at), max(ev.at), (array_agg(ev.ua_raw ORDER BY ev.at DESC, ev.ua_raw COLLATE "C" DESC))[1]
+    FROM ${ev} ev GROUP BY 1, 2, 3, 4, 5`;
+}
+
+/**
+ * Empties the rollups and recomputes them from every stored event; the caller holds the state
+ * lock and has applied the pending rows first (they also feed the fingerprints, which a rebuild
+ * does not recompute).
+ */
 export async function rebuildRollups(tx: Db, starts: WindowStarts): Promise<void> {
   await tx.execute(sql`DELETE FROM honeypot_rollup_hourly`);
   await tx.execute(sql`DELETE FROM honeypot_rollup_dims`);
@@ -220,9 +272,7 @@ export async function rebuildRollups(tx: Db, starts: WindowStarts): Promise<void
   await tx.execute(sql`INSERT INTO honeypot_rollup_hourly (hour, tenant_id, events)
     SELECT date_trunc('hour', ${AT}, 'UTC'), e.tenant_id, count(*) FROM honeypot_events e GROUP BY 1, 2`);
   await tx.execute(sql`INSERT INTO honeypot_rollup_seen (tenant_id, fingerprint_id, ua_class, asn, ja4, first_seen, last_seen, ua_sample)
-    SELECT e.tenant_id, e.fingerprint_id, e.ua_class, coalesce(e.asn, ${NO_ASN})::bigint, coalesce(e.ja4, ${NO_JA4}),
-      min(${AT}), max(${AT}), (array_agg(e.ua_raw ORDER BY ${AT} DESC, e.ua_raw COLLATE "C" DESC))[1]
-    FROM honeypot_events e GROUP BY 1, 2, 3, 4, 5`);
+    ${seenOf(sql`(SELECT e.*, ${AT} AS at FROM honeypot_events e)`)}`);
   const ev = eventsForRebuild(starts);
   await tx.execute(sql`INSERT INTO honeypot_rollup_dims (tenant_id, dim, key, value, events_24h, events_7d, events_30d) ${dimCounts(ev)}`);
   await tx.execute(sql`INSERT INTO honeypot_rollup_clusters (tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4, events_24h, events_7d, events_30d)

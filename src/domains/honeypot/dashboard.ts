@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
@@ -43,8 +44,68 @@ export interface DashboardQuery {
   window: Window;
 }
 
-export function createDashboardService(deps: { db: Db; clock: Clock; flushSamples?: () => Promise<void> }) {
+export interface DashboardDeps {
+  db: Db;
+  clock: Clock;
+  log?: FastifyBaseLogger;
+  flushSamples?: () => Promise<void>;
+  /** How long after a group commit the background applier adds pending events (OBSERVATORY_ROLLUP_APPLY_DELAY_MS). */
+  applyDelayMs?: number;
+}
+
+export function createDashboardService(deps: DashboardDeps) {
   const { db, clock } = deps;
+
+  /** Applies pending rows until none is left (more than one statement's worth may be waiting). */
+  async function applyAll(on: Db): Promise<void> {
+    while ((await repo.applyPending(on)) === repo.APPLY_GROUPS_PER_STATEMENT);
+  }
+
+  // One apply at a time per instance. A caller that arrives while one runs may hold events that
+  // committed after that apply's snapshot, so it waits for one more apply, which it shares with
+  // every caller that arrived meanwhile.
+  let applying: Promise<void> | null = null;
+  let applyingNext: Promise<void> | null = null;
+  function applyPending(): Promise<void> {
+    if (applying === null) {
+      applying = applyAll(db).finally(() => {
+        applying = null;
+      });
+      return applying;
+    }
+    applyingNext ??= applying
+      .catch(() => {})
+      .then(() => {
+        applyingNext = null;
+        return applyPending();
+      });
+    return applyingNext;
+  }
+
+  let applyTimer: NodeJS.Timeout | null = null;
+  /**
+   * Ingest calls this after a group committed: pending events are added to the rollups shortly
+   * after, off the ingest path, one statement for every group that committed meanwhile. Counter
+   * reads apply first anyway, so this only keeps the queue short.
+   */
+  function schedulePending(): void {
+    applyTimer ??= setTimeout(() => {
+      applyTimer = null;
+      applyPending().catch((error: unknown) => {
+        deps.log?.warn({ err: error }, 'could not apply pending rollups; the next group or read retries');
+      });
+    }, deps.applyDelayMs ?? 500).unref();
+  }
+
+  /** Applies what is pending and stops the background applier (shutdown, after ingest drained). */
+  async function close(): Promise<void> {
+    if (applyTimer) clearTimeout(applyTimer);
+    applyTimer = null;
+    await applyPending().catch((error: unknown) => {
+      deps.log?.warn({ err: error }, 'could not apply pending rollups at shutdown; the next start applies them');
+    });
+  }
+
   /** Until this time (ms) the window columns are known to be current: they only go stale when an hour begins. */
   let freshUntil = 0;
 
@@ -77,6 +138,9 @@ export function createDashboardService(deps: { db: Db; clock: Clock; flushSample
       if (current === null) throw new Error('honeypot_rollup_state has no row; the dashboard service creates it at start');
       const next = later(current, windowStarts(now));
       if (WINDOWS.every((w) => next[w].getTime() === current[w].getTime())) return { advanced: false, windows: current };
+      // Pending events are added against the starts they were stored under before any hour is
+      // subtracted: the subtraction reads the events, and must find each counted.
+      await applyAll(tx);
       await repo.subtractLeaving(tx, current, next);
       await repo.setState(tx, next, now);
       return { advanced: true, windows: next };
@@ -89,6 +153,8 @@ export function createDashboardService(deps: { db: Db; clock: Clock; flushSample
     const starts = windowStarts(now);
     const events = await withTransaction(db, async (tx) => {
       if ((await repo.lockWindowStarts(tx)) === null) await repo.createState(tx, starts, now);
+      // Pending rows feed the fingerprints too, which the rebuild leaves alone: apply, then rebuild.
+      await applyAll(tx);
       await repo.rebuildRollups(tx, starts);
       await repo.setState(tx, starts, now);
       return repo.totalEvents(tx, null);
@@ -97,12 +163,15 @@ export function createDashboardService(deps: { db: Db; clock: Clock; flushSample
     return { events };
   }
 
+  /** Moves the windows on when an hour has begun, then adds every pending event: a read sees every acknowledged event. */
   async function ensureFresh(now: Date): Promise<void> {
-    if (now.getTime() < freshUntil) return;
-    const state = await repo.readState(db);
-    const target = windowStarts(now);
-    if (state === null || WINDOWS.some((w) => state[w] < target[w])) await advance(now);
-    freshUntil = hourStart(now).getTime() + HOUR_MS;
+    if (now.getTime() >= freshUntil) {
+      const state = await repo.readState(db);
+      const target = windowStarts(now);
+      if (state === null || WINDOWS.some((w) => state[w] < target[w])) await advance(now);
+      freshUntil = hourStart(now).getTime() + HOUR_MS;
+    }
+    await applyPending();
   }
 
   async function tenantId(slug: string | undefined): Promise<string | null> {
@@ -174,6 +243,7 @@ export function createDashboardService(deps: { db: Db; clock: Clock; flushSample
 
   async function fleet() {
     const now = clock.now();
+    await ensureFresh(now);
     const tenants = await repo.tenantActivity(db, fleetRanges(now));
     return {
       tenants: tenants.map((t) => {
@@ -198,6 +268,7 @@ export function createDashboardService(deps: { db: Db; clock: Clock; flushSample
 
   async function heartbeat() {
     const now = clock.now();
+    await ensureFresh(now);
     const current = hourStart(now);
     const baselineFrom = new Date(current.getTime() - BASELINE_HOURS * HOUR_MS);
     const silentBefore = now.getTime() - SILENCE_MINUTES * 60_000;
@@ -244,7 +315,7 @@ export function createDashboardService(deps: { db: Db; clock: Clock; flushSample
     };
   }
 
-  return { ensureRollups, advance, rebuild, dashboard, clusters, fleet, heartbeat, dbHealth };
+  return { ensureRollups, advance, rebuild, applyPending, schedulePending, close, dashboard, clusters, fleet, heartbeat, dbHealth };
 }
 
 export type DashboardService = ReturnType<typeof createDashboardService>;

@@ -67,7 +67,10 @@ describe('group commit', () => {
     expect(fresh.json()).toMatchObject({ accepted: 1, duplicates: 1 });
     const ids = await query<{ sender_id: string }>(sql`SELECT sender_id FROM honeypot_events WHERE sender_id IN ('stored-before', 'new-1', 'new-2')`);
     expect(ids.map((r) => r.sender_id).sort()).toEqual(['new-1', 'new-2', 'stored-before']);
-    // Every counter holds exactly the stored events: the hourly rollup and the fingerprints.
+    // Every counter holds exactly the stored events once the pending rows are applied: the hourly
+    // rollup and the fingerprints.
+    await t.app.honeypot.dashboard.applyPending();
+    expect(await query(sql`SELECT id FROM honeypot_rollup_pending`)).toEqual([]);
     const [counts] = await query<{ events: number; hourly: number; fingerprints: number }>(sql`SELECT
         (SELECT count(*) FROM honeypot_events)::int AS events,
         (SELECT sum(events) FROM honeypot_rollup_hourly)::int AS hourly,

@@ -8,7 +8,6 @@ import { createGroupCommit } from '../../platform/db/group-commit.ts';
 import { isDatabaseUnavailable, withTransaction } from '../../platform/db/transaction.ts';
 import { badRequest, ServiceError } from '../../platform/errors.ts';
 import { Nullable } from '../../platform/http/registry.ts';
-import { aggregateBatch } from './rollups.ts';
 import * as repo from './repository.ts';
 import { checkSignature, parseSignatureHeader } from './signature.ts';
 import { decideTarpit, TARPIT_DELAY_MS, TARPIT_WINDOW_MS } from './tarpit.ts';
@@ -111,6 +110,8 @@ export interface IngestDeps {
   ipHashKey: () => string;
   liarThreshold: number;
   tarpitTtlMinutes: number;
+  /** Told after a group committed events, which wait in a pending row for the rollup applier. */
+  onPending?: () => void;
 }
 
 const INGEST_REFUSALS = {
@@ -255,41 +256,14 @@ export function createIngestService(deps: IngestDeps) {
     return batch;
   }
 
-  /** Per (tenant, fingerprint), what the stored rows add to its counters. */
-  function fingerprintDeltas(stored: readonly Derived[]): repo.FingerprintDelta[] {
-    const byKey = new Map<string, repo.FingerprintDelta>();
+  /** [tenantId, fingerprintId, uaNormalized] of each fingerprint of the stored rows, once. */
+  function fingerprintNames(stored: readonly Derived[]): [string, string, string][] {
+    const byKey = new Map<string, [string, string, string]>();
     for (const { row, uaNormalized } of stored) {
       const key = keyOf(row.tenantId, row.fingerprintId);
-      const current = byKey.get(key);
-      const liar = row.uaClass === 'LIAR' ? 1 : 0;
-      if (!current) {
-        byKey.set(key, {
-          tenantId: row.tenantId,
-          fingerprintId: row.fingerprintId,
-          ja4: row.ja4,
-          uaNormalized,
-          uaSample: row.uaRaw,
-          lastUaClass: row.uaClass,
-          asn: row.asn,
-          firstSeen: row.ts,
-          lastSeen: row.ts,
-          eventCount: 1,
-          liarCount: liar,
-        });
-        continue;
-      }
-      current.eventCount += 1;
-      current.liarCount += liar;
-      if (row.ts < current.firstSeen) current.firstSeen = row.ts;
-      if (row.ts >= current.lastSeen) {
-        current.lastSeen = row.ts;
-        current.lastUaClass = row.uaClass;
-        current.uaSample = row.uaRaw;
-      }
-      current.asn ??= row.asn;
+      if (!byKey.has(key)) byKey.set(key, [row.tenantId, row.fingerprintId, uaNormalized]);
     }
-    // A stable order keeps concurrent upserts from deadlocking on the same fingerprints.
-    return [...byKey.values()].sort((a, b) => (a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.fingerprintId.localeCompare(b.fingerprintId)));
+    return [...byKey.values()];
   }
 
   const uniqueKeys = (list: readonly { tenantId: string; fingerprintId: string }[]): repo.FingerprintKey[] => [
@@ -370,8 +344,7 @@ export function createIngestService(deps: IngestDeps) {
       try {
         written = await repo.storeGroup(db, {
           rows: toStore.map((e) => e.row),
-          fingerprints: fingerprintDeltas(toStore),
-          rollups: aggregateBatch(toStore.map((e) => e.row)),
+          fingerprints: fingerprintNames(toStore),
           tarpitKeys: uniqueKeys([...toStore.map((e) => e.row), ...storedBefore.values()]),
           liarKeys: uniqueKeys(toStore.filter((e) => e.row.uaClass === 'LIAR').map((e) => e.row)),
           liarFrom,
@@ -386,6 +359,7 @@ export function createIngestService(deps: IngestDeps) {
         storedBefore = new Map((await repo.findEventsBySenderIds(db, withSenderIds)).map((o) => [keyOf(o.tenantId, o.senderId), o]));
       }
     }
+    if (toStore.length > 0) deps.onPending?.();
     const tarpits = written.activeTarpits;
     for (const key of await openTarpits(toStore, written.storedLiarEvents, liarFrom, liarTo, now)) tarpits.set(key, { delayMs: TARPIT_DELAY_MS });
 

@@ -209,6 +209,8 @@ export interface ReadDeps {
   lures?: LureFamilyDefinition[];
   /** Writes this instance's buffered ingest samples, so the SLO read counts every request answered. */
   flushSamples?: () => Promise<void>;
+  /** Adds pending events to the fingerprint counters, so investigate counts every acknowledged event. */
+  applyPending?: () => Promise<void>;
 }
 
 export function createReadService(deps: ReadDeps) {
@@ -232,6 +234,7 @@ export function createReadService(deps: ReadDeps) {
   async function investigate(query: { tenant?: string; fingerprintId: string }) {
     const { tenant, ids } = await tenantsOf(query.tenant);
     const { fingerprintId } = query;
+    await deps.applyPending?.();
     const rows = ids.length === 0 ? [] : await repo.fingerprintRows(db, ids, fingerprintId);
     const empty = {
       tenant,

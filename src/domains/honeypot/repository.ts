@@ -1,11 +1,8 @@
 import { and, asc, eq, isNotNull, lte, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
 import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
-import { rollupUpserts } from './dashboard.repository.ts';
-import type { RollupDeltas } from './rollups.ts';
 import {
   honeypotEvents,
-  honeypotFingerprints,
   honeypotSettings,
   honeypotTarpits,
   honeypotTenants,
@@ -72,11 +69,6 @@ export async function findEvent(db: Db, id: string): Promise<EventRow | null> {
   return row ?? null;
 }
 
-// Fingerprints
-
-/** What a batch adds to one fingerprint: its row as first seen, counts to add to a stored one. */
-export type FingerprintDelta = typeof honeypotFingerprints.$inferInsert;
-
 // Tarpits
 
 /** A fingerprint of a tenant. */
@@ -124,9 +116,11 @@ export async function expireTarpits(db: Db, now: Date): Promise<number> {
 export interface GroupWrite {
   /** Events whose sender ids no stored event has (as far as the caller knows). */
   rows: EventRow[];
-  /** Per (tenant, fingerprint), at most once each, what the rows add. */
-  fingerprints: FingerprintDelta[];
-  rollups: RollupDeltas;
+  /**
+   * [tenantId, fingerprintId, uaNormalized] of the rows' fingerprints, at most once each: what the
+   * rollup applier cannot derive from the stored events when it adds them to the fingerprints.
+   */
+  fingerprints: [string, string, string][];
   /** The fingerprints whose tarpit state the answers report. */
   tarpitKeys: readonly FingerprintKey[];
   /** The fingerprints that sent a LIAR event in this group. */
@@ -152,13 +146,14 @@ const keysOf = (json: string) => sql`SELECT (k ->> 0)::uuid AS tenant_id, k ->> 
 const pairsOf = (value: unknown): [string, string, unknown][] => (typeof value === 'string' ? JSON.parse(value) : value) as [string, string, unknown][];
 
 /**
- * Stores a group of events with everything they add to the fingerprints and rollups, and reads the
- * tarpit state its answers need, in one prepared statement and so one round trip and one commit
- * (docs/honeypot.md, "Group commit"). A statement is atomic: all of it is stored or none.
+ * Stores a group of events with the pending row that queues them for the rollups and fingerprint
+ * counters (dashboard.repository.ts `applyPending`), and reads the tarpit state its answers need,
+ * in one prepared statement and so one round trip and one commit (docs/honeypot.md, "Group
+ * commit"). A statement is atomic: all of it is stored or none.
  *
  * The events are inserted plainly: a sender id the tenant already stored (or another writer is
  * storing) fails the whole statement with a unique violation (`isUniqueViolation`), so that the
- * caller can look up the originals and store the rest; the counters are never fed an event that
+ * caller can look up the originals and store the rest; the pending row never names an event that
  * was not stored.
  */
 export async function storeGroup(db: Db, w: GroupWrite): Promise<GroupWritten> {
@@ -167,19 +162,15 @@ export async function storeGroup(db: Db, w: GroupWrite): Promise<GroupWritten> {
     'honeypot_ingest_group',
     sql`WITH stored_events AS (
         INSERT INTO honeypot_events ${insertRows(honeypotEvents, w.rows)}
+        RETURNING id
+      ), pending AS (
+        INSERT INTO honeypot_rollup_pending (event_ids, fingerprints)
+        SELECT array_agg(id), ${JSON.stringify(w.fingerprints)}::jsonb FROM stored_events HAVING count(*) > 0
         RETURNING 1
-      ), stored_fingerprints AS (
-        INSERT INTO honeypot_fingerprints AS f ${insertRows(honeypotFingerprints, w.fingerprints)}
-        ON CONFLICT (tenant_id, fingerprint_id) DO UPDATE SET
-          event_count = f.event_count + excluded.event_count,
-          liar_count = f.liar_count + excluded.liar_count,
-          first_seen = least(f.first_seen, excluded.first_seen),
-          last_seen = greatest(f.last_seen, excluded.last_seen),
-          last_ua_class = CASE WHEN excluded.last_seen >= f.last_seen THEN excluded.last_ua_class ELSE f.last_ua_class END,
-          ua_sample = CASE WHEN excluded.last_seen >= f.last_seen THEN excluded.ua_sample ELSE f.ua_sample END,
-          asn = coalesce(excluded.asn, f.asn)
-        RETURNING 1
-      ), ${rollupUpserts(w.rollups)},
+      ),
+      -- Share-locked so that the window advance and the rebuild (FOR UPDATE) never run while a
+      -- group is between storing its events and committing (docs/honeypot-dashboard.md).
+      rollup_state AS (SELECT 1 FROM honeypot_rollup_state WHERE id = 1 FOR SHARE),
       tarpit_keys AS (${keysOf(keysJson(w.tarpitKeys))}),
       active_tarpits AS (
         -- One probe per key on the partial unique index of active rows, however many are active.

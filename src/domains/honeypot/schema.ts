@@ -173,8 +173,8 @@ export const honeypotSettings = pgTable('honeypot_settings', {
   createdAt: ts('created_at').notNull(),
 });
 
-// Rollups (docs/honeypot-dashboard.md, "Rollups"): kept up to date inside every ingest
-// transaction, so the dashboard, clusters, fleet and heartbeat reads never scan the event history.
+// Rollups (docs/honeypot-dashboard.md, "Rollups"): fed from the pending rows every ingest
+// statement writes, so the dashboard, clusters, fleet and heartbeat reads never scan the event history.
 
 /** Events per tenant and hour bucket (UTC), over all history. */
 export const honeypotRollupHourly = pgTable(
@@ -242,6 +242,20 @@ export const honeypotRollupSeen = pgTable(
   },
   (t) => [primaryKey({ name: 'honeypot_rollup_seen_pk', columns: [t.tenantId, t.fingerprintId, t.uaClass, t.asn, t.ja4] })],
 );
+
+/**
+ * Stored events not yet added to the rollups and fingerprint counters: one row per group commit,
+ * written by the same statement that stores the events. The rollup applier deletes rows and adds
+ * their events in one statement; every counter read applies what is pending first
+ * (docs/honeypot-dashboard.md, "Pending rollups"). `fingerprints` holds [tenantId, fingerprintId,
+ * uaNormalized] for the group's fingerprints, the one fingerprint field SQL cannot derive.
+ */
+export const honeypotRollupPending = pgTable('honeypot_rollup_pending', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  eventIds: uuid('event_ids').array().notNull(),
+  fingerprints: jsonb('fingerprints').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
 
 /**
  * One row (id 1): the first hour bucket each window column of the rollups currently covers.

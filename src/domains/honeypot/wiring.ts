@@ -33,7 +33,10 @@ export interface HoneypotDomain {
   dashboard: DashboardService;
   endpoints(): Endpoint[];
   jobs(): JobDefinition[];
-  /** Lets ingest in flight commit and writes buffered samples; after HTTP has drained, before storage closes. */
+  /**
+   * Lets ingest in flight commit, writes buffered samples and applies pending rollups; after HTTP
+   * has drained, before storage closes.
+   */
   close(): Promise<void>;
 }
 
@@ -69,9 +72,16 @@ export async function createHoneypotDomain(deps: {
     ipHashKey: () => ipHashKey,
     liarThreshold: config.honeypot.liarThreshold,
     tarpitTtlMinutes: config.honeypot.tarpitTtlMinutes,
+    onPending: () => dashboard.schedulePending(),
+  });
+  const dashboard = createDashboardService({
+    db,
+    clock,
+    log: deps.log,
+    flushSamples: ingest.flushSamples,
+    applyDelayMs: config.honeypot.rollupApplyDelayMs,
   });
   const alerts = createAlertService({ db, clock, audit, outbound: deps.outbound, config, log: deps.log });
-  const dashboard = createDashboardService({ db, clock, flushSamples: ingest.flushSamples });
   // Creates the rollup state (and builds the rollups from stored events) on the first start.
   await dashboard.ensureRollups();
   return {
@@ -83,10 +93,13 @@ export async function createHoneypotDomain(deps: {
     endpoints: () => [
       ...honeypotEndpoints({ tenants, ingest, clock }),
       ...alertEndpoints({ alerts }),
-      ...readEndpoints({ reads: createReadService({ db, clock, registry, flushSamples: ingest.flushSamples }) }),
+      ...readEndpoints({ reads: createReadService({ db, clock, registry, flushSamples: ingest.flushSamples, applyPending: dashboard.applyPending }) }),
       ...dashboardEndpoints({ dashboard }),
     ],
-    close: () => ingest.close(),
+    async close() {
+      await ingest.close();
+      await dashboard.close();
+    },
     jobs: () => [...honeypotJobs(ingest), ...vendorJobs({ db, registryRef: registry, config }), ...alertJobs(alerts), ...dashboardJobs(dashboard)],
   };
 }

@@ -19,16 +19,36 @@ export type ParsedIp = ipaddr.IPv4 | ipaddr.IPv6;
  * Returns null for anything else; never throws.
  */
 export function parseIp(ip: unknown): ParsedIp | null {
-  if (typeof ip !== 'string' || ip.length === 0 || ip.length > MAX_IP_TEXT) return null;
+  if (typeof ip !== 'string') return null;
+  // Ingest asks about one event's address several times in a row (bounds, classification, GeoIP,
+  // hashing): the last answer is kept. Parsed addresses are never modified by their readers.
+  if (ip === lastText) return lastParsed;
+  const parsed = parseIpText(ip);
+  lastText = ip;
+  lastParsed = parsed;
+  return parsed;
+}
+let lastText: string | null = null;
+let lastParsed: ParsedIp | null = null;
+
+/** Four decimal parts without leading zeros, each at most 255, as octets; null otherwise. */
+function dottedQuadOctets(ip: string): number[] | null {
+  if (!DOTTED_QUAD.test(ip)) return null;
+  const octets = ip.split('.').map(Number);
+  return octets.every((o) => o <= 255) ? octets : null;
+}
+
+function parseIpText(ip: string): ParsedIp | null {
+  if (ip.length === 0 || ip.length > MAX_IP_TEXT) return null;
   try {
     if (DOTTED_QUAD.test(ip)) {
-      if (!ipaddr.IPv4.isValidFourPartDecimal(ip)) return null;
-      return ipaddr.IPv4.parse(ip);
+      const octets = dottedQuadOctets(ip);
+      return octets === null ? null : new ipaddr.IPv4(octets);
     }
     if (!ip.includes(':') || ip.includes('%')) return null;
     if (ip.includes('.')) {
       const tail = ip.slice(ip.lastIndexOf(':') + 1);
-      if (!DOTTED_QUAD.test(tail) || !ipaddr.IPv4.isValidFourPartDecimal(tail)) return null;
+      if (dottedQuadOctets(tail) === null) return null;
     }
     if (!ipaddr.IPv6.isValid(ip)) return null;
     const v6 = ipaddr.IPv6.parse(ip);
