@@ -113,14 +113,12 @@ export async function applyPending(db: Db): Promise<number> {
       INSERT INTO honeypot_rollup_hourly AS r (hour, tenant_id, events)
       SELECT date_trunc('hour', at, 'UTC'), tenant_id, count(*) FROM pending_events GROUP BY 1, 2 ORDER BY 1, 2
       ON CONFLICT (hour, tenant_id) DO UPDATE SET events = r.events + excluded.events
-      RETURNING 1
     ),
     rollup_dims AS (
       INSERT INTO honeypot_rollup_dims AS r (tenant_id, dim, key, value, events_24h, events_7d, events_30d)
       SELECT * FROM (${dimCounts(sql`SELECT * FROM pending_events WHERE m30 = 1`)}) a ORDER BY tenant_id, dim, key
       ON CONFLICT (tenant_id, dim, key) DO UPDATE SET events_24h = r.events_24h + excluded.events_24h,
         events_7d = r.events_7d + excluded.events_7d, events_30d = r.events_30d + excluded.events_30d
-      RETURNING 1
     ),
     rollup_clusters AS (
       INSERT INTO honeypot_rollup_clusters AS r (tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4, events_24h, events_7d, events_30d)
@@ -128,7 +126,6 @@ export async function applyPending(db: Db): Promise<number> {
       ORDER BY tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4
       ON CONFLICT (tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4) DO UPDATE SET events_24h = r.events_24h + excluded.events_24h,
         events_7d = r.events_7d + excluded.events_7d, events_30d = r.events_30d + excluded.events_30d
-      RETURNING 1
     ),
     rollup_seen AS (
       INSERT INTO honeypot_rollup_seen AS r (tenant_id, fingerprint_id, ua_class, asn, ja4, first_seen, last_seen, ua_sample)
@@ -139,7 +136,6 @@ export async function applyPending(db: Db): Promise<number> {
         ua_sample = CASE WHEN excluded.last_seen > r.last_seen
             OR (excluded.last_seen = r.last_seen AND excluded.ua_sample COLLATE "C" > r.ua_sample COLLATE "C")
           THEN excluded.ua_sample ELSE r.ua_sample END
-      RETURNING 1
     ),
     normalised AS (
       SELECT DISTINCT ON (1, 2) (f ->> 0)::uuid AS tenant_id, f ->> 1 AS fingerprint_id, f ->> 2 AS ua_normalized
@@ -163,23 +159,22 @@ export async function applyPending(db: Db): Promise<number> {
         last_ua_class = CASE WHEN excluded.last_seen >= f.last_seen THEN excluded.last_ua_class ELSE f.last_ua_class END,
         ua_sample = CASE WHEN excluded.last_seen >= f.last_seen THEN excluded.ua_sample ELSE f.ua_sample END,
         asn = coalesce(excluded.asn, f.asn)
-      RETURNING 1
     )
-    SELECT (SELECT count(*) FROM taken) AS taken,
-      (SELECT count(*) FROM rollup_hourly) + (SELECT count(*) FROM rollup_dims) + (SELECT count(*) FROM rollup_clusters)
-        + (SELECT count(*) FROM rollup_seen) + (SELECT count(*) FROM fingerprints) AS upserts`,
+    SELECT count(*) AS taken FROM taken`,
   );
   const [row] = rowsOf<{ taken: unknown }>(result);
   return toNumber(row?.taken);
 }
 
-/** Pending rows and the age of the oldest (db-health). */
-export async function pendingSummary(db: Db, now: Date): Promise<{ groups: number; oldestAgeMs: number | null }> {
-  const [row] = rowsOf<{ n: unknown; oldest: unknown }>(
-    await db.execute(sql`SELECT count(*) AS n, min(created_at) AS oldest FROM honeypot_rollup_pending`),
+/**
+ * True when some pending row exists. Counter reads ask this first: the applier is one large
+ * statement, and PGlite (which does not keep prepared plans) would plan it on every read.
+ */
+export async function hasPending(db: Db): Promise<boolean> {
+  const [row] = rowsOf<{ pending: unknown }>(
+    await executePrepared(db, 'honeypot_rollup_has_pending', sql`SELECT EXISTS (SELECT 1 FROM honeypot_rollup_pending) AS pending`),
   );
-  const oldest = toDateOrNull(row?.oldest);
-  return { groups: toNumber(row?.n), oldestAgeMs: oldest === null ? null : Math.max(0, now.getTime() - oldest.getTime()) };
+  return row?.pending === true || row?.pending === 't';
 }
 
 // Rebuild and window advance: the same rollups, computed from the events in SQL

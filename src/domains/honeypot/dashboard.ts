@@ -58,6 +58,7 @@ export function createDashboardService(deps: DashboardDeps) {
 
   /** Applies pending rows until none is left (more than one statement's worth may be waiting). */
   async function applyAll(on: Db): Promise<void> {
+    if (!(await repo.hasPending(on))) return;
     while ((await repo.applyPending(on)) === repo.APPLY_GROUPS_PER_STATEMENT);
   }
 
