@@ -99,6 +99,9 @@ describe('ingest durability', () => {
     await waitReady(again);
     const tenants = await fetch(`${again.base}${V1}/honeypot/tenants`, { headers: { authorization: `Bearer ${ADMIN}` } });
     expect(((await tenants.json()) as { tenants: { slug: string }[] }).tenants.map((t) => t.slug)).toContain('crash');
+    // Pending rollup rows the kill left behind are applied once: the dashboard counts every stored event.
+    const dashboard = await fetch(`${again.base}${V1}/honeypot/dashboard?tenant=crash&window=24h`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    expect(((await dashboard.json()) as { kpis: { totalEvents: number } }).kpis.totalEvents).toBe(stored.size);
     again.child.kill('SIGTERM');
     expect(await again.exited).toBe(0);
   }, 120_000);
