@@ -97,8 +97,11 @@ const normalisedUa = memoizeByText(normaliseUserAgent);
 export function fingerprintOf(input: { ja4: string | null | undefined; ua: string }): Fingerprint {
   const ja4 = normaliseJa4(input.ja4);
   const uaNormalized = typeof input.ua === 'string' ? normalisedUa(input.ua) : '';
-  return { fingerprintId: sha256Hex(fingerprintInput(ja4, uaNormalized)).slice(0, 16), uaNormalized, ja4 };
+  return { fingerprintId: fingerprintIdOf(fingerprintInput(ja4, uaNormalized)), uaNormalized, ja4 };
 }
+
+/** The id of a fingerprint input, remembered per input (a honeypot sees few clients many times). */
+const fingerprintIdOf = memoizeByText((text) => sha256Hex(text).slice(0, 16));
 
 /**
  * Keyed hash of a client IP: HMAC-SHA256 (hex) under `key` of the normalised address
