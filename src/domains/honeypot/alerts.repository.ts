@@ -137,15 +137,17 @@ export async function newFingerprints(
         JOIN honeypot_events e ON e.id = p.id AND e.tenant_id = ${args.tenantId}
        GROUP BY e.fingerprint_id
     ), totals AS (
-      SELECT r.fingerprint_id, r.in_period, f.ja4, f.asn, f.last_ua_class, f.ua_sample,
+      SELECT r.fingerprint_id, r.in_period, f.fingerprint_id IS NOT NULL AS has_row, f.ja4, f.asn, f.last_ua_class, f.ua_sample,
              coalesce(f.event_count, 0) + coalesce(p.n, 0) - r.since_after AS before_period
         FROM recent r
         LEFT JOIN honeypot_fingerprints f ON f.tenant_id = ${args.tenantId} AND f.fingerprint_id = r.fingerprint_id
         LEFT JOIN pending p ON p.fingerprint_id = r.fingerprint_id
        WHERE r.in_period > 0
     ), crossed AS (
-      SELECT t.fingerprint_id, coalesce(t.ja4, e.ja4) AS ja4, coalesce(t.asn, e.asn) AS asn, coalesce(t.last_ua_class, e.ua_class) AS last_ua_class,
-             coalesce(t.ua_sample, e.ua_raw) AS ua_sample, t.in_period, t.before_period
+      SELECT t.fingerprint_id,
+             CASE WHEN t.has_row THEN t.ja4 ELSE e.ja4 END AS ja4, CASE WHEN t.has_row THEN t.asn ELSE e.asn END AS asn,
+             CASE WHEN t.has_row THEN t.last_ua_class ELSE e.ua_class END AS last_ua_class,
+             CASE WHEN t.has_row THEN t.ua_sample ELSE e.ua_raw END AS ua_sample, t.in_period, t.before_period
         FROM (SELECT * FROM totals WHERE before_period < ${args.minEvents} AND before_period + in_period >= ${args.minEvents}) t
         -- A fingerprint whose events are all pending has no row yet: its latest event stands in.
         CROSS JOIN LATERAL (SELECT ja4, asn, ua_class, ua_raw FROM honeypot_events x
