@@ -144,14 +144,14 @@ export async function newFingerprints(
         LEFT JOIN pending p ON p.fingerprint_id = r.fingerprint_id
        WHERE r.in_period > 0
     ), crossed AS (
-      SELECT t.fingerprint_id,
-             CASE WHEN t.has_row THEN t.ja4 ELSE e.ja4 END AS ja4, CASE WHEN t.has_row THEN t.asn ELSE e.asn END AS asn,
-             CASE WHEN t.has_row THEN t.last_ua_class ELSE e.ua_class END AS last_ua_class,
-             CASE WHEN t.has_row THEN t.ua_sample ELSE e.ua_raw END AS ua_sample, t.in_period, t.before_period
+      SELECT t.fingerprint_id, coalesce(t.ja4, e.ja4) AS ja4, coalesce(t.asn, e.asn) AS asn,
+             coalesce(t.last_ua_class, e.ua_class) AS last_ua_class, coalesce(t.ua_sample, e.ua_raw) AS ua_sample,
+             t.in_period, t.before_period
         FROM (SELECT * FROM totals WHERE before_period < ${args.minEvents} AND before_period + in_period >= ${args.minEvents}) t
-        -- A fingerprint whose events are all pending has no row yet: its latest event stands in.
-        CROSS JOIN LATERAL (SELECT ja4, asn, ua_class, ua_raw FROM honeypot_events x
-          WHERE x.tenant_id = ${args.tenantId} AND x.fingerprint_id = t.fingerprint_id ORDER BY x.ts DESC LIMIT 1) e
+        -- A fingerprint whose events are all pending has no row yet: its latest event stands in
+        -- (looked up only then, so e is all null beside a row).
+        LEFT JOIN LATERAL (SELECT ja4, asn, ua_class, ua_raw FROM honeypot_events x
+          WHERE NOT t.has_row AND x.tenant_id = ${args.tenantId} AND x.fingerprint_id = t.fingerprint_id ORDER BY x.ts DESC LIMIT 1) e ON TRUE
     )
     SELECT fingerprint_id, ja4, asn, last_ua_class, ua_sample,
            in_period::int AS in_period, (before_period + in_period)::int AS total_events,

@@ -94,10 +94,12 @@ export const APPLY_GROUPS_PER_STATEMENT = 500;
  * the hourly and seen statements), so applying and rebuilding give the same tables.
  */
 export async function applyPending(db: Db): Promise<number> {
-  const result = await executePrepared(
-    db,
-    'honeypot_rollup_apply',
-    sql`WITH rollup_state AS (SELECT from_24h, from_7d, from_30d FROM honeypot_rollup_state WHERE id = 1 FOR SHARE),
+  const [row] = rowsOf<{ taken: unknown }>(await executePrepared(db, 'honeypot_rollup_apply', APPLY_PENDING));
+  return toNumber(row?.taken);
+}
+
+// The applier's text never changes: built once, prepared once per connection.
+const APPLY_PENDING = sql`WITH rollup_state AS (SELECT from_24h, from_7d, from_30d FROM honeypot_rollup_state WHERE id = 1 FOR SHARE),
     taken AS (
       DELETE FROM honeypot_rollup_pending WHERE EXISTS (SELECT 1 FROM rollup_state)
         AND id IN (SELECT id FROM honeypot_rollup_pending ORDER BY id LIMIT ${APPLY_GROUPS_PER_STATEMENT})
@@ -160,22 +162,17 @@ export async function applyPending(db: Db): Promise<number> {
         ua_sample = CASE WHEN excluded.last_seen >= f.last_seen THEN excluded.ua_sample ELSE f.ua_sample END,
         asn = coalesce(excluded.asn, f.asn)
     )
-    SELECT count(*) AS taken FROM taken`,
-  );
-  const [row] = rowsOf<{ taken: unknown }>(result);
-  return toNumber(row?.taken);
-}
+    SELECT count(*) AS taken FROM taken`;
 
 /**
  * True when some pending row exists. Counter reads ask this first: the applier is one large
  * statement, and PGlite (which does not keep prepared plans) would plan it on every read.
  */
 export async function hasPending(db: Db): Promise<boolean> {
-  const [row] = rowsOf<{ pending: unknown }>(
-    await executePrepared(db, 'honeypot_rollup_has_pending', sql`SELECT EXISTS (SELECT 1 FROM honeypot_rollup_pending) AS pending`),
-  );
-  return row?.pending === true || row?.pending === 't';
+  const [row] = rowsOf<{ pending: boolean }>(await executePrepared(db, 'honeypot_rollup_has_pending', HAS_PENDING));
+  return row?.pending === true;
 }
+const HAS_PENDING = sql`SELECT EXISTS (SELECT 1 FROM honeypot_rollup_pending) AS pending`;
 
 // Rebuild and window advance: the same rollups, computed from the events in SQL
 

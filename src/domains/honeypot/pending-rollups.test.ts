@@ -1,11 +1,11 @@
 import { type SQL, sql } from 'drizzle-orm';
+import type { App } from '../../app.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../platform/clock.ts';
 import { rowsOf } from '../../platform/db/client.ts';
 import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
-import { CHROME_UA, createTenant, GPTBOT_IP, GPTBOT_UA, INGEST_PATH, signedIngest } from '../../../test/helpers/honeypot.ts';
+import { CHROME_UA, createTenant, GPTBOT_IP, GPTBOT_UA, signedIngest } from '../../../test/helpers/honeypot.ts';
 import { newFingerprints } from './alerts.repository.ts';
-import { signatureHeader } from './signature.ts';
 
 // Ingest stores events with a pending row; the rollups and fingerprint counters take them in when
 // the pending row is applied (docs/honeypot-dashboard.md, "Pending rollups"). This app holds its
@@ -60,6 +60,9 @@ function expectConsistent(rows: Record<string, unknown>[]) {
 }
 
 const get = (url: string) => t.call({ method: 'GET', url });
+
+/** The test app's helpers, calling another instance of it (ingest is signed, so no token is sent). */
+const via = (other: App): TestApp => ({ ...t, call: ({ token: _none, ...options }) => other.server.inject(options) });
 
 beforeAll(async () => {
   t = await startTestApp({ clock, env: { OBSERVATORY_ROLLUP_APPLY_DELAY_MS: '600000' } });
@@ -174,7 +177,7 @@ describe('pending rollups', () => {
 
   it('are applied by two instances at once without losing or double-counting an event', async () => {
     const other = await t.secondInstance();
-    const viaOther: TestApp = { ...t, call: ({ token: _none, ...options }) => other.server.inject(options) };
+    const viaOther = via(other);
     const waiting = await pendingEventCount();
     await Promise.all(
       Array.from({ length: 12 }, (_, i) => send([event({ ua: i % 2 ? GPTBOT_UA : CHROME_UA, ip: i % 3 ? LIAR_IP : GPTBOT_IP }), event()], 'pend', i % 2 ? viaOther : t)),
@@ -189,18 +192,7 @@ describe('pending rollups', () => {
 
   it('are applied in the background shortly after a group commits, with no read', async () => {
     const quick = await t.secondInstance({ OBSERVATORY_ROLLUP_APPLY_DELAY_MS: '20' });
-    const raw = JSON.stringify({ events: [event(), event()] });
-    const res = await quick.server.inject({
-      method: 'POST',
-      url: INGEST_PATH,
-      payload: raw,
-      headers: {
-        'content-type': 'application/json',
-        'x-observatory-tenant': 'pend',
-        'x-observatory-signature': signatureHeader(secret, Math.floor(clock.now().getTime() / 1000), raw),
-      },
-    });
-    expect(res.statusCode, res.body).toBe(200);
+    await send([event(), event()], 'pend', via(quick));
     await vi.waitFor(async () => expect(await pendingEventCount()).toBe(0), { timeout: 10_000, interval: 25 });
     const { events, hourly, fingerprints } = await counts();
     expect({ hourly, fingerprints }).toEqual({ hourly: events, fingerprints: events });

@@ -32,7 +32,7 @@ let lastText: string | null = null;
 let lastParsed: ParsedIp | null = null;
 
 /** Four decimal parts without leading zeros, each at most 255, as octets; null otherwise. */
-function dottedQuadOctets(ip: string): number[] | null {
+export function dottedQuadOctets(ip: string): number[] | null {
   if (!DOTTED_QUAD.test(ip)) return null;
   const octets = ip.split('.').map(Number);
   return octets.every((o) => o <= 255) ? octets : null;

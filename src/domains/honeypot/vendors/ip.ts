@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js';
+import { dottedQuadOctets } from '../enrichment/ip.ts';
 
 /**
  * IP addresses and CIDR prefixes as 32-bit words, parsed once with ipaddr.js, so a membership
@@ -33,9 +34,6 @@ function masksOf(bits: number, wordCount: number): number[] {
   return masks;
 }
 
-/** Four decimal parts of at most three digits, none with a leading zero (ipaddr.js's "four-part decimal" form). */
-const DOTTED_QUAD = /^(?:0|[1-9]\d{0,2})(?:\.(?:0|[1-9]\d{0,2})){3}$/;
-
 /**
  * A client address as ingest receives it: dotted-quad IPv4 or IPv6 text (an IPv4-mapped IPv6
  * address counts as its IPv4 address). Anything else, including the short and hexadecimal IPv4
@@ -44,16 +42,9 @@ const DOTTED_QUAD = /^(?:0|[1-9]\d{0,2})(?:\.(?:0|[1-9]\d{0,2})){3}$/;
 export function parseIp(text: string): ParsedIp | null {
   if (typeof text !== 'string' || text.length > 64) return null;
   const value = text.trim();
-  if (DOTTED_QUAD.test(value)) {
-    // The common case, decoded by hand: ipaddr.js's general parser costs more than the lookup.
-    let word = 0;
-    for (const part of value.split('.')) {
-      const octet = Number(part);
-      if (octet > 255) return null;
-      word = word * 256 + octet;
-    }
-    return { family: 4, words: [word] };
-  }
+  // The common case, decoded without ipaddr.js's general parser (it costs more than the lookup).
+  const octets = dottedQuadOctets(value);
+  if (octets !== null) return { family: 4, words: wordsOf(octets) };
   if (!value.includes(':') || !ipaddr.IPv6.isValid(value)) return null;
   const words = ipv6Words(value);
   if (words === null) return null;
