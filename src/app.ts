@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { pino } from 'pino';
+import { type AgentApiDomain, createAgentApiDomain } from './domains/agent-api/wiring.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
 import { identityEndpoints } from './domains/identity/endpoints.ts';
 import { identityJobs } from './domains/identity/jobs.ts';
@@ -33,6 +34,7 @@ export interface App {
   audit: AuditLog;
   outbound: Outbound;
   honeypot: HoneypotDomain;
+  agentApi: AgentApiDomain;
   endpoints: readonly Endpoint[];
   /** Stops the scheduler, drains HTTP, closes storage (unless the database was lent by the caller). */
   close(): Promise<void>;
@@ -46,6 +48,8 @@ export interface AppOptions {
   logger?: FastifyBaseLogger;
   /** Told the plaintext of the first-start token when one is created (spec D1). */
   onFirstToken?: (token: string) => void;
+  /** Prefix of the rate limiter's Redis keys, so test runs sharing one Redis do not count together. */
+  rateKeyPrefix?: string;
 }
 
 export async function createApp(options: AppOptions): Promise<App> {
@@ -70,6 +74,15 @@ export async function createApp(options: AppOptions): Promise<App> {
     const logger: FastifyBaseLogger = options.logger ?? pino({ level: config.logLevel });
     const outbound = createOutbound({ db: database.db, clock, config, log: logger });
     const honeypot = await createHoneypotDomain({ db: database.db, clock, audit, config, log: logger, outbound });
+    const agentApi = await createAgentApiDomain({
+      db: database.db,
+      clock,
+      audit,
+      config,
+      log: logger,
+      honeypot,
+      ...(options.rateKeyPrefix !== undefined ? { rateKeyPrefix: options.rateKeyPrefix } : {}),
+    });
     const scheduler = createScheduler({
       db: database.db,
       clock,
@@ -85,6 +98,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...opsEndpoints(ops),
       ...outboundEndpoints(outbound, audit),
       ...honeypot.endpoints(),
+      ...agentApi.endpoints(() => endpoints),
     ];
     const app = buildServer({
       endpoints,
@@ -105,10 +119,12 @@ export async function createApp(options: AppOptions): Promise<App> {
       audit,
       outbound,
       honeypot,
+      agentApi,
       endpoints,
       async close() {
         await scheduler.stop();
         await app.close();
+        await agentApi.close();
         await honeypot.close();
         if (ownsDatabase) await database.close();
       },

@@ -122,12 +122,14 @@ describe('authentication on every endpoint', () => {
     const guarded = endpoints.filter((e) => e.auth !== 'none');
     expect(guarded.length).toBeGreaterThan(5);
     for (const e of guarded) {
-      for (const token of [null, 'svctok_notarealtokennotarealtokennotarealtoken0']) {
+      // The public agent API takes anonymous calls; only a bad key is refused.
+      const tokens = e.auth === 'agent-key' ? ['svctok_notarealtokennotarealtokennotarealtoken0'] : [null, 'svctok_notarealtokennotarealtokennotarealtoken0'];
+      for (const token of tokens) {
         const res = await t.call({ method: e.method, url: samplePath(e.path), token, ...(e.body ? { payload: {} } : {}) });
         expect(res.statusCode, `${e.id} with ${token ?? 'no token'}`).toBe(401);
         expect(res.json().schema).toBe('svc-error.v1');
         // Signed endpoints say which part of the signature failed; the rest say unauthorized.
-        const reasons = e.auth === 'tenant-signature' ? ['unknown-tenant', 'bad-signature'] : ['unauthorized'];
+        const reasons = e.auth === 'tenant-signature' ? ['unknown-tenant', 'bad-signature'] : e.auth === 'agent-key' ? ['invalid-api-key'] : ['unauthorized'];
         expect(reasons, e.id).toContain(res.json().reason);
       }
     }

@@ -34,6 +34,16 @@ export interface Config {
   schedulerEnabled: boolean;
   schedulerTickMs: number;
   trustProxy: boolean;
+  /** Redis for state several instances share (the agent API's rate limits); null keeps it in memory. */
+  redisUrl: string | null;
+  agentApi: {
+    /** Slug of the honeypot tenant that public API calls are recorded for; null records none. */
+    tenant: string | null;
+    /** Calls per minute per (caller IP, agent_name) without an API key. */
+    anonymousPerMinute: number;
+    /** Calls per minute per API key. */
+    keyPerMinute: number;
+  };
   honeypot: {
     /** LIAR events from one fingerprint within 10 minutes that trigger a tarpit. */
     liarThreshold: number;
@@ -110,6 +120,16 @@ function secretText(env: Env, name: string, minLength: number): string | null {
   return raw;
 }
 
+/** `agent-api` unless set; set to an empty value (or `off`), no call is recorded. */
+function agentApiTenant(env: Env): string | null {
+  const raw = env.OBSERVATORY_AGENT_API_TENANT;
+  if (raw === undefined) return 'agent-api';
+  const slug = raw.trim();
+  if (slug === '' || slug === 'off') return null;
+  if (!/^[a-z0-9-]{1,64}$/.test(slug)) throw new ConfigError('OBSERVATORY_AGENT_API_TENANT', 'must be a tenant slug: 1 to 64 of a-z, 0-9 and -');
+  return slug;
+}
+
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -158,6 +178,12 @@ export function loadConfig(env: Env = process.env): Config {
     schedulerEnabled: flag(env, 'OBSERVATORY_SCHEDULER', true),
     schedulerTickMs: integer(env, 'OBSERVATORY_SCHEDULER_TICK_MS', 15_000, 100, 3_600_000),
     trustProxy: flag(env, 'OBSERVATORY_TRUST_PROXY', false),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    agentApi: {
+      tenant: agentApiTenant(env),
+      anonymousPerMinute: integer(env, 'OBSERVATORY_AGENT_API_ANON_PER_MINUTE', 20, 1, 1_000_000_000),
+      keyPerMinute: integer(env, 'OBSERVATORY_AGENT_API_KEY_PER_MINUTE', 200, 1, 1_000_000_000),
+    },
     honeypot: {
       liarThreshold: integer(env, 'OBSERVATORY_LIAR_THRESHOLD', 5, 1, 10_000),
       tarpitTtlMinutes: integer(env, 'OBSERVATORY_TARPIT_TTL_MINUTES', 60, 1, 7 * 24 * 60),

@@ -133,6 +133,30 @@ export function createTenantService(deps: { db: Db; clock: Clock; audit: AuditLo
       return { tenant: toTenantView(row), signingSecret: row.signingSecret };
     },
 
+    /**
+     * Makes sure a tenant exists for the service's own recordings (the public agent API's tenant),
+     * creating it at start-up when missing; audited as a start-up change. Its signing secret is
+     * never shown: an operator who wants to send to it rotates the secret.
+     */
+    async ensureTenant(input: { slug: string; name: string; notes: string }): Promise<void> {
+      const row: repo.TenantRow = {
+        id: randomUUID(),
+        slug: input.slug,
+        name: input.name,
+        notes: input.notes,
+        signingSecret: newSigningSecret(),
+        previousSecret: null,
+        previousValidUntil: null,
+        createdAt: clock.now(),
+        disabledAt: null,
+      };
+      await withTransaction(db, async (tx) => {
+        if (!(await repo.insertTenant(tx, row))) return;
+        await audit.record(tx, { verb: 'tenant.create', target: `tenant:${row.slug}`, surface: 'startup', actor: null, after: toTenantView(row) });
+      });
+      cache.delete(row.slug);
+    },
+
     /** A new secret; the old one keeps verifying for 24 hours so senders can switch without loss. */
     async rotateSecret(ctx: CallContext, slug: string) {
       const secret = newSigningSecret();

@@ -15,7 +15,7 @@ import { honeypotEndpoints } from './endpoints.ts';
 import { fingerprintOf, hashIp } from './enrichment/fingerprint.ts';
 import { openGeoIp } from './enrichment/geoip.ts';
 import { isValidIp } from './enrichment/ip.ts';
-import { createIngestService, type IngestService } from './ingest.ts';
+import { createIngestService, type IngestEvent, type IngestResult, type IngestService } from './ingest.ts';
 import { honeypotJobs } from './jobs.ts';
 import { createReadService } from './reads.ts';
 import { readEndpoints } from './reads.endpoints.ts';
@@ -33,6 +33,12 @@ export interface HoneypotDomain {
   dashboard: DashboardService;
   endpoints(): Endpoint[];
   jobs(): JobDefinition[];
+  /**
+   * Stores events the service saw itself (the public agent API's calls) for a tenant, through the
+   * same classify, enrich, store and tarpit path as signed ingest; null when the tenant is missing
+   * or disabled.
+   */
+  recordEvents(tenantSlug: string, events: IngestEvent[]): Promise<IngestResult | null>;
   /**
    * Lets ingest in flight commit, writes buffered samples and applies pending rollups; after HTTP
    * has drained, before storage closes.
@@ -96,6 +102,14 @@ export async function createHoneypotDomain(deps: {
       ...readEndpoints({ reads: createReadService({ db, clock, registry, flushSamples: ingest.flushSamples, applyPending: dashboard.applyPending }) }),
       ...dashboardEndpoints({ dashboard }),
     ],
+    async recordEvents(tenantSlug, events) {
+      const tenant = await tenants.forIngest(tenantSlug);
+      if (!tenant || tenant.disabledAt !== null) return null;
+      // A forwarded address that is not an IP (a proxy's garbage) must not sink the whole batch.
+      const valid = events.filter((event) => isValidIp(event.ip));
+      if (valid.length === 0) return { accepted: 0, duplicates: 0, events: [] };
+      return ingest.ingest(tenant, { events: valid });
+    },
     async close() {
       await ingest.close();
       await dashboard.close();

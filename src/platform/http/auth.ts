@@ -31,8 +31,8 @@ export async function authenticate(
   credentials: CredentialResolver,
   metricsToken: string | null,
 ): Promise<Principal | null> {
-  // Signed endpoints verify their caller once the raw body is read (the route's verifyCaller).
-  if (endpoint.auth === 'none' || endpoint.auth === 'tenant-signature') return null;
+  // Signed endpoints and the public agent API check their caller once the body is read (the route's verifyCaller).
+  if (endpoint.auth === 'none' || endpoint.auth === 'tenant-signature' || endpoint.auth === 'agent-key') return null;
   const token = bearerToken(request);
   if (endpoint.auth === 'metrics' && token !== null && metricsToken !== null && safeEqual(token, metricsToken)) {
     return { userId: 'metrics', username: 'metrics', scopes: new Set(), via: 'metrics-token', tokenId: null, sessionId: null };

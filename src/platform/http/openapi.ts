@@ -43,6 +43,8 @@ function securityOf(endpoint: Endpoint) {
   if (endpoint.auth === 'none') return [];
   if (endpoint.auth === 'metrics') return [{ metricsToken: [] }, { bearerAuth: [] }];
   if (endpoint.auth === 'tenant-signature') return [{ tenantSignature: [] }];
+  // Anonymous ({}) or with an agent API key in either header.
+  if (endpoint.auth === 'agent-key') return [{}, { agentApiKey: [] }, { agentBearer: [] }];
   return [{ bearerAuth: [] }, { sessionCookie: [] }];
 }
 
@@ -102,6 +104,7 @@ export function buildOpenApi(endpoints: readonly Endpoint[], baseUrl: string) {
         bearerAuth: { type: 'http', scheme: 'bearer', description: `API token \`svctok_…\` carrying scopes: ${SCOPES.join(', ')}.` },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'Operator session from a passkey login.' },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'OBSERVATORY_METRICS_TOKEN, for Prometheus scrapes.' },
+        ...AGENT_SECURITY_SCHEMES,
         tenantSignature: {
           type: 'apiKey',
           in: 'header',
@@ -109,6 +112,115 @@ export function buildOpenApi(endpoints: readonly Endpoint[], baseUrl: string) {
           description: '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" under the tenant signing secret>`, with `X-Observatory-Tenant: <slug>`.',
         },
       },
+    },
+  };
+}
+
+const AGENT_SECURITY_SCHEMES = {
+  agentApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An agent API key (`agk_…`); raises the rate limit.' },
+  agentBearer: { type: 'http', scheme: 'bearer', description: 'The same agent API key as `Authorization: Bearer agk_…`.' },
+};
+
+const RATE_HEADERS = {
+  'X-RateLimit-Limit': { description: 'Calls allowed in the current one-minute window.', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Calls left in the current window.', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' } },
+};
+
+/**
+ * A JSON Schema (TypeBox, 2020-12 style) in the OpenAPI 3.0 dialect: `const` becomes a one-value
+ * `enum`, a union with null becomes `nullable`, a union of constants an `enum`, `patternProperties`
+ * (records) `additionalProperties`, and keywords 3.0 lacks are dropped.
+ */
+export function toOpenApi30Schema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(toOpenApi30Schema);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const input = schema as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(input)) {
+    if (key === '$id' || key === '$schema' || key === 'examples') continue;
+    if (key === 'const') out.enum = [value];
+    else if (key === 'patternProperties') {
+      const [inner] = Object.values(value as Record<string, unknown>);
+      out.additionalProperties = toOpenApi30Schema(inner);
+    } else if (key === 'properties') {
+      out.properties = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, inner]) => [name, toOpenApi30Schema(inner)]));
+    } else out[key] = toOpenApi30Schema(value);
+  }
+  if (Array.isArray(out.type)) {
+    const types = (out.type as string[]).filter((t) => t !== 'null');
+    if (types.length < (out.type as string[]).length) out.nullable = true;
+    out.type = types[0];
+  }
+  for (const union of ['anyOf', 'oneOf'] as const) {
+    const members = out[union] as Record<string, unknown>[] | undefined;
+    if (!members) continue;
+    const nonNull = members.filter((m) => !(m.type === 'null' || (Array.isArray(m.enum) && m.enum.length === 1 && m.enum[0] === null)));
+    if (nonNull.length < members.length) {
+      delete out[union];
+      if (nonNull.length === 1) Object.assign(out, nonNull[0], { nullable: true });
+      else Object.assign(out, { [union]: nonNull, nullable: true });
+    }
+    const current = out[union] as Record<string, unknown>[] | undefined;
+    if (current && current.every((m) => Array.isArray(m.enum) && m.enum.length === 1 && typeof m.type === 'string' && m.type === current[0]!.type)) {
+      delete out[union];
+      Object.assign(out, { type: current[0]!.type, enum: current.map((m) => (m.enum as unknown[])[0]) });
+    }
+  }
+  return out;
+}
+
+/**
+ * The OpenAPI 3.0.3 document of the public agent API (spec C, Versioning item 4), derived from
+ * the same registry entries as the 3.1 document: the group's endpoints only, anonymous or with an
+ * agent API key, each answer with its rate-limit headers.
+ */
+export function buildOpenApi30(endpoints: readonly Endpoint[], options: { title: string; version: string; description: string; baseUrl: string }) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  const responses: Record<string, unknown> = {};
+  for (const endpoint of endpoints) {
+    const json = endpoint.contentType === 'application/json';
+    const operationResponses: Record<string, unknown> = {
+      [String(endpoint.status)]: {
+        description: endpoint.schemaId ? `\`${endpoint.schemaId}\`` : 'Success',
+        headers: RATE_HEADERS,
+        content: { [endpoint.contentType.split(';')[0]!.trim()]: { schema: json ? toOpenApi30Schema(plainSchema(endpoint.responseSchema)) : { type: 'string' }, example: endpoint.example } },
+      },
+    };
+    for (const status of endpoint.errorStatuses) {
+      const [name, description] = status === 401 ? ['Unauthorized', 'The API key is unknown or revoked.'] : (STATUS_TEXT[status] ?? [`Status${status}`, `HTTP ${status}`]);
+      responses[name] ??= {
+        description,
+        headers: status === 429 ? { ...RATE_HEADERS, 'Retry-After': { description: 'Seconds to wait before calling again.', schema: { type: 'integer' } } } : RATE_HEADERS,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/svc-error.v1' } } },
+      };
+      operationResponses[String(status)] = { $ref: `#/components/responses/${name}` };
+    }
+    const parameters = [...parametersOf('path', endpoint.params), ...parametersOf('query', endpoint.query)].map((p) => ({ ...p, schema: toOpenApi30Schema(p.schema) }));
+    const operation: Record<string, unknown> = {
+      operationId: endpoint.id,
+      summary: endpoint.title,
+      description: endpoint.description,
+      tags: [endpoint.tag],
+      security: securityOf(endpoint),
+      parameters,
+      responses: operationResponses,
+    };
+    if (endpoint.body) {
+      operation.requestBody = { required: true, content: { 'application/json': { schema: toOpenApi30Schema(plainSchema(endpoint.body)) } } };
+    }
+    (paths[endpoint.path] ??= {})[endpoint.method.toLowerCase()] = operation;
+  }
+  return {
+    openapi: '3.0.3',
+    info: { title: options.title, version: options.version, description: options.description },
+    servers: [{ url: options.baseUrl }],
+    tags: [...new Set(endpoints.map((e) => e.tag))].sort().map((name) => ({ name })),
+    paths,
+    components: {
+      schemas: { 'svc-error.v1': toOpenApi30Schema(plainSchema(ErrorEnvelope)) },
+      responses,
+      securitySchemes: AGENT_SECURITY_SCHEMES,
     },
   };
 }

@@ -35,10 +35,11 @@ export function isScope(value: string): value is Scope {
  * - `session-or-bearer`: an operator session cookie or `Authorization: Bearer svctok_…`;
  * - `none`: public (health, passkey login);
  * - `metrics`: the metrics scrape token or a bearer token with `read:dashboard`;
- * - `tenant-signature`: an HMAC over the raw body, checked by the endpoint's `verifyCaller`.
- * Later domains add their own modes (tenant signatures, agent API keys).
+ * - `tenant-signature`: an HMAC over the raw body, checked by the endpoint's `verifyCaller`;
+ * - `agent-key`: the public agent API: anonymous, or an agent API key (`Authorization: Bearer` or
+ *   `X-API-Key`) that raises the rate limit; checked, with the rate limit, by `verifyCaller`.
  */
-export type AuthMode = 'session-or-bearer' | 'none' | 'metrics' | 'tenant-signature';
+export type AuthMode = 'session-or-bearer' | 'none' | 'metrics' | 'tenant-signature' | 'agent-key';
 
 /** Who is calling. Every session and token belongs to a user. */
 export interface Principal {
@@ -111,10 +112,10 @@ export interface EndpointDefinition<
   /** Success status; 200 unless stated. */
   status?: number;
   /**
-   * For `tenant-signature`: verifies the caller once the raw body is read and before it is
-   * validated, so an unsigned request is refused with 401 whatever its body.
+   * For `tenant-signature` and `agent-key`: checks the caller once the raw body is read and before
+   * it is validated, so an unsigned (or rate-limited) request is refused whatever its body.
    */
-  verifyCaller?: (request: FastifyRequest) => Promise<void>;
+  verifyCaller?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   /** Runs after the response is sent, whatever its status (e.g. to sample ingest outcomes). */
   onResponse?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   handler: (
@@ -134,7 +135,7 @@ export interface Endpoint extends EndpointIdentity {
   example: unknown;
   status: number;
   errorStatuses: number[];
-  verifyCaller: ((request: FastifyRequest) => Promise<void>) | null;
+  verifyCaller: ((request: FastifyRequest, reply: FastifyReply) => Promise<void>) | null;
   onResponse: ((request: FastifyRequest, reply: FastifyReply) => Promise<void>) | null;
   handler: (ctx: HandlerContext<unknown, unknown, unknown>) => Promise<unknown>;
 }
@@ -169,7 +170,10 @@ export function defineEndpoint<
   const response = definition.response as EnvelopeResponse<R> | RawResponse;
   const isRaw = 'raw' in response;
   const declared = new Set<number>([...(definition.errors ?? []), ...ALWAYS]);
-  if (definition.auth !== 'none') {
+  if (definition.auth === 'agent-key') {
+    declared.add(401);
+    declared.add(429);
+  } else if (definition.auth !== 'none') {
     declared.add(401);
     if (definition.scope !== null || definition.auth === 'metrics' || definition.auth === 'tenant-signature') declared.add(403);
   }
@@ -221,3 +225,6 @@ export function assertRegistryConsistent(endpoints: readonly Endpoint[]): void {
 /** Shared field shapes. */
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 export const IsoDate = Type.String({ format: 'date-time' });
+/** A string from a fixed list, as a JSON Schema `enum` (validation errors then list the allowed values). */
+export const StringEnum = <const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });

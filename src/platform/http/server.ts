@@ -122,8 +122,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         ...(endpoint.body ? { body: endpoint.body } : {}),
         response: responses,
       },
-      preValidation: async (request: FastifyRequest) => {
-        if (endpoint.verifyCaller) await endpoint.verifyCaller(request);
+      preValidation: async (request: FastifyRequest, reply) => {
+        if (endpoint.verifyCaller) await endpoint.verifyCaller(request, reply);
         // A POST without a body means "no fields": the schema then says which are required.
         if (endpoint.body && (request.body === undefined || request.body === null)) request.body = {};
       },

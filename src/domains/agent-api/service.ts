@@ -1,0 +1,294 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { LRUCache } from 'lru-cache';
+import type { AuditLog } from '../../platform/audit/service.ts';
+import type { Clock } from '../../platform/clock.ts';
+import { randomToken, sha256Hex } from '../../platform/crypto.ts';
+import type { Db } from '../../platform/db/client.ts';
+import { withTransaction } from '../../platform/db/transaction.ts';
+import { assertThat, badRequest, notFound } from '../../platform/errors.ts';
+import type { Principal } from '../../platform/http/registry.ts';
+import * as repo from './repository.ts';
+import { toPrefixTsquery } from './search-query.ts';
+
+/**
+ * The public agent API's rules (docs/agent-api.md): topic search with paging, batch search,
+ * browsing, the seed corpus, topic upserts and API keys. No HTTP here, no SQL.
+ */
+
+export const CATEGORIES = ['tech', 'finance', 'travel', 'health', 'facts'] as const;
+export type Category = (typeof CATEGORIES)[number];
+export const SEARCH_LIMIT_DEFAULT = 5;
+export const SEARCH_LIMIT_MAX = 50;
+/** Pages beyond this are refused: nobody reads result 50,000, and deep OFFSETs cost the database. */
+export const PAGE_MAX = 1000;
+export const BATCH_QUERIES_MAX = 10;
+export const TOPICS_LIMIT_DEFAULT = 20;
+export const TOPICS_LIMIT_MAX = 50;
+export const FEED_ITEMS = 50;
+export const UPSERT_TOPICS_MAX = 1000;
+/** The bait root that topic URLs live under (one of the sitemap's generated roots). */
+export const TOPIC_ROOT = '/honeypot/topics/';
+/** Search answers are remembered this long (and forgotten at once when this instance upserts topics). */
+export const SEARCH_CACHE_TTL_MS = 10_000;
+/** A resolved API key (or its absence) is remembered this long. */
+export const KEY_CACHE_TTL_MS = 30_000;
+export const API_KEY_PREFIX = 'agk_';
+
+const SEED_FILES = CATEGORIES.map((category) => new URL(`./seed/${category}.json`, import.meta.url));
+
+export interface SearchParams {
+  query: string;
+  category?: Category | undefined;
+  page?: number | undefined;
+  limit?: number | undefined;
+  sort?: repo.SortField | undefined;
+  order?: repo.SortOrder | undefined;
+}
+
+export interface TopicResult {
+  slug: string;
+  title: string;
+  category: string;
+  summary: string;
+  url: string;
+  createdAt: string;
+  score: number;
+}
+
+export interface SearchPage {
+  query: string;
+  results: TopicResult[];
+  page: number;
+  limit: number;
+  total: number;
+  totalPages: number;
+  nextPage: number | null;
+}
+
+export interface TopicInput {
+  slug: string;
+  title: string;
+  category: Category;
+  summary: string;
+  body: string;
+  createdAt?: string | undefined;
+}
+
+export interface CallContext {
+  principal: Principal;
+  requestId: string;
+}
+
+export interface ResolvedKey {
+  id: string;
+  plan: string;
+}
+
+export function createAgentApiService(deps: { db: Db; clock: Clock; audit: AuditLog; publicUrl: string }) {
+  const { db, clock, audit } = deps;
+  const topicUrl = (slug: string) => `${deps.publicUrl}${TOPIC_ROOT}${slug}`;
+  const searchCache = new LRUCache<string, { hits: repo.TopicHit[]; total: number }>({ max: 5_000, ttl: SEARCH_CACHE_TTL_MS, ttlAutopurge: false });
+  // Keyed by the key's hash; `null` remembers an unknown key so a caller cannot make each call a lookup.
+  const keyCache = new LRUCache<string, { key: ResolvedKey | null }>({ max: 10_000, ttl: KEY_CACHE_TTL_MS });
+
+  function toResult(hit: repo.TopicHit): TopicResult {
+    return {
+      slug: hit.slug,
+      title: hit.title,
+      category: hit.category,
+      summary: hit.summary,
+      url: topicUrl(hit.slug),
+      createdAt: hit.createdAt.toISOString(),
+      score: Math.round(hit.score * 10_000) / 10_000,
+    };
+  }
+
+  async function search(params: SearchParams): Promise<SearchPage> {
+    const query = params.query.trim();
+    if (query === '') throw badRequest('invalid-query', 'query must contain something to search for.', { field: 'query.query' });
+    const page = params.page ?? 1;
+    const limit = params.limit ?? SEARCH_LIMIT_DEFAULT;
+    const tsquery = toPrefixTsquery(query);
+    let found: { hits: repo.TopicHit[]; total: number } = { hits: [], total: 0 };
+    if (tsquery !== null) {
+      const args: repo.SearchArgs = {
+        tsquery,
+        category: params.category ?? null,
+        sort: params.sort ?? 'createdAt',
+        order: params.order ?? 'desc',
+        limit,
+        offset: (page - 1) * limit,
+      };
+      const cacheKey = `${args.sort}|${args.order}|${args.category ?? ''}|${limit}|${args.offset}|${tsquery}`;
+      const cached = searchCache.get(cacheKey);
+      if (cached) found = cached;
+      else {
+        found = await repo.searchTopics(db, args);
+        searchCache.set(cacheKey, found);
+      }
+    }
+    const totalPages = Math.ceil(found.total / limit);
+    return {
+      query,
+      results: found.hits.map(toResult),
+      page,
+      limit,
+      total: found.total,
+      totalPages,
+      nextPage: page < totalPages && page < PAGE_MAX ? page + 1 : null,
+    };
+  }
+
+  async function insertSeedCorpus(): Promise<number> {
+    const now = clock.now();
+    const topics = loadSeedCorpus();
+    return withTransaction(db, async (tx) => {
+      if (!(await repo.claimMarker(tx, 'seed-corpus-v1', now))) return 0;
+      return repo.insertMissingTopics(tx, topics, now);
+    });
+  }
+
+  return {
+    search,
+
+    /** Each query's first page, in the order given; at most BATCH_QUERIES_MAX queries. */
+    async batch(input: { queries: string[]; category?: Category | undefined; limit?: number | undefined }) {
+      const blank = input.queries.findIndex((q) => q.trim() === '');
+      if (blank >= 0) throw badRequest('invalid-body', `body.queries[${blank}] must contain something to search for.`, { field: `body.queries[${blank}]` });
+      const pages = [];
+      for (const query of input.queries) pages.push(await search({ query, category: input.category, limit: input.limit }));
+      return pages.map((p) => ({ query: p.query, total: p.total, results: p.results, nextPage: p.nextPage }));
+    },
+
+    async listTopics(input: { category?: Category | undefined; page?: number | undefined; limit?: number | undefined }) {
+      const page = input.page ?? 1;
+      const limit = input.limit ?? TOPICS_LIMIT_DEFAULT;
+      const { rows, total } = await repo.listTopics(db, { category: input.category ?? null, limit, offset: (page - 1) * limit });
+      const totalPages = Math.ceil(total / limit);
+      return {
+        topics: rows.map((r) => ({ slug: r.slug, title: r.title, category: r.category, summary: r.summary, url: topicUrl(r.slug), createdAt: r.createdAt.toISOString() })),
+        page,
+        limit,
+        total,
+        totalPages,
+        nextPage: page < totalPages && page < PAGE_MAX ? page + 1 : null,
+      };
+    },
+
+    async topic(slug: string) {
+      const row = await repo.findTopic(db, slug);
+      assertThat(row, notFound(`There is no topic ${slug}.`));
+      return { ...row, url: topicUrl(row.slug), createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+    },
+
+    /** The newest topics, for the feeds. */
+    async newest(limit = FEED_ITEMS) {
+      return (await repo.newestTopics(db, limit)).map((r) => ({ ...r, url: topicUrl(r.slug) }));
+    },
+
+    categoryCounts: () => repo.countByCategory(db),
+
+    /** Upserts by slug in one transaction, audited; returns how many were written and which were new. */
+    async upsertTopics(ctx: CallContext, topics: TopicInput[]) {
+      const seen = new Set<string>();
+      topics.forEach((t, i) => {
+        if (seen.has(t.slug)) throw badRequest('invalid-body', `body.topics[${i}].slug repeats ${t.slug}; each slug may appear once per call.`, { field: `body.topics[${i}].slug` });
+        seen.add(t.slug);
+      });
+      const now = clock.now();
+      const rows: repo.TopicWrite[] = topics.map((t) => ({
+        slug: t.slug,
+        title: t.title.trim(),
+        category: t.category,
+        summary: t.summary.trim(),
+        body: t.body.trim(),
+        createdAt: t.createdAt === undefined ? now : new Date(t.createdAt),
+      }));
+      const { inserted } = await withTransaction(db, async (tx) => {
+        const written = await repo.upsertTopics(tx, rows, now);
+        await audit.record(tx, {
+          verb: 'agent-api.topics-upsert',
+          target: 'agent-api:topics',
+          surface: 'api',
+          actor: { userId: ctx.principal.userId, username: ctx.principal.username },
+          after: { upserted: rows.length, inserted: written.inserted.length, slugs: rows.slice(0, 100).map((r) => r.slug) },
+          requestId: ctx.requestId,
+        });
+        return written;
+      });
+      searchCache.clear();
+      return { upserted: rows.length, inserted: inserted.length, updated: rows.length - inserted.length };
+    },
+
+    /** Issues an API key; its plaintext is returned here once and only its hash is kept. */
+    async createKey(ctx: CallContext, input: { name: string; plan?: string | undefined }) {
+      const plaintext = `${API_KEY_PREFIX}${randomToken(24)}`;
+      const row: repo.ApiKeyRow = {
+        id: randomUUID(),
+        name: input.name.trim(),
+        plan: input.plan ?? 'paid',
+        prefix: plaintext.slice(0, API_KEY_PREFIX.length + 6),
+        keyHash: sha256Hex(plaintext),
+        createdBy: ctx.principal.userId,
+        createdAt: clock.now(),
+        revokedAt: null,
+      };
+      await withTransaction(db, async (tx) => {
+        await repo.insertApiKey(tx, row);
+        await audit.record(tx, {
+          verb: 'agent-api.key-create',
+          target: `agent-api-key:${row.id}`,
+          surface: 'api',
+          actor: { userId: ctx.principal.userId, username: ctx.principal.username },
+          after: { id: row.id, name: row.name, plan: row.plan, prefix: row.prefix },
+          requestId: ctx.requestId,
+        });
+      });
+      return { id: row.id, key: plaintext, prefix: row.prefix, plan: row.plan, name: row.name, createdAt: row.createdAt.toISOString() };
+    },
+
+    /** The key a caller presented, or null when it is unknown or revoked. */
+    async resolveKey(plaintext: string): Promise<ResolvedKey | null> {
+      const hash = sha256Hex(plaintext);
+      const cached = keyCache.get(hash);
+      if (cached) return cached.key;
+      const row = await repo.findApiKeyByHash(db, hash);
+      const key = row && row.revokedAt === null ? { id: row.id, plan: row.plan } : null;
+      keyCache.set(hash, { key });
+      return key;
+    },
+
+    /**
+     * Loads the shipped seed corpus on the first start of a database (a marker row makes it once,
+     * even with several instances starting together); topics already stored under a seed slug are
+     * left as they are. Returns how many topics it inserted.
+     */
+    ensureSeedCorpus: insertSeedCorpus,
+  };
+}
+
+export type AgentApiService = ReturnType<typeof createAgentApiService>;
+
+interface SeedTopic {
+  slug: string;
+  title: string;
+  category: string;
+  summary: string;
+  body: string;
+  createdAt: string;
+}
+
+/** The shipped corpus (src/domains/agent-api/seed/<category>.json), checked as it is read. */
+export function loadSeedCorpus(): repo.TopicWrite[] {
+  const topics: repo.TopicWrite[] = [];
+  for (const file of SEED_FILES) {
+    for (const t of JSON.parse(readFileSync(file, 'utf8')) as SeedTopic[]) {
+      if (!(CATEGORIES as readonly string[]).includes(t.category) || Number.isNaN(Date.parse(t.createdAt))) {
+        throw new Error(`seed topic ${t.slug} in ${file.pathname} has a bad category or createdAt`);
+      }
+      topics.push({ slug: t.slug, title: t.title, category: t.category, summary: t.summary, body: t.body, createdAt: new Date(t.createdAt) });
+    }
+  }
+  return topics;
+}

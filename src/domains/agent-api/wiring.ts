@@ -1,0 +1,76 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { AuditLog } from '../../platform/audit/service.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Config } from '../../platform/config.ts';
+import type { Db } from '../../platform/db/client.ts';
+import type { Endpoint } from '../../platform/http/registry.ts';
+import { createRateLimiter, type RateLimiter } from '../../platform/rate-limit.ts';
+import type { HoneypotDomain } from '../honeypot/wiring.ts';
+import { ANONYMOUS_TIER, createCallerCheck, KEY_TIER } from './caller.ts';
+import { agentApiEndpoints } from './endpoints.ts';
+import { type CallRecorder, createCallRecorder } from './recorder.ts';
+import { type AgentApiService, createAgentApiService } from './service.ts';
+
+export interface AgentApiDomain {
+  service: AgentApiService;
+  recorder: CallRecorder;
+  limiter: RateLimiter;
+  endpoints(all: () => readonly Endpoint[]): Endpoint[];
+  /** Records the calls still buffered and lets go of Redis; after HTTP has drained. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the public agent API once storage is migrated: loads the seed corpus on a database's
+ * first start, makes sure the recording tenant exists, and opens the rate limiter (Redis when
+ * REDIS_URL is set).
+ */
+export async function createAgentApiDomain(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+  config: Config;
+  log: FastifyBaseLogger;
+  honeypot: HoneypotDomain;
+  /** Prefix of the rate limiter's Redis keys (tests isolate their runs). */
+  rateKeyPrefix?: string;
+}): Promise<AgentApiDomain> {
+  const { config } = deps;
+  const service = createAgentApiService({ db: deps.db, clock: deps.clock, audit: deps.audit, publicUrl: config.publicUrl });
+  const seeded = await service.ensureSeedCorpus();
+  if (seeded > 0) deps.log.info({ topics: seeded }, 'agent API seed corpus loaded');
+  const tenant = config.agentApi.tenant;
+  if (tenant !== null) {
+    await deps.honeypot.tenants.ensureTenant({
+      slug: tenant,
+      name: 'Public agent API',
+      notes: 'Calls to the public agent search API, recorded by Observatory itself (OBSERVATORY_AGENT_API_TENANT).',
+    });
+  }
+  const limits = { anonymousPerMinute: config.agentApi.anonymousPerMinute, keyPerMinute: config.agentApi.keyPerMinute };
+  const limiter = await createRateLimiter({
+    redisUrl: config.redisUrl,
+    ...(deps.rateKeyPrefix !== undefined ? { keyPrefix: deps.rateKeyPrefix } : {}),
+    tiers: [
+      { name: ANONYMOUS_TIER, points: limits.anonymousPerMinute, durationSec: 60 },
+      { name: KEY_TIER, points: limits.keyPerMinute, durationSec: 60 },
+    ],
+  });
+  const recorder = createCallRecorder({
+    tenantSlug: tenant,
+    clock: deps.clock,
+    log: deps.log,
+    sink: { record: (slug, events) => deps.honeypot.recordEvents(slug, events) },
+  });
+  const checkCaller = createCallerCheck({ limiter, resolveKey: (plaintext) => service.resolveKey(plaintext) });
+  return {
+    service,
+    recorder,
+    limiter,
+    endpoints: (all) => agentApiEndpoints({ service, recorder, checkCaller, limits, baseUrl: config.publicUrl, endpoints: all }),
+    async close() {
+      await recorder.close();
+      await limiter.close();
+    },
+  };
+}
