@@ -34,7 +34,9 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
   };
 }
 
-export async function startTestApp(options: { clock?: Clock; env?: Record<string, string>; testDb?: TestDatabase } = {}): Promise<TestApp> {
+export async function startTestApp(
+  options: { clock?: Clock; env?: Record<string, string>; testDb?: TestDatabase; rateKeyPrefix?: string } = {},
+): Promise<TestApp> {
   const testDb = options.testDb ?? (await createTestDatabase());
   const apps: App[] = [];
   const databases: Database[] = [];
@@ -46,6 +48,7 @@ export async function startTestApp(options: { clock?: Clock; env?: Record<string
       database,
       logger: pino({ level: 'silent' }),
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.rateKeyPrefix ? { rateKeyPrefix: options.rateKeyPrefix } : {}),
     });
     apps.push(app);
     return app;

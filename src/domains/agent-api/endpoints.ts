@@ -167,7 +167,7 @@ export function agentApiEndpoints(deps: {
       body: SearchInput,
       response: { schemaId: 'svc-agent-search.v1', fields: { query: Type.String(), results: Type.Array(TopicResult), ...Paging } },
       example: searchExample,
-      handler: async ({ body }) => service.search(body),
+      handler: async ({ body }) => service.search(body, 'body.query'),
     }),
     defineEndpoint({
       ...publicRoute,

@@ -104,9 +104,10 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
     };
   }
 
-  async function search(params: SearchParams): Promise<SearchPage> {
+  /** `field` names the query in a 400: `query.query` (GET) or `body.query` (POST). */
+  async function search(params: SearchParams, field = 'query.query'): Promise<SearchPage> {
     const query = params.query.trim();
-    if (query === '') throw badRequest('invalid-query', 'query must contain something to search for.', { field: 'query.query' });
+    if (query === '') throw badRequest(field.startsWith('body') ? 'invalid-body' : 'invalid-query', `${field} must contain something to search for.`, { field });
     const page = params.page ?? 1;
     const limit = params.limit ?? SEARCH_LIMIT_DEFAULT;
     const tsquery = toPrefixTsquery(query);
@@ -157,7 +158,7 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
       const blank = input.queries.findIndex((q) => q.trim() === '');
       if (blank >= 0) throw badRequest('invalid-body', `body.queries[${blank}] must contain something to search for.`, { field: `body.queries[${blank}]` });
       const pages = [];
-      for (const query of input.queries) pages.push(await search({ query, category: input.category, limit: input.limit }));
+      for (const query of input.queries) pages.push(await search({ query, category: input.category, limit: input.limit }, 'body.queries'));
       return pages.map((p) => ({ query: p.query, total: p.total, results: p.results, nextPage: p.nextPage }));
     },
 
