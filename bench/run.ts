@@ -331,6 +331,8 @@ async function main(): Promise<number> {
       OBSERVATORY_SCHEDULER: '0',
       OBSERVATORY_ADMIN_TOKEN: ADMIN_TOKEN,
       OBSERVATORY_PUBLIC_URL: 'http://127.0.0.1:8080',
+      // The agent-search scenario calls from one IP far beyond the public limit of 20 a minute.
+      OBSERVATORY_AGENT_API_ANON_PER_MINUTE: '1000000000',
       HOST: '127.0.0.1',
       PORT: '0',
       ...(testDb.url ? { DATABASE_URL: testDb.url } : {}),

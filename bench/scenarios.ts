@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { App } from '../src/app.ts';
+import { loadSeedCorpus } from '../src/domains/agent-api/service.ts';
 import { V1 } from '../src/platform/http/registry.ts';
 import { eventCount, rebuildRollups, seedHoneypotEvents } from './honeypot-seed.ts';
 
@@ -164,4 +165,61 @@ scenarios.push(
   ),
   ...(['dashboard', 'clusters'] as const).flatMap((read) => [rollupRead(read, '10k', 10_000, '24h'), rollupRead(read, '10k', 10_000, '30d')]),
   ...(['dashboard', 'clusters'] as const).flatMap((read) => [rollupRead(read, '1m', 1_000_000, '24h'), rollupRead(read, '1m', 1_000_000, '30d')]),
+);
+
+// Public agent API: search over the seed corpus plus 100,000 generated topics (docs/performance.md, "Agent API").
+
+const AGENT_SEARCH_MODULE = fileURLToPath(new URL('./agent-search-request.cjs', import.meta.url));
+const GENERATED_TOPICS = 100_000;
+
+/** Words of the seed corpus, most frequent first (stop words and short words left out). */
+function corpusVocabulary(topics: readonly { title: string; summary: string; body: string }[]): string[] {
+  const counts = new Map<string, number>();
+  for (const t of topics) {
+    for (const word of `${t.title} ${t.summary} ${t.body}`.toLowerCase().match(/[a-z]{4,}/g) ?? []) counts.set(word, (counts.get(word) ?? 0) + 1);
+  }
+  const stop = new Set(['that', 'with', 'from', 'this', 'which', 'their', 'they', 'have', 'into', 'more', 'also', 'when', 'such', 'than', 'most', 'other', 'each', 'between']);
+  return [...counts].filter(([word]) => !stop.has(word)).sort((a, b) => b[1] - a[1]).map(([word]) => word);
+}
+
+/**
+ * Generates topics from the corpus vocabulary with a fixed seed (the same 100,000 every run): a
+ * title of four words, a summary of twelve, a body of sixty, spread over three years.
+ */
+async function seedGeneratedTopics(ctx: BenchContext, vocabulary: readonly string[]): Promise<void> {
+  let state = 20261124;
+  const next = () => ((state = (state * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const words = (n: number) => Array.from({ length: n }, () => vocabulary[Math.floor(next() ** 1.5 * vocabulary.length)]).join(' ');
+  const categories = ['tech', 'finance', 'travel', 'health', 'facts'];
+  const start = Date.parse('2023-01-01T00:00:00Z');
+  for (let offset = 0; offset < GENERATED_TOPICS; offset += 1000) {
+    const topics = Array.from({ length: 1000 }, (_, i) => ({
+      slug: `generated-${offset + i}`,
+      title: words(4),
+      category: categories[(offset + i) % categories.length],
+      summary: `${words(12)}.`,
+      body: `${words(60)}.`,
+      createdAt: new Date(start + Math.floor(next() * 3 * 365 * 86_400_000)).toISOString(),
+    }));
+    await ctx.api('POST', `${V1}/agent-api/topics`, { topics });
+  }
+}
+
+scenarios.push(
+  defineScenario({
+    name: 'agent-search',
+    description: `GET /api/agent over the seed corpus plus ${GENERATED_TOPICS.toLocaleString('en')} generated topics: anonymous calls (the bench raises the per-minute limit), one or two corpus words, pages 1–3, a category one time in four; rate limit, full-text search with total count, and the call recorded as a honeypot event.`,
+    setupBudgetSec: 600,
+    setup: async (ctx) => {
+      const vocabulary = corpusVocabulary(loadSeedCorpus()).slice(0, 2000);
+      const listed = await ctx.api<{ total: number }>('GET', '/api/topics?limit=1');
+      if (listed.total < GENERATED_TOPICS) {
+        const started = performance.now();
+        await seedGeneratedTopics(ctx, vocabulary);
+        process.stdout.write(`  (generated ${GENERATED_TOPICS.toLocaleString('en')} topics in ${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
+      }
+      process.env.BENCH_SEARCH_WORDS = vocabulary.join(',');
+    },
+    request: { method: 'GET', path: '/api/agent?query=x', setupRequest: AGENT_SEARCH_MODULE },
+  }),
 );

@@ -117,7 +117,8 @@ describe('API keys (D6)', () => {
   });
 
   it('refuses an unknown key with 401 rather than falling back to anonymous', async () => {
-    for (const headers of [{ 'x-api-key': 'agk_nosuchkeynosuchkeynosuchkey0000' }, { authorization: 'Bearer agk_nosuchkey' }]) {
+    const attempts: Record<string, string>[] = [{ 'x-api-key': 'agk_nosuchkeynosuchkeynosuchkey0000' }, { authorization: 'Bearer agk_nosuchkey' }];
+    for (const headers of attempts) {
       const res = await search({ headers });
       expect(res.statusCode).toBe(401);
       expect(res.json()).toMatchObject({ schema: 'svc-error.v1', reason: 'invalid-api-key' });
