@@ -212,7 +212,8 @@ scenarios.push(
     setupBudgetSec: 600,
     setup: async (ctx) => {
       const vocabulary = corpusVocabulary(loadSeedCorpus()).slice(0, 2000);
-      const listed = await ctx.api<{ total: number }>('GET', '/api/topics?limit=1');
+      // No admin token: on the public API a bearer token that is not an agent key is refused.
+      const listed = await ctx.api<{ total: number }>('GET', '/api/topics?limit=1', undefined, { authorization: '' });
       if (listed.total < GENERATED_TOPICS) {
         const started = performance.now();
         await seedGeneratedTopics(ctx, vocabulary);

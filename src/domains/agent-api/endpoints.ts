@@ -55,6 +55,13 @@ const Paging = {
   totalPages: Type.Integer(),
   nextPage: Nullable(Type.Integer({ description: 'null on the last page.' })),
 };
+const SearchPaging = {
+  ...Paging,
+  total: Type.Integer({ description: 'Every match, counted exactly up to 1,000; beyond that 1,000 with totalExact false.' }),
+  totalExact: Type.Boolean({ description: 'false when there are more than 1,000 matches (total is then a lower bound).' }),
+  totalPages: Type.Integer({ description: 'ceil(total / limit); a lower bound when totalExact is false.' }),
+  nextPage: Nullable(Type.Integer({ description: 'null on the last page (whether a row follows this page decides, not total).' })),
+};
 const TopicFull = Type.Object({
   slug: Type.String(),
   title: Type.String(),
@@ -84,6 +91,7 @@ const searchExample = {
   page: 1,
   limit: 5,
   total: 1,
+  totalExact: true,
   totalPages: 1,
   nextPage: null,
 };
@@ -153,7 +161,7 @@ export function agentApiEndpoints(deps: {
       method: 'GET',
       path: PATHS.search,
       query: SearchInput,
-      response: { schemaId: 'svc-agent-search.v1', fields: { query: Type.String(), results: Type.Array(TopicResult), ...Paging } },
+      response: { schemaId: 'svc-agent-search.v1', fields: { query: Type.String(), results: Type.Array(TopicResult), ...SearchPaging } },
       example: searchExample,
       handler: async ({ query }) => service.search(query),
     }),
@@ -165,7 +173,7 @@ export function agentApiEndpoints(deps: {
       method: 'POST',
       path: PATHS.search,
       body: SearchInput,
-      response: { schemaId: 'svc-agent-search.v1', fields: { query: Type.String(), results: Type.Array(TopicResult), ...Paging } },
+      response: { schemaId: 'svc-agent-search.v1', fields: { query: Type.String(), results: Type.Array(TopicResult), ...SearchPaging } },
       example: searchExample,
       handler: async ({ body }) => service.search(body, 'body.query'),
     }),

@@ -43,36 +43,43 @@ export interface SearchArgs {
   offset: number;
 }
 
+/** Matches counted exactly at most; beyond it a search reports this many and `totalExact` false. */
+export const SEARCH_TOTAL_CAP = 1000;
+
 /**
- * One page of the topics matching `tsquery`, with every match counted (`count(*) OVER ()`), in a
- * single statement. The score is `ts_rank` normalised into 0..1 (normalisation 32: rank/(rank+1)).
+ * One page of the topics matching `tsquery`, and whether another page follows (one row past the
+ * page is fetched), then the matches counted up to SEARCH_TOTAL_CAP. Two statements rather than
+ * `count(*) OVER ()`: a window count makes PostgreSQL visit every match of a common term (tens of
+ * thousands at 100,000 topics) before it can return five, while without it the page walks the
+ * sort index and stops, and the capped count stops at the cap (docs/agent-api.md, "Search").
+ * The score is `ts_rank` normalised into 0..1 (normalisation 32: rank/(rank+1)), for page rows only.
  */
-export async function searchTopics(db: Db, args: SearchArgs): Promise<{ hits: TopicHit[]; total: number }> {
-  const rows = rowsOf<Omit<TopicHit, 'createdAt' | 'score'> & { createdAt: string | Date; score: number | string; total: number | string }>(
+export async function searchTopics(db: Db, args: SearchArgs): Promise<{ hits: TopicHit[]; hasMore: boolean; total: number; totalExact: boolean }> {
+  const rows = rowsOf<Omit<TopicHit, 'createdAt' | 'score'> & { createdAt: string | Date; score: number | string }>(
     await db.execute(sql`
-      SELECT t.slug, t.title, t.category, t.summary, t.created_at AS "createdAt",
-             ts_rank(t.search, q.query, 32) AS score, count(*) OVER () AS total
+      SELECT t.slug, t.title, t.category, t.summary, t.created_at AS "createdAt", ts_rank(t.search, q.query, 32) AS score
         FROM agent_topics t, to_tsquery('english'::regconfig, ${args.tsquery}) AS q(query)
        WHERE t.search @@ q.query
          AND (${args.category}::text IS NULL OR t.category = ${args.category}::text)
        ORDER BY ${sql.raw(ORDER_BY[args.sort][args.order])}
-       LIMIT ${args.limit} OFFSET ${args.offset}`),
+       LIMIT ${args.limit + 1} OFFSET ${args.offset}`),
   );
-  const total = rows.length > 0 ? Number(rows[0]!.total) : args.offset > 0 ? await countMatches(db, args) : 0;
-  return {
-    hits: rows.map((r) => ({ slug: r.slug, title: r.title, category: r.category, summary: r.summary, createdAt: new Date(r.createdAt), score: Number(r.score) })),
-    total,
-  };
-}
-
-/** How many topics match, for a page past the last one (which returns no row to carry the count). */
-async function countMatches(db: Db, args: SearchArgs): Promise<number> {
-  const [row] = rowsOf<{ total: number | string }>(
+  const [counted] = rowsOf<{ total: number | string }>(
     await db.execute(sql`
-      SELECT count(*) AS total FROM agent_topics t, to_tsquery('english'::regconfig, ${args.tsquery}) AS q(query)
-       WHERE t.search @@ q.query AND (${args.category}::text IS NULL OR t.category = ${args.category}::text)`),
+      SELECT count(*) AS total FROM (
+        SELECT 1 FROM agent_topics t
+         WHERE t.search @@ to_tsquery('english'::regconfig, ${args.tsquery})
+           AND (${args.category}::text IS NULL OR t.category = ${args.category}::text)
+         LIMIT ${SEARCH_TOTAL_CAP + 1}) AS m`),
   );
-  return Number(row?.total ?? 0);
+  const matches = Number(counted?.total ?? 0);
+  const page = rows.slice(0, args.limit);
+  return {
+    hits: page.map((r) => ({ slug: r.slug, title: r.title, category: r.category, summary: r.summary, createdAt: new Date(r.createdAt), score: Number(r.score) })),
+    hasMore: rows.length > args.limit,
+    total: Math.min(matches, SEARCH_TOTAL_CAP),
+    totalExact: matches <= SEARCH_TOTAL_CAP,
+  };
 }
 
 /** One page of topics, newest first, optionally of one category, with the count of all of them. */

@@ -96,6 +96,26 @@ describe('GET /api/agent', () => {
     expect(first.total).toBeGreaterThan(0);
   });
 
+  it('counts matches exactly up to 1,000, and says so when there are more', async () => {
+    for (const offset of [0, 600]) {
+      const topics = Array.from({ length: 600 }, (_, i) => ({
+        slug: `zebrafish-${offset + i}`,
+        title: `Zebrafish note ${offset + i}`,
+        category: 'facts',
+        summary: 'About zebrafish.',
+        body: 'Zebrafish are small freshwater fish.',
+      }));
+      expect((await t.call({ method: 'POST', url: `${V1}/agent-api/topics`, payload: { topics } })).statusCode).toBe(200);
+    }
+    const many = (await get('/api/agent?query=zebrafish&limit=50')).json<Page & { totalExact: boolean }>();
+    expect(many).toMatchObject({ total: 1000, totalExact: false, totalPages: 20, nextPage: 2 });
+    // Paging goes on past the counted matches: whether a row follows decides nextPage.
+    expect((await get('/api/agent?query=zebrafish&limit=50&page=21')).json<Page>().nextPage).toBe(22);
+    expect((await get('/api/agent?query=zebrafish&limit=50&page=24')).json<Page>()).toMatchObject({ nextPage: null });
+    const few = (await get('/api/agent?query=zebrafish%20note%201199')).json<Page & { totalExact: boolean }>();
+    expect(few).toMatchObject({ total: 1, totalExact: true, nextPage: null });
+  });
+
   it('answers a page past the end with no results and the true total', async () => {
     const res = (await get('/api/agent?query=body&limit=50&page=999')).json<Page>();
     expect(res.results).toEqual([]);

@@ -62,6 +62,7 @@ export interface SearchPage {
   page: number;
   limit: number;
   total: number;
+  totalExact: boolean;
   totalPages: number;
   nextPage: number | null;
 }
@@ -88,7 +89,7 @@ export interface ResolvedKey {
 export function createAgentApiService(deps: { db: Db; clock: Clock; audit: AuditLog; publicUrl: string }) {
   const { db, clock, audit } = deps;
   const topicUrl = (slug: string) => `${deps.publicUrl}${TOPIC_ROOT}${slug}`;
-  const searchCache = new LRUCache<string, { hits: repo.TopicHit[]; total: number }>({ max: 5_000, ttl: SEARCH_CACHE_TTL_MS, ttlAutopurge: false });
+  const searchCache = new LRUCache<string, Awaited<ReturnType<typeof repo.searchTopics>>>({ max: 5_000, ttl: SEARCH_CACHE_TTL_MS, ttlAutopurge: false });
   // Keyed by the key's hash; `null` remembers an unknown key so a caller cannot make each call a lookup.
   const keyCache = new LRUCache<string, { key: ResolvedKey | null }>({ max: 10_000, ttl: KEY_CACHE_TTL_MS });
 
@@ -111,7 +112,7 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
     const page = params.page ?? 1;
     const limit = params.limit ?? SEARCH_LIMIT_DEFAULT;
     const tsquery = toPrefixTsquery(query);
-    let found: { hits: repo.TopicHit[]; total: number } = { hits: [], total: 0 };
+    let found: Awaited<ReturnType<typeof repo.searchTopics>> = { hits: [], hasMore: false, total: 0, totalExact: true };
     if (tsquery !== null) {
       const args: repo.SearchArgs = {
         tsquery,
@@ -129,15 +130,15 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
         searchCache.set(cacheKey, found);
       }
     }
-    const totalPages = Math.ceil(found.total / limit);
     return {
       query,
       results: found.hits.map(toResult),
       page,
       limit,
       total: found.total,
-      totalPages,
-      nextPage: page < totalPages && page < PAGE_MAX ? page + 1 : null,
+      totalExact: found.totalExact,
+      totalPages: Math.ceil(found.total / limit),
+      nextPage: found.hasMore && page < PAGE_MAX ? page + 1 : null,
     };
   }
 
