@@ -1,24 +1,62 @@
 'use strict';
 /**
- * autocannon `setupRequest` module for the agent-search scenario (bench/scenarios.ts): each request
- * is a GET /api/agent with one or two words drawn from the corpus vocabulary (BENCH_SEARCH_WORDS,
- * comma-separated, set by the scenario's setup), a page of 1 to 3, a limit of 5 or 10, and a
- * category one time in four, from one of eight agent names. The mix has several hundred thousand
- * distinct searches, so the result cache holds only the popular ones, as with real traffic.
+ * autocannon `setupRequest` module for the agent-search scenarios (bench/scenarios.ts). Words come
+ * from the corpus vocabulary, most frequent first (BENCH_SEARCH_WORDS, comma-separated, set by the
+ * scenario's setup). BENCH_SEARCH_MODE picks the mix:
+ *
+ * - `catalogue` (the target's scenario): a fixed catalogue of BENCH_SEARCH_CATALOGUE distinct
+ *   searches (one or two words, page 1–3, limit 5 or 10, a category one time in five), built from
+ *   a fixed seed, requested with Zipf-distributed popularity (the n-th most popular search is
+ *   asked 1/n as often as the first), as agents repeat the popular questions.
+ * - `long-tail`: every request a fresh draw of words, pages and filters, so nearly every search
+ *   misses the cache and goes to PostgreSQL.
+ *
+ * Calls come from eight agent names.
  */
 const CATEGORIES = ['tech', 'finance', 'travel', 'health', 'facts'];
-const pick = (list) => list[Math.floor(Math.random() * list.length)];
-// Zipf-like: low indexes (common words) are drawn far more often.
-const skewed = (list) => list[Math.floor(Math.random() ** 2 * list.length)];
+
+function lcg(seed) {
+  let state = seed;
+  return () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
+}
+
+function searchPath(words, random) {
+  const skewed = () => words[Math.floor(random() ** 2 * words.length)];
+  const terms = random() < 0.6 ? [skewed()] : [skewed(), skewed()];
+  const params = new URLSearchParams({ query: terms.join(' '), agent_name: `bench-agent-${Math.floor(random() * 8)}` });
+  const page = 1 + Math.floor(random() ** 3 * 3);
+  if (page > 1) params.set('page', String(page));
+  if (random() < 0.3) params.set('limit', '10');
+  if (random() < 0.2) params.set('category', CATEGORIES[Math.floor(random() * CATEGORIES.length)]);
+  return `/api/agent?${params}`;
+}
+
+let catalogue = null;
+let cumulative = null;
+function buildCatalogue(words, size) {
+  const random = lcg(20261124);
+  catalogue = Array.from({ length: size }, () => searchPath(words, random));
+  cumulative = [];
+  let sum = 0;
+  for (let rank = 1; rank <= size; rank++) cumulative.push((sum += 1 / rank));
+}
+
+function zipfPick() {
+  const target = Math.random() * cumulative[cumulative.length - 1];
+  let lo = 0;
+  let hi = cumulative.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (cumulative[mid] < target) lo = mid + 1;
+    else hi = mid;
+  }
+  return catalogue[lo];
+}
 
 module.exports = function setupRequest(request) {
   const words = (process.env.BENCH_SEARCH_WORDS ?? '').split(',').filter(Boolean);
   if (words.length === 0) throw new Error('BENCH_SEARCH_WORDS must be set by the scenario setup');
-  const terms = Math.random() < 0.6 ? [skewed(words)] : [skewed(words), skewed(words)];
-  const params = new URLSearchParams({ query: terms.join(' '), agent_name: `bench-agent-${Math.floor(Math.random() * 8)}` });
-  const page = 1 + Math.floor(Math.random() ** 3 * 3);
-  if (page > 1) params.set('page', String(page));
-  if (Math.random() < 0.3) params.set('limit', '10');
-  if (Math.random() < 0.25) params.set('category', pick(CATEGORIES));
-  return { ...request, method: 'GET', path: `/api/agent?${params}` };
+  if (process.env.BENCH_SEARCH_MODE === 'long-tail') return { ...request, method: 'GET', path: searchPath(words, Math.random) };
+  if (catalogue === null) buildCatalogue(words, Number(process.env.BENCH_SEARCH_CATALOGUE ?? '1000'));
+  return { ...request, method: 'GET', path: zipfPick() };
 };

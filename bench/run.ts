@@ -111,6 +111,8 @@ export interface ScenarioResult {
   /** This scenario's mean req/s over the healthz scenario's in the same run; null without one. */
   pctOfHealthz: number | null;
   warmup: { totalRequests: number; non2xx: number; errors: number } | null;
+  /** The scenario's counters over the measured load (after minus before), if it has any. */
+  counters: Record<string, number> | null;
 }
 
 let current: autocannon.Instance | null = null;
@@ -191,13 +193,20 @@ async function runScenario(
   const connections = scenario.connections ?? settings.connections;
 
   let warmup: ScenarioResult['warmup'] = null;
-  if (settings.warmupSec > 0) {
-    const w = await cannon(toCannonOptions(ctx.baseUrl, request, settings, settings.warmupSec, connections));
+  const warmupSec = settings.warmupSec > 0 ? (scenario.warmupSec ?? settings.warmupSec) : 0;
+  if (warmupSec > 0) {
+    const w = await cannon(toCannonOptions(ctx.baseUrl, request, settings, warmupSec, connections));
     warmup = { totalRequests: w.requests.total, non2xx: w.non2xx, errors: w.errors };
   }
+  const countersBefore = scenario.counters ? await scenario.counters(ctx) : null;
   const eluBefore = performance.eventLoopUtilization();
   const r = await cannon(toCannonOptions(ctx.baseUrl, request, settings, settings.durationSec, connections));
   const elu = performance.eventLoopUtilization(eluBefore).utilization;
+  let counters: Record<string, number> | null = null;
+  if (scenario.counters && countersBefore) {
+    const after = await scenario.counters(ctx);
+    counters = Object.fromEntries(Object.entries(after).map(([name, value]) => [name, value - (countersBefore[name] ?? 0)]));
+  }
   const requestsPerSec = r.requests.mean;
   return {
     name: scenario.name,
@@ -222,6 +231,7 @@ async function runScenario(
     pctOfHealthz:
       scenario.name === BASELINE ? 100 : baseline !== null && baseline > 0 ? round((requestsPerSec / baseline) * 100, 1) : null,
     warmup,
+    counters,
   };
 }
 
@@ -368,6 +378,7 @@ async function main(): Promise<number> {
       if (scenario.name === BASELINE) baseline = result.requestsPerSec;
       results.push(result);
       process.stdout.write(`${formatLine(result)}\n`);
+      if (result.counters) process.stdout.write(`  (${Object.entries(result.counters).map(([name, value]) => `${name} ${value.toLocaleString('en')}`).join(', ')})\n`);
       if (result.warmup && (result.warmup.errors > 0 || result.warmup.non2xx > 0)) {
         process.stdout.write(`  (warm-up: ${result.warmup.non2xx} non-2xx, ${result.warmup.errors} errors)\n`);
       }

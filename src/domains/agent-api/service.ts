@@ -29,8 +29,12 @@ export const FEED_ITEMS = 50;
 export const UPSERT_TOPICS_MAX = 1000;
 /** The bait root that topic URLs live under (one of the sitemap's generated roots). */
 export const TOPIC_ROOT = '/honeypot/topics/';
-/** Search answers are remembered this long (and forgotten at once when this instance upserts topics). */
-export const SEARCH_CACHE_TTL_MS = 10_000;
+/**
+ * Search answers are remembered this long, and forgotten at once when this instance upserts
+ * topics; another instance's upsert shows within this time. Topics change rarely (operator
+ * upserts), and an uncached search costs the database milliseconds (docs/performance.md).
+ */
+export const SEARCH_CACHE_TTL_MS = 60_000;
 /** A resolved API key (or its absence) is remembered this long. */
 export const KEY_CACHE_TTL_MS = 30_000;
 export const API_KEY_PREFIX = 'agk_';
@@ -67,6 +71,15 @@ export interface SearchPage {
   nextPage: number | null;
 }
 
+/** A search answer as the cache keeps it: results ready to send. */
+interface Found {
+  results: TopicResult[];
+  hasMore: boolean;
+  total: number;
+  totalExact: boolean;
+}
+const NOTHING_FOUND: Found = { results: [], hasMore: false, total: 0, totalExact: true };
+
 export interface TopicInput {
   slug: string;
   title: string;
@@ -89,9 +102,14 @@ export interface ResolvedKey {
 export function createAgentApiService(deps: { db: Db; clock: Clock; audit: AuditLog; publicUrl: string }) {
   const { db, clock, audit } = deps;
   const topicUrl = (slug: string) => `${deps.publicUrl}${TOPIC_ROOT}${slug}`;
-  const searchCache = new LRUCache<string, Awaited<ReturnType<typeof repo.searchTopics>>>({ max: 5_000, ttl: SEARCH_CACHE_TTL_MS, ttlAutopurge: false });
+  const searchCache = new LRUCache<string, Found>({ max: 20_000, ttl: SEARCH_CACHE_TTL_MS, ttlAutopurge: false });
+  // Concurrent identical searches that miss the cache share one database round trip.
+  const inFlight = new Map<string, Promise<Found>>();
+  const cacheStats = { hits: 0, misses: 0 };
   // Keyed by the key's hash; `null` remembers an unknown key so a caller cannot make each call a lookup.
   const keyCache = new LRUCache<string, { key: ResolvedKey | null }>({ max: 10_000, ttl: KEY_CACHE_TTL_MS });
+
+  let cacheVersion = 0;
 
   function toResult(hit: repo.TopicHit): TopicResult {
     return {
@@ -112,7 +130,7 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
     const page = params.page ?? 1;
     const limit = params.limit ?? SEARCH_LIMIT_DEFAULT;
     const tsquery = toPrefixTsquery(query);
-    let found: Awaited<ReturnType<typeof repo.searchTopics>> = { hits: [], hasMore: false, total: 0, totalExact: true };
+    let found: Found = NOTHING_FOUND;
     if (tsquery !== null) {
       const args: repo.SearchArgs = {
         tsquery,
@@ -124,15 +142,31 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
       };
       const cacheKey = `${args.sort}|${args.order}|${args.category ?? ''}|${limit}|${args.offset}|${tsquery}`;
       const cached = searchCache.get(cacheKey);
-      if (cached) found = cached;
-      else {
-        found = await repo.searchTopics(db, args);
-        searchCache.set(cacheKey, found);
+      if (cached) {
+        cacheStats.hits += 1;
+        found = cached;
+      } else {
+        cacheStats.misses += 1;
+        let pending = inFlight.get(cacheKey);
+        if (!pending) {
+          const version = cacheVersion;
+          pending = repo
+            .searchTopics(db, args)
+            .then((r) => {
+              const answer: Found = { results: r.hits.map(toResult), hasMore: r.hasMore, total: r.total, totalExact: r.totalExact };
+              // An upsert that landed meanwhile may have changed the answer: do not remember it.
+              if (version === cacheVersion) searchCache.set(cacheKey, answer);
+              return answer;
+            })
+            .finally(() => inFlight.delete(cacheKey));
+          inFlight.set(cacheKey, pending);
+        }
+        found = await pending;
       }
     }
     return {
       query,
-      results: found.hits.map(toResult),
+      results: found.results,
       page,
       limit,
       total: found.total,
@@ -153,6 +187,8 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
 
   return {
     search,
+    /** Search cache hits and misses since start (the bench reports them). */
+    cacheStats: () => ({ ...cacheStats }),
 
     /** Each query's first page, in the order given; at most BATCH_QUERIES_MAX queries. */
     async batch(input: { queries: string[]; category?: Category | undefined; limit?: number | undefined }) {
@@ -220,6 +256,7 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
         return written;
       });
       searchCache.clear();
+      cacheVersion += 1;
       return { upserted: rows.length, inserted: inserted.length, updated: rows.length - inserted.length };
     },
 
