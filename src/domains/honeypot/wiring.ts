@@ -3,6 +3,7 @@ import type { AuditLog } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../platform/config.ts';
 import { randomToken } from '../../platform/crypto.ts';
+import { memoizeByText } from '../../platform/memo.ts';
 import type { Db } from '../../platform/db/client.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
@@ -66,6 +67,8 @@ export async function createHoneypotDomain(deps: {
   const geo = await openGeoIp();
   const ipHashKey = config.honeypot.ipHashKey ?? (await getOrCreateSetting(db, 'ip-hash-key', randomToken(32), clock.now()));
 
+  // Senders repeat their addresses (a crawler, the agent API's callers): one HMAC per address, not per event.
+  const hashedIps = memoizeByText((ip) => hashIp(ipHashKey, ip));
   const tenants = createTenantService({ db, clock, audit });
   const ingest = createIngestService({
     db,
@@ -73,7 +76,7 @@ export async function createHoneypotDomain(deps: {
     log: deps.log,
     classifier: { classify: (input) => classifyRequest(registry.current, input) },
     geo,
-    fingerprints: { fingerprintOf, hashIp, isValidIp },
+    fingerprints: { fingerprintOf, hashIp: (key, ip) => (key === ipHashKey ? hashedIps(ip) : hashIp(key, ip)), isValidIp },
     tenantBySlug: (slug, fresh) => tenants.forIngest(slug, fresh),
     ipHashKey: () => ipHashKey,
     liarThreshold: config.honeypot.liarThreshold,
