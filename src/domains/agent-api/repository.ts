@@ -11,6 +11,17 @@ export type TopicRow = Omit<typeof agentTopics.$inferSelect, 'search'>;
 export type TopicWrite = Omit<TopicRow, 'updatedAt'>;
 export type ApiKeyRow = typeof agentApiKeys.$inferSelect;
 
+/** Every column but the generated tsvector. */
+const TOPIC_COLUMNS = {
+  slug: agentTopics.slug,
+  title: agentTopics.title,
+  category: agentTopics.category,
+  summary: agentTopics.summary,
+  body: agentTopics.body,
+  createdAt: agentTopics.createdAt,
+  updatedAt: agentTopics.updatedAt,
+};
+
 export type SortField = 'createdAt' | 'title';
 export type SortOrder = 'asc' | 'desc';
 
@@ -85,17 +96,8 @@ export async function searchTopics(db: Db, args: SearchArgs): Promise<{ hits: To
 /** One page of topics, newest first, optionally of one category, with the count of all of them. */
 export async function listTopics(db: Db, args: { category: string | null; limit: number; offset: number }): Promise<{ rows: TopicRow[]; total: number }> {
   const where = args.category === null ? undefined : eq(agentTopics.category, args.category);
-  const columns = {
-    slug: agentTopics.slug,
-    title: agentTopics.title,
-    category: agentTopics.category,
-    summary: agentTopics.summary,
-    body: agentTopics.body,
-    createdAt: agentTopics.createdAt,
-    updatedAt: agentTopics.updatedAt,
-  };
   const [rows, [counted]] = await Promise.all([
-    db.select(columns).from(agentTopics).where(where).orderBy(desc(agentTopics.createdAt), desc(agentTopics.slug)).limit(args.limit).offset(args.offset),
+    db.select(TOPIC_COLUMNS).from(agentTopics).where(where).orderBy(desc(agentTopics.createdAt), desc(agentTopics.slug)).limit(args.limit).offset(args.offset),
     db.select({ total: sql<number>`count(*)::int` }).from(agentTopics).where(where),
   ]);
   return { rows, total: Number(counted?.total ?? 0) };
@@ -104,15 +106,7 @@ export async function listTopics(db: Db, args: { category: string | null; limit:
 /** The newest topics, for the feeds. */
 export async function newestTopics(db: Db, limit: number): Promise<TopicRow[]> {
   return db
-    .select({
-      slug: agentTopics.slug,
-      title: agentTopics.title,
-      category: agentTopics.category,
-      summary: agentTopics.summary,
-      body: agentTopics.body,
-      createdAt: agentTopics.createdAt,
-      updatedAt: agentTopics.updatedAt,
-    })
+    .select(TOPIC_COLUMNS)
     .from(agentTopics)
     .orderBy(desc(agentTopics.createdAt), desc(agentTopics.slug))
     .limit(limit);
@@ -120,15 +114,7 @@ export async function newestTopics(db: Db, limit: number): Promise<TopicRow[]> {
 
 export async function findTopic(db: Db, slug: string): Promise<TopicRow | null> {
   const [row] = await db
-    .select({
-      slug: agentTopics.slug,
-      title: agentTopics.title,
-      category: agentTopics.category,
-      summary: agentTopics.summary,
-      body: agentTopics.body,
-      createdAt: agentTopics.createdAt,
-      updatedAt: agentTopics.updatedAt,
-    })
+    .select(TOPIC_COLUMNS)
     .from(agentTopics)
     .where(eq(agentTopics.slug, slug))
     .limit(1);

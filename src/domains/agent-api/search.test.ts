@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
-import { loadSeedCorpus } from './service.ts';
+import { loadSeedCorpus, type SearchPage, type TopicResult } from './service.ts';
 
 // Search, browse and topic upserts of the public agent API, on the shipped seed corpus. Limits
 // are raised so these tests never meet the rate limiter (rate-limit.test.ts covers it).
@@ -13,24 +13,8 @@ afterAll(async () => t?.close());
 
 const get = (url: string, headers: Record<string, string> = {}) => t.call({ method: 'GET', url, token: null, headers });
 const post = (url: string, payload: unknown) => t.call({ method: 'POST', url, token: null, payload: payload as object });
-interface Hit {
-  slug: string;
-  title: string;
-  category: string;
-  summary: string;
-  url: string;
-  createdAt: string;
-  score: number;
-}
-interface Page {
-  query: string;
-  results: Hit[];
-  page: number;
-  limit: number;
-  total: number;
-  totalPages: number;
-  nextPage: number | null;
-}
+type Hit = TopicResult;
+type Page = SearchPage;
 
 describe('seed corpus', () => {
   it('ships at least 200 topics over the five categories, with unique slugs', () => {
@@ -107,12 +91,12 @@ describe('GET /api/agent', () => {
       }));
       expect((await t.call({ method: 'POST', url: `${V1}/agent-api/topics`, payload: { topics } })).statusCode).toBe(200);
     }
-    const many = (await get('/api/agent?query=zebrafish&limit=50')).json<Page & { totalExact: boolean }>();
+    const many = (await get('/api/agent?query=zebrafish&limit=50')).json<Page>();
     expect(many).toMatchObject({ total: 1000, totalExact: false, totalPages: 20, nextPage: 2 });
     // Paging goes on past the counted matches: whether a row follows decides nextPage.
     expect((await get('/api/agent?query=zebrafish&limit=50&page=21')).json<Page>().nextPage).toBe(22);
     expect((await get('/api/agent?query=zebrafish&limit=50&page=24')).json<Page>()).toMatchObject({ nextPage: null });
-    const few = (await get('/api/agent?query=zebrafish%20note%201199')).json<Page & { totalExact: boolean }>();
+    const few = (await get('/api/agent?query=zebrafish%20note%201199')).json<Page>();
     expect(few).toMatchObject({ total: 1, totalExact: true, nextPage: null });
   });
 

@@ -62,6 +62,21 @@ export function createTenantService(deps: { db: Db; clock: Clock; audit: AuditLo
   /** Tenant rows (or their absence) by slug; entries expire by real time (performance.now), not the service clock. */
   const cache = new LRUCache<string, { row: repo.TenantRow | null }>({ max: 10_000, ttl: TENANT_CACHE_MS });
 
+  /** A new enabled tenant with a fresh signing secret. */
+  function newTenantRow(input: { slug: string; name: string; notes?: string | null | undefined }): repo.TenantRow {
+    return {
+      id: randomUUID(),
+      slug: input.slug,
+      name: input.name,
+      notes: input.notes ?? null,
+      signingSecret: newSigningSecret(),
+      previousSecret: null,
+      previousValidUntil: null,
+      createdAt: clock.now(),
+      disabledAt: null,
+    };
+  }
+
   async function change(ctx: CallContext, slug: string, verb: string, apply: (row: repo.TenantRow, now: Date) => Partial<repo.TenantRow> | null) {
     const result = await withTransaction(db, async (tx) => {
       const row = await repo.lockTenant(tx, slug);
@@ -107,17 +122,7 @@ export function createTenantService(deps: { db: Db; clock: Clock; audit: AuditLo
     },
 
     async create(ctx: CallContext, input: { slug: string; name: string; notes?: string | null | undefined }) {
-      const row: repo.TenantRow = {
-        id: randomUUID(),
-        slug: input.slug,
-        name: input.name,
-        notes: input.notes ?? null,
-        signingSecret: newSigningSecret(),
-        previousSecret: null,
-        previousValidUntil: null,
-        createdAt: clock.now(),
-        disabledAt: null,
-      };
+      const row = newTenantRow(input);
       await withTransaction(db, async (tx) => {
         if (!(await repo.insertTenant(tx, row))) throw conflict(`A tenant with slug ${input.slug} already exists.`);
         await audit.record(tx, {
@@ -139,17 +144,7 @@ export function createTenantService(deps: { db: Db; clock: Clock; audit: AuditLo
      * never shown: an operator who wants to send to it rotates the secret.
      */
     async ensureTenant(input: { slug: string; name: string; notes: string }): Promise<void> {
-      const row: repo.TenantRow = {
-        id: randomUUID(),
-        slug: input.slug,
-        name: input.name,
-        notes: input.notes,
-        signingSecret: newSigningSecret(),
-        previousSecret: null,
-        previousValidUntil: null,
-        createdAt: clock.now(),
-        disabledAt: null,
-      };
+      const row = newTenantRow(input);
       await withTransaction(db, async (tx) => {
         if (!(await repo.insertTenant(tx, row))) return;
         await audit.record(tx, { verb: 'tenant.create', target: `tenant:${row.slug}`, surface: 'startup', actor: null, after: toTenantView(row) });

@@ -39,6 +39,27 @@ function parametersOf(location: 'path' | 'query', schema: TSchema | null) {
   });
 }
 
+/**
+ * Points each error status of an operation at a shared `svc-error.v1` response component, adding
+ * the component the first time; `variant` lets a document word a status or add headers.
+ */
+function addErrorResponses(
+  endpoint: Endpoint,
+  operationResponses: Record<string, unknown>,
+  components: Record<string, unknown>,
+  variant: { describe?: (status: number) => [string, string] | undefined; headers?: (status: number) => Record<string, unknown> } = {},
+): void {
+  for (const status of endpoint.errorStatuses) {
+    const [name, description] = variant.describe?.(status) ?? STATUS_TEXT[status] ?? [`Status${status}`, `HTTP ${status}`];
+    components[name] ??= {
+      description,
+      ...(variant.headers ? { headers: variant.headers(status) } : {}),
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/svc-error.v1' } } },
+    };
+    operationResponses[String(status)] = { $ref: `#/components/responses/${name}` };
+  }
+}
+
 function securityOf(endpoint: Endpoint) {
   if (endpoint.auth === 'none') return [];
   if (endpoint.auth === 'metrics') return [{ metricsToken: [] }, { bearerAuth: [] }];
@@ -63,14 +84,7 @@ export function buildOpenApi(endpoints: readonly Endpoint[], baseUrl: string) {
         },
       },
     };
-    for (const status of endpoint.errorStatuses) {
-      const [name, description] = STATUS_TEXT[status] ?? [`Status${status}`, `HTTP ${status}`];
-      responses[name] ??= {
-        description,
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/svc-error.v1' } } },
-      };
-      operationResponses[String(status)] = { $ref: `#/components/responses/${name}` };
-    }
+    addErrorResponses(endpoint, operationResponses, responses);
     const operation: Record<string, unknown> = {
       operationId: endpoint.id,
       summary: endpoint.title,
@@ -187,15 +201,10 @@ export function buildOpenApi30(endpoints: readonly Endpoint[], options: { title:
         content: { [endpoint.contentType.split(';')[0]!.trim()]: { schema: json ? toOpenApi30Schema(plainSchema(endpoint.responseSchema)) : { type: 'string' }, example: endpoint.example } },
       },
     };
-    for (const status of endpoint.errorStatuses) {
-      const [name, description] = status === 401 ? ['Unauthorized', 'The API key is unknown or revoked.'] : (STATUS_TEXT[status] ?? [`Status${status}`, `HTTP ${status}`]);
-      responses[name] ??= {
-        description,
-        headers: status === 429 ? { ...RATE_HEADERS, 'Retry-After': { description: 'Seconds to wait before calling again.', schema: { type: 'integer' } } } : RATE_HEADERS,
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/svc-error.v1' } } },
-      };
-      operationResponses[String(status)] = { $ref: `#/components/responses/${name}` };
-    }
+    addErrorResponses(endpoint, operationResponses, responses, {
+      describe: (status) => (status === 401 ? ['Unauthorized', 'The API key is unknown or revoked.'] : undefined),
+      headers: (status) => (status === 429 ? { ...RATE_HEADERS, 'Retry-After': { description: 'Seconds to wait before calling again.', schema: { type: 'integer' } } } : RATE_HEADERS),
+    });
     const parameters = [...parametersOf('path', endpoint.params), ...parametersOf('query', endpoint.query)].map((p) => ({ ...p, schema: toOpenApi30Schema(p.schema) }));
     const operation: Record<string, unknown> = {
       operationId: endpoint.id,
