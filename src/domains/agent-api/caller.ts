@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ServiceError } from '../../platform/errors.ts';
+import { bearerToken } from '../../platform/http/auth.ts';
 import type { RateLimiter } from '../../platform/rate-limit.ts';
 import { BATCH_QUERIES_MAX, type ResolvedKey } from './service.ts';
 
@@ -20,21 +21,25 @@ export function presentedKey(request: FastifyRequest): string | null {
   const header = request.headers['x-api-key'];
   const direct = Array.isArray(header) ? header[0] : header;
   if (direct !== undefined && direct.trim() !== '') return direct.trim();
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-  return match?.[1] ?? null;
+  return bearerToken(request);
 }
 
-/** The caller's `agent_name` from the query string or the JSON body, as sent (not yet validated). */
-export function agentNameOf(request: FastifyRequest): string {
-  const fromQuery = (request.query as Record<string, unknown> | undefined)?.agent_name;
-  const fromBody = request.body !== null && typeof request.body === 'object' ? (request.body as Record<string, unknown>).agent_name : undefined;
-  const name = typeof fromBody === 'string' ? fromBody : typeof fromQuery === 'string' ? fromQuery : '';
-  return name.slice(0, AGENT_NAME_KEY_MAX);
+/** A JSON body's fields, or null when the call has no object body. */
+export function bodyFields(request: FastifyRequest): Record<string, unknown> | null {
+  return request.body !== null && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : null;
+}
+
+/** A string field of the call as sent (not yet validated): from the JSON body, else the query string. */
+export function callField(request: FastifyRequest, name: string): string | null {
+  const fromBody = bodyFields(request)?.[name];
+  if (typeof fromBody === 'string') return fromBody;
+  const fromQuery = (request.query as Record<string, unknown> | undefined)?.[name];
+  return typeof fromQuery === 'string' ? fromQuery : null;
 }
 
 /** Points a call costs: one, or one per query of a batch (capped at the batch maximum). */
 export function pointsOf(request: FastifyRequest): number {
-  const queries = request.body !== null && typeof request.body === 'object' ? (request.body as Record<string, unknown>).queries : undefined;
+  const queries = bodyFields(request)?.queries;
   return Array.isArray(queries) ? Math.min(Math.max(queries.length, 1), BATCH_QUERIES_MAX) : 1;
 }
 
@@ -49,7 +54,7 @@ export function createCallerCheck(deps: { limiter: RateLimiter; resolveKey: (pla
     // JSON-encoded, so no IP or agent_name can run into the other part of the key.
     const decision = key
       ? await deps.limiter.consume(KEY_TIER, key.id, pointsOf(request))
-      : await deps.limiter.consume(ANONYMOUS_TIER, JSON.stringify([request.ip, agentNameOf(request)]), pointsOf(request));
+      : await deps.limiter.consume(ANONYMOUS_TIER, JSON.stringify([request.ip, (callField(request, 'agent_name') ?? '').slice(0, AGENT_NAME_KEY_MAX)]), pointsOf(request));
     void reply.header('x-ratelimit-limit', String(decision.limit));
     void reply.header('x-ratelimit-remaining', String(decision.remaining));
     void reply.header('x-ratelimit-reset', String(Math.ceil(decision.resetMs / 1000)));

@@ -2,9 +2,10 @@ import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { buildOpenApi30 } from '../../platform/http/openapi.ts';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, StringEnum, V1 } from '../../platform/http/registry.ts';
+import { bodyFields, callField } from './caller.ts';
 import type { CallRecorder } from './recorder.ts';
 import { RECORDED_HEADERS } from './recorder.ts';
-import { capabilitiesDocument, discoveryDocument, jsonFeed, type Limits, llmsTxt, PATHS, robotsTxt, rssFeed } from './discovery.ts';
+import { API_DESCRIPTION, API_NAME, capabilitiesDocument, discoveryDocument, jsonFeed, type Limits, llmsTxt, PATHS, robotsTxt, rssFeed } from './discovery.ts';
 import {
   type AgentApiService,
   BATCH_QUERIES_MAX,
@@ -62,6 +63,7 @@ const SearchPaging = {
   totalPages: Type.Integer({ description: 'ceil(total / limit); a lower bound when totalExact is false.' }),
   nextPage: Nullable(Type.Integer({ description: 'null on the last page (whether a row follows this page decides, not total).' })),
 };
+const SearchResponse = { schemaId: 'svc-agent-search.v1', fields: { query: Type.String(), results: Type.Array(TopicResult), ...SearchPaging } };
 const TopicFull = Type.Object({
   slug: Type.String(),
   title: Type.String(),
@@ -100,15 +102,14 @@ const searchExample = {
 export function recordCall(recorder: CallRecorder) {
   return async (request: FastifyRequest, _reply: FastifyReply): Promise<void> => {
     const [path, rawQuery] = splitUrl(request.url);
-    const body = request.body !== null && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : null;
+    const body = bodyFields(request);
     const query = body ? bodyAsQuery(body) : rawQuery;
     const headers: Record<string, string> = {};
     for (const name of RECORDED_HEADERS) {
       const value = request.headers[name];
       if (typeof value === 'string') headers[name] = value.slice(0, 8192);
     }
-    const sourceUrl = body && typeof body.source_url === 'string' ? body.source_url : new URLSearchParams(rawQuery ?? '').get('source_url');
-    const referer = sourceUrl ?? request.headers.referer ?? null;
+    const referer = callField(request, 'source_url') ?? request.headers.referer ?? null;
     recorder.push({
       method: request.method,
       path: path.slice(0, 2048),
@@ -150,6 +151,10 @@ export function agentApiEndpoints(deps: {
   const { service, limits, baseUrl } = deps;
   const publicRoute = { auth: 'agent-key' as const, scope: null, tag: AGENT_TAG, kind: 'read' as const, verifyCaller: deps.checkCaller, onResponse: recordCall(deps.recorder) };
   let openapi: unknown = null;
+  // The documents depend on configuration only: built once.
+  const discovery = discoveryDocument(baseUrl, limits);
+  const robots = robotsTxt(baseUrl);
+  const llms = llmsTxt(baseUrl, limits, CATEGORIES);
   const rawJson = (schema: TSchema) => ({ raw: schema, contentType: 'application/json' });
 
   return [
@@ -161,7 +166,7 @@ export function agentApiEndpoints(deps: {
       method: 'GET',
       path: PATHS.search,
       query: SearchInput,
-      response: { schemaId: 'svc-agent-search.v1', fields: { query: Type.String(), results: Type.Array(TopicResult), ...SearchPaging } },
+      response: SearchResponse,
       example: searchExample,
       handler: async ({ query }) => service.search(query),
     }),
@@ -173,7 +178,7 @@ export function agentApiEndpoints(deps: {
       method: 'POST',
       path: PATHS.search,
       body: SearchInput,
-      response: { schemaId: 'svc-agent-search.v1', fields: { query: Type.String(), results: Type.Array(TopicResult), ...SearchPaging } },
+      response: SearchResponse,
       example: searchExample,
       handler: async ({ body }) => service.search(body, 'body.query'),
     }),
@@ -251,11 +256,11 @@ export function agentApiEndpoints(deps: {
       method: 'GET',
       path: PATHS.openapi,
       response: rawJson(Type.Object({ openapi: Type.String(), info: Type.Object({ title: Type.String(), version: Type.String() }) }, { additionalProperties: true })),
-      example: { openapi: '3.0.3', info: { title: 'Observatory Topic Search', version: '1.0.0' } },
+      example: { openapi: '3.0.3', info: { title: API_NAME, version: '1.0.0' } },
       handler: async () =>
         (openapi ??= buildOpenApi30(
           deps.endpoints().filter((e) => e.tag === AGENT_TAG && e.auth === 'agent-key'),
-          { title: 'Observatory Topic Search', version: '1.0.0', description: 'The public, rate-limited topic search API.', baseUrl },
+          { title: API_NAME, version: '1.0.0', description: API_DESCRIPTION, baseUrl },
         )),
     }),
     defineEndpoint({
@@ -288,7 +293,7 @@ export function agentApiEndpoints(deps: {
       path: PATHS.wellKnown,
       response: rawJson(Type.Object({ name: Type.String(), openapi: Type.String() }, { additionalProperties: true })),
       example: discoveryDocument('http://localhost:8080', limits),
-      handler: async () => discoveryDocument(baseUrl, limits),
+      handler: async () => discovery,
     }),
     defineEndpoint<never, never, never, never, true>({
       ...publicRoute,
@@ -321,7 +326,7 @@ export function agentApiEndpoints(deps: {
       path: PATHS.robots,
       response: { raw: Type.String(), contentType: 'text/plain; charset=utf-8' },
       example: robotsTxt('http://localhost:8080'),
-      handler: async () => robotsTxt(baseUrl),
+      handler: async () => robots,
     }),
     defineEndpoint<never, never, never, never, true>({
       ...publicRoute,
@@ -332,7 +337,7 @@ export function agentApiEndpoints(deps: {
       path: PATHS.llms,
       response: { raw: Type.String(), contentType: 'text/markdown; charset=utf-8' },
       example: llmsTxt('http://localhost:8080', limits, CATEGORIES),
-      handler: async () => llmsTxt(baseUrl, limits, CATEGORIES),
+      handler: async () => llms,
     }),
 
     // Operator writes (D6)

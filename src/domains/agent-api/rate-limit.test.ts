@@ -83,6 +83,24 @@ describe('anonymous limit', () => {
   });
 });
 
+describe('every public route', () => {
+  it('answers with X-RateLimit-Limit and X-RateLimit-Remaining, whatever the status', async () => {
+    const publicRoutes = t.app.endpoints.filter((e) => e.auth === 'agent-key');
+    expect(publicRoutes.map((e) => e.path)).toEqual(expect.arrayContaining(['/api/agent', '/feed.xml', '/robots.txt', '/llms.txt', '/.well-known/agent-api']));
+    let calls = 0;
+    for (const e of publicRoutes) {
+      const payload = e.path === '/api/agent/batch' ? { queries: ['dns'] } : e.method === 'POST' ? { query: 'dns' } : undefined;
+      for (const url of e.path.includes('{slug}') ? [e.path.replace('{slug}', 'how-the-eye-focuses-light'), e.path.replace('{slug}', 'no-such-topic')] : [e.method === 'GET' && e.path === '/api/agent' ? '/api/agent?query=dns' : e.path]) {
+        const res = await t.call({ method: e.method, url, token: null, remoteAddress: '198.51.100.60', ...(payload ? { payload } : {}) });
+        calls += 1;
+        expect([200, 404], `${e.id} ${url}`).toContain(res.statusCode);
+        expect(res.headers['x-ratelimit-limit'], e.id).toBe('20');
+        expect(res.headers['x-ratelimit-remaining'], e.id).toBe(String(20 - calls));
+      }
+    }
+  });
+});
+
 describe('API keys (D6)', () => {
   it('creates a key shown once, with its plan and prefix, and audits it', async () => {
     const res = await t.call({ method: 'POST', url: `${V1}/agent-api/keys`, payload: { name: 'Docs bot' } });

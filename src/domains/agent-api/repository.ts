@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, sql } from 'drizzle-orm';
+import { asc, desc, eq, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
 import { agentApiKeys, agentApiMarkers, agentTopics } from './schema.ts';
 
@@ -180,6 +180,6 @@ export async function insertApiKey(db: Db, row: ApiKeyRow): Promise<void> {
 }
 
 export async function findApiKeyByHash(db: Db, keyHash: string): Promise<ApiKeyRow | null> {
-  const [row] = await db.select().from(agentApiKeys).where(and(eq(agentApiKeys.keyHash, keyHash))).limit(1);
+  const [row] = await db.select().from(agentApiKeys).where(eq(agentApiKeys.keyHash, keyHash)).limit(1);
   return row ?? null;
 }

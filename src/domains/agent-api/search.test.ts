@@ -211,6 +211,12 @@ describe('browsing topics', () => {
     expect((await get('/api/topics?category=nope')).json().field).toBe('query.category');
   });
 
+  it('lists 20 topics a page by default, from page 1', async () => {
+    const res = (await get('/api/topics')).json<{ topics: Hit[]; page: number; limit: number; nextPage: number | null }>();
+    expect(res).toMatchObject({ page: 1, limit: 20, nextPage: 2 });
+    expect(res.topics).toHaveLength(20);
+  });
+
   it('reads one topic with its body, and answers 404 for an unknown slug', async () => {
     const seed = loadSeedCorpus()[0]!;
     const res = await get(`/api/topics/${seed.slug}`);

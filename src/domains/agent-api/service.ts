@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { LRUCache } from 'lru-cache';
-import type { AuditLog } from '../../platform/audit/service.ts';
+import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { randomToken, sha256Hex } from '../../platform/crypto.ts';
 import type { Db } from '../../platform/db/client.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { assertThat, badRequest, notFound } from '../../platform/errors.ts';
-import type { Principal } from '../../platform/http/registry.ts';
 import * as repo from './repository.ts';
 import { toPrefixTsquery } from './search-query.ts';
 
@@ -89,11 +88,6 @@ export interface TopicInput {
   createdAt?: string | undefined;
 }
 
-export interface CallContext {
-  principal: Principal;
-  requestId: string;
-}
-
 export interface ResolvedKey {
   id: string;
   plan: string;
@@ -111,16 +105,27 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
 
   let cacheVersion = 0;
 
+  /** A topic as results list it: no body, its URL under the bait root. */
+  function listed(topic: { slug: string; title: string; category: string; summary: string; createdAt: Date }): Omit<TopicResult, 'score'> {
+    return { slug: topic.slug, title: topic.title, category: topic.category, summary: topic.summary, url: topicUrl(topic.slug), createdAt: topic.createdAt.toISOString() };
+  }
+
   function toResult(hit: repo.TopicHit): TopicResult {
-    return {
-      slug: hit.slug,
-      title: hit.title,
-      category: hit.category,
-      summary: hit.summary,
-      url: topicUrl(hit.slug),
-      createdAt: hit.createdAt.toISOString(),
-      score: Math.round(hit.score * 10_000) / 10_000,
-    };
+    return { ...listed(hit), score: Math.round(hit.score * 10_000) / 10_000 };
+  }
+
+  /**
+   * Reads every public call may repeat (feed items, category counts), remembered like search
+   * answers: for the cache's lifetime, and forgotten when this instance upserts topics.
+   */
+  const derived = new LRUCache<string, { value: unknown }>({ max: 10, ttl: SEARCH_CACHE_TTL_MS });
+  async function remembered<T>(key: string, load: () => Promise<T>): Promise<T> {
+    const known = derived.get(key);
+    if (known) return known.value as T;
+    const version = cacheVersion;
+    const value = await load();
+    if (version === cacheVersion) derived.set(key, { value });
+    return value;
   }
 
   /** `field` names the query in a 400: `query.query` (GET) or `body.query` (POST). */
@@ -176,15 +181,6 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
     };
   }
 
-  async function insertSeedCorpus(): Promise<number> {
-    const now = clock.now();
-    const topics = loadSeedCorpus();
-    return withTransaction(db, async (tx) => {
-      if (!(await repo.claimMarker(tx, 'seed-corpus-v1', now))) return 0;
-      return repo.insertMissingTopics(tx, topics, now);
-    });
-  }
-
   return {
     search,
     /** Search cache hits and misses since start (the bench reports them). */
@@ -205,7 +201,7 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
       const { rows, total } = await repo.listTopics(db, { category: input.category ?? null, limit, offset: (page - 1) * limit });
       const totalPages = Math.ceil(total / limit);
       return {
-        topics: rows.map((r) => ({ slug: r.slug, title: r.title, category: r.category, summary: r.summary, url: topicUrl(r.slug), createdAt: r.createdAt.toISOString() })),
+        topics: rows.map(listed),
         page,
         limit,
         total,
@@ -221,11 +217,9 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
     },
 
     /** The newest topics, for the feeds. */
-    async newest(limit = FEED_ITEMS) {
-      return (await repo.newestTopics(db, limit)).map((r) => ({ ...r, url: topicUrl(r.slug) }));
-    },
+    newest: () => remembered('newest', async () => (await repo.newestTopics(db, FEED_ITEMS)).map((r) => ({ ...r, url: topicUrl(r.slug) }))),
 
-    categoryCounts: () => repo.countByCategory(db),
+    categoryCounts: () => remembered('category-counts', () => repo.countByCategory(db)),
 
     /** Upserts by slug in one transaction, audited; returns how many were written and which were new. */
     async upsertTopics(ctx: CallContext, topics: TopicInput[]) {
@@ -249,13 +243,14 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
           verb: 'agent-api.topics-upsert',
           target: 'agent-api:topics',
           surface: 'api',
-          actor: { userId: ctx.principal.userId, username: ctx.principal.username },
+          actor: actorOf(ctx.principal),
           after: { upserted: rows.length, inserted: written.inserted.length, slugs: rows.slice(0, 100).map((r) => r.slug) },
           requestId: ctx.requestId,
         });
         return written;
       });
       searchCache.clear();
+      derived.clear();
       cacheVersion += 1;
       return { upserted: rows.length, inserted: inserted.length, updated: rows.length - inserted.length };
     },
@@ -279,7 +274,7 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
           verb: 'agent-api.key-create',
           target: `agent-api-key:${row.id}`,
           surface: 'api',
-          actor: { userId: ctx.principal.userId, username: ctx.principal.username },
+          actor: actorOf(ctx.principal),
           after: { id: row.id, name: row.name, plan: row.plan, prefix: row.prefix },
           requestId: ctx.requestId,
         });
@@ -300,10 +295,16 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
 
     /**
      * Loads the shipped seed corpus on the first start of a database (a marker row makes it once,
-     * even with several instances starting together); topics already stored under a seed slug are
-     * left as they are. Returns how many topics it inserted.
+     * even with several instances starting together; later starts read no file); topics already
+     * stored under a seed slug are left as they are. Returns how many topics it inserted.
      */
-    ensureSeedCorpus: insertSeedCorpus,
+    async ensureSeedCorpus(): Promise<number> {
+      const now = clock.now();
+      return withTransaction(db, async (tx) => {
+        if (!(await repo.claimMarker(tx, 'seed-corpus-v1', now))) return 0;
+        return repo.insertMissingTopics(tx, loadSeedCorpus(), now);
+      });
+    },
   };
 }
 

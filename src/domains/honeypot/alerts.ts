@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { AuditLog } from '../../platform/audit/service.ts';
+import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../platform/config.ts';
 import type { Db } from '../../platform/db/client.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { assertThat, badRequest, notFound } from '../../platform/errors.ts';
-import type { Principal } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import { type Destination, type RedactedDestination, redactDestination, validateDestinations } from '../../platform/outbound/destinations.ts';
 import type { Outbound } from '../../platform/outbound/service.ts';
@@ -209,11 +208,6 @@ export function describeFiring(
 
 // The service
 
-export interface CallContext {
-  principal: Principal;
-  requestId: string;
-}
-
 export interface CreateRuleInput {
   tenant: string;
   name: string;
@@ -256,7 +250,6 @@ export interface AlertServiceDeps {
 
 export function createAlertService(deps: AlertServiceDeps) {
   const { db, clock, audit, outbound, config, log } = deps;
-  const actor = (p: Principal) => ({ userId: p.userId, username: p.username });
 
   async function observe(tx: Db, tenantId: string, predicate: Predicate, scope: Period): Promise<Observation> {
     const span = { tenantId, after: scope.from, upTo: scope.to };
@@ -358,7 +351,7 @@ export function createAlertService(deps: AlertServiceDeps) {
           verb: 'alert.create',
           target: `alert-rule:${row.id}`,
           surface: 'api',
-          actor: actor(ctx.principal),
+          actor: actorOf(ctx.principal),
           after: toRuleView(row, tenant.slug),
           requestId: ctx.requestId,
         });
@@ -394,7 +387,7 @@ export function createAlertService(deps: AlertServiceDeps) {
           verb: 'alert.update',
           target: `alert-rule:${id}`,
           surface: 'api',
-          actor: actor(ctx.principal),
+          actor: actorOf(ctx.principal),
           before: toRuleView(row, slug),
           after: toRuleView(next, slug),
           requestId: ctx.requestId,

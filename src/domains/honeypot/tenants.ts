@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { AuditLog } from '../../platform/audit/service.ts';
+import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { randomToken } from '../../platform/crypto.ts';
 import type { Db } from '../../platform/db/client.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { assertThat, conflict, notFound } from '../../platform/errors.ts';
-import type { Principal } from '../../platform/http/registry.ts';
 import * as repo from './repository.ts';
 
 /** After a rotation the previous secret keeps verifying this long (spec D2). */
@@ -51,14 +50,8 @@ export function verifyingSecrets(tenant: repo.TenantRow, now: Date): string[] {
  */
 export const TENANT_CACHE_MS = 1000;
 
-export interface CallContext {
-  principal: Principal;
-  requestId: string;
-}
-
 export function createTenantService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
   const { db, clock, audit } = deps;
-  const actor = (p: Principal) => ({ userId: p.userId, username: p.username });
   /** Tenant rows (or their absence) by slug; entries expire by real time (performance.now), not the service clock. */
   const cache = new LRUCache<string, { row: repo.TenantRow | null }>({ max: 10_000, ttl: TENANT_CACHE_MS });
 
@@ -90,7 +83,7 @@ export function createTenantService(deps: { db: Db; clock: Clock; audit: AuditLo
         verb,
         target: `tenant:${slug}`,
         surface: 'api',
-        actor: actor(ctx.principal),
+        actor: actorOf(ctx.principal),
         before: toTenantView(row),
         after: toTenantView(next),
         requestId: ctx.requestId,
@@ -129,7 +122,7 @@ export function createTenantService(deps: { db: Db; clock: Clock; audit: AuditLo
           verb: 'tenant.create',
           target: `tenant:${row.slug}`,
           surface: 'api',
-          actor: actor(ctx.principal),
+          actor: actorOf(ctx.principal),
           after: toTenantView(row),
           requestId: ctx.requestId,
         });

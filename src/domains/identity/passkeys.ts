@@ -9,13 +9,13 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
-import type { AuditLog } from '../../platform/audit/service.ts';
+import type { AuditLog, CallContext } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { assertThat, badRequest, conflict, notFound, ServiceError } from '../../platform/errors.ts';
 import * as repo from './passkeys.repository.ts';
-import type { CallContext, IdentityService } from './service.ts';
+import type { IdentityService } from './service.ts';
 
 /**
  * Operator passkeys (spec C6) and the passkey login that opens an operator session (C9).

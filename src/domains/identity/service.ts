@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AuditLog } from '../../platform/audit/service.ts';
+import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { randomToken, sha256Hex } from '../../platform/crypto.ts';
 import type { Db } from '../../platform/db/client.ts';
@@ -49,15 +49,9 @@ function scopesOf(stored: string[]): Set<Scope> {
   return new Set(stored.filter(isScope));
 }
 
-export interface CallContext {
-  principal: Principal;
-  requestId: string;
-}
-
 export function createIdentityService(deps: { db: Db; clock: Clock; audit: AuditLog; sessionTtlHours: number }) {
   const { db, clock, audit } = deps;
 
-  const actorOf = (principal: Principal) => ({ userId: principal.userId, username: principal.username });
 
   async function ensureAdminUser(tx: Db): Promise<repo.UserRow> {
     const existing = await repo.findUserByUsername(tx, ADMIN_USERNAME);

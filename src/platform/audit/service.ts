@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
+import type { Principal } from '../http/registry.ts';
 import { entryHashOf, type FactKind, type FactSource } from './chain.ts';
 import * as repo from './repository.ts';
 
@@ -9,6 +10,17 @@ export type AuditSurface = 'api' | 'cli' | 'job' | 'startup';
 export interface AuditActor {
   userId: string | null;
   username: string;
+}
+
+/** A state-changing service call: who asked, and the request it came in on (for the audit row). */
+export interface CallContext {
+  principal: Principal;
+  requestId: string;
+}
+
+/** The audit actor of a caller. */
+export function actorOf(principal: Principal): AuditActor {
+  return { userId: principal.userId, username: principal.username };
 }
 
 export interface OperatorAuditEntry {

@@ -69,6 +69,23 @@ function securityOf(endpoint: Endpoint) {
   return [{ bearerAuth: [] }, { sessionCookie: [] }];
 }
 
+/**
+ * What both documents say of an operation: id, texts, security, parameters, body and the given
+ * responses; `dialect` turns a plain JSON Schema into the document's schema dialect.
+ */
+function operationOf(endpoint: Endpoint, responses: Record<string, unknown>, dialect: (schema: unknown) => unknown): Record<string, unknown> {
+  return {
+    operationId: endpoint.id,
+    summary: endpoint.title,
+    description: endpoint.description,
+    tags: [endpoint.tag],
+    security: securityOf(endpoint),
+    parameters: [...parametersOf('path', endpoint.params), ...parametersOf('query', endpoint.query)].map((p) => ({ ...p, schema: dialect(p.schema) })),
+    responses,
+    ...(endpoint.body ? { requestBody: { required: true, content: { 'application/json': { schema: dialect(plainSchema(endpoint.body)) } } } } : {}),
+  };
+}
+
 /** The OpenAPI 3.1.0 document of the versioned API, derived from the endpoint registry. */
 export function buildOpenApi(endpoints: readonly Endpoint[], baseUrl: string) {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -85,21 +102,11 @@ export function buildOpenApi(endpoints: readonly Endpoint[], baseUrl: string) {
       },
     };
     addErrorResponses(endpoint, operationResponses, responses);
-    const operation: Record<string, unknown> = {
-      operationId: endpoint.id,
-      summary: endpoint.title,
-      description: endpoint.description,
-      tags: [endpoint.tag],
-      security: securityOf(endpoint),
+    (paths[endpoint.path] ??= {})[endpoint.method.toLowerCase()] = {
+      ...operationOf(endpoint, operationResponses, (schema) => schema),
       'x-scope': endpoint.scope,
       'x-kind': endpoint.kind,
-      parameters: [...parametersOf('path', endpoint.params), ...parametersOf('query', endpoint.query)],
-      responses: operationResponses,
     };
-    if (endpoint.body) {
-      operation.requestBody = { required: true, content: { 'application/json': { schema: plainSchema(endpoint.body) } } };
-    }
-    (paths[endpoint.path] ??= {})[endpoint.method.toLowerCase()] = operation;
   }
   return {
     openapi: '3.1.0',
@@ -205,20 +212,7 @@ export function buildOpenApi30(endpoints: readonly Endpoint[], options: { title:
       describe: (status) => (status === 401 ? ['Unauthorized', 'The API key is unknown or revoked.'] : undefined),
       headers: (status) => (status === 429 ? { ...RATE_HEADERS, 'Retry-After': { description: 'Seconds to wait before calling again.', schema: { type: 'integer' } } } : RATE_HEADERS),
     });
-    const parameters = [...parametersOf('path', endpoint.params), ...parametersOf('query', endpoint.query)].map((p) => ({ ...p, schema: toOpenApi30Schema(p.schema) }));
-    const operation: Record<string, unknown> = {
-      operationId: endpoint.id,
-      summary: endpoint.title,
-      description: endpoint.description,
-      tags: [endpoint.tag],
-      security: securityOf(endpoint),
-      parameters,
-      responses: operationResponses,
-    };
-    if (endpoint.body) {
-      operation.requestBody = { required: true, content: { 'application/json': { schema: toOpenApi30Schema(plainSchema(endpoint.body)) } } };
-    }
-    (paths[endpoint.path] ??= {})[endpoint.method.toLowerCase()] = operation;
+    (paths[endpoint.path] ??= {})[endpoint.method.toLowerCase()] = operationOf(endpoint, operationResponses, toOpenApi30Schema);
   }
   return {
     openapi: '3.0.3',
