@@ -15,6 +15,8 @@
  *                       own event loop, which halves what the server gets on a small machine)
  *   BENCH_ONLY          comma-separated scenario names; the healthz baseline always runs too
  *   DB_POOL_MAX         passed to the app as it is (node-postgres pool size, default 10)
+ *   BENCH_AGENT_API_TENANT  passed to the app as OBSERVATORY_AGENT_API_TENANT; `off` measures the
+ *                       agent API without recording its calls (what recording costs)
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -156,6 +158,7 @@ function toCannonOptions(baseUrl: string, request: BenchRequest, settings: Setti
     ...(settings.workers > 0 ? { workers: settings.workers } : {}),
     // A module path (autocannon loads it in each worker): it rewrites every request before it is sent.
     ...(request.setupRequest ? { requests: [{ setupRequest: request.setupRequest }] } : {}),
+    ...(request.paths ? { requests: request.paths.map((path) => ({ method: request.method, path })) } : {}),
   };
 }
 
@@ -343,6 +346,7 @@ async function main(): Promise<number> {
       OBSERVATORY_PUBLIC_URL: 'http://127.0.0.1:8080',
       // The agent-search scenario calls from one IP far beyond the public limit of 20 a minute.
       OBSERVATORY_AGENT_API_ANON_PER_MINUTE: '1000000000',
+      ...(process.env.BENCH_AGENT_API_TENANT ? { OBSERVATORY_AGENT_API_TENANT: process.env.BENCH_AGENT_API_TENANT } : {}),
       HOST: '127.0.0.1',
       PORT: '0',
       ...(testDb.url ? { DATABASE_URL: testDb.url } : {}),

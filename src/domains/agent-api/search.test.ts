@@ -117,6 +117,18 @@ describe('GET /api/agent', () => {
     expect(desc.results.map((r) => r.title)).toEqual([...titles].reverse());
   });
 
+  it('sends concurrent identical searches to the database once, and answers repeats from the cache', async () => {
+    const stats = () => t.app.agentApi.service.cacheStats();
+    const before = stats();
+    const answers = await Promise.all(Array.from({ length: 5 }, () => get('/api/agent?query=volcanic%20islands&limit=7')));
+    expect(new Set(answers.map((a) => JSON.stringify(a.json<Page>().results))).size).toBe(1);
+    const afterBurst = stats();
+    expect(afterBurst.misses - before.misses).toBe(1);
+    expect(afterBurst.joined - before.joined).toBe(4);
+    await get('/api/agent?query=volcanic%20islands&limit=7');
+    expect(stats().hits - afterBurst.hits).toBe(1);
+  });
+
   it('treats query syntax characters as plain separators', async () => {
     for (const query of ["kubernetes & | ! ( ) : * '", 'kubernetes:*', '(kubernetes)', "k8s' OR 1=1 --"]) {
       const res = await get(`/api/agent?query=${encodeURIComponent(query)}`);

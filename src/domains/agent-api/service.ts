@@ -99,7 +99,8 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
   const searchCache = new LRUCache<string, Found>({ max: 20_000, ttl: SEARCH_CACHE_TTL_MS, ttlAutopurge: false });
   // Concurrent identical searches that miss the cache share one database round trip.
   const inFlight = new Map<string, Promise<Found>>();
-  const cacheStats = { hits: 0, misses: 0 };
+  // misses: searches sent to the database; joined: misses that waited for an identical one in flight.
+  const cacheStats = { hits: 0, misses: 0, joined: 0 };
   // Keyed by the key's hash; `null` remembers an unknown key so a caller cannot make each call a lookup.
   const keyCache = new LRUCache<string, { key: ResolvedKey | null }>({ max: 10_000, ttl: KEY_CACHE_TTL_MS });
 
@@ -151,9 +152,10 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
         cacheStats.hits += 1;
         found = cached;
       } else {
-        cacheStats.misses += 1;
         let pending = inFlight.get(cacheKey);
-        if (!pending) {
+        if (pending) cacheStats.joined += 1;
+        else {
+          cacheStats.misses += 1;
           const version = cacheVersion;
           pending = repo
             .searchTopics(db, args)
@@ -183,7 +185,7 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
 
   return {
     search,
-    /** Search cache hits and misses since start (the bench reports them). */
+    /** Search cache hits, misses and misses joined to one in flight, since start (the bench reports them). */
     cacheStats: () => ({ ...cacheStats }),
 
     /** Each query's first page, in the order given; at most BATCH_QUERIES_MAX queries. */
