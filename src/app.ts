@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { type AgentApiDomain, createAgentApiDomain } from './domains/agent-api/wiring.ts';
+import { createEmpireDomain, type EmpireDomain } from './domains/empire/wiring.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
 import { identityEndpoints } from './domains/identity/endpoints.ts';
 import { identityJobs } from './domains/identity/jobs.ts';
@@ -35,6 +36,7 @@ export interface App {
   outbound: Outbound;
   honeypot: HoneypotDomain;
   agentApi: AgentApiDomain;
+  empire: EmpireDomain;
   endpoints: readonly Endpoint[];
   /** Stops the scheduler, drains HTTP, closes storage (unless the database was lent by the caller). */
   close(): Promise<void>;
@@ -83,6 +85,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       honeypot,
       ...(options.rateKeyPrefix !== undefined ? { rateKeyPrefix: options.rateKeyPrefix } : {}),
     });
+    const empire = createEmpireDomain({ db: database.db, clock, audit, config, log: logger });
     const scheduler = createScheduler({
       db: database.db,
       clock,
@@ -99,6 +102,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...outboundEndpoints(outbound, audit),
       ...honeypot.endpoints(),
       ...agentApi.endpoints(() => endpoints),
+      ...empire.endpoints(),
     ];
     const app = buildServer({
       endpoints,
@@ -120,11 +124,13 @@ export async function createApp(options: AppOptions): Promise<App> {
       outbound,
       honeypot,
       agentApi,
+      empire,
       endpoints,
       async close() {
         await scheduler.stop();
         await app.close();
         await agentApi.close();
+        await empire.close();
         await honeypot.close();
         if (ownsDatabase) await database.close();
       },

@@ -44,6 +44,10 @@ export interface Config {
     /** Calls per minute per API key. */
     keyPerMinute: number;
   };
+  empire: {
+    /** Refuse unsigned toolset events (`unsigned`) instead of admitting them in compatibility mode. */
+    requireSignedEvents: boolean;
+  };
   honeypot: {
     /** LIAR events from one fingerprint within 10 minutes that trigger a tarpit. */
     liarThreshold: number;
@@ -183,6 +187,9 @@ export function loadConfig(env: Env = process.env): Config {
       tenant: agentApiTenant(env),
       anonymousPerMinute: integer(env, 'OBSERVATORY_AGENT_API_ANON_PER_MINUTE', 20, 1, 1_000_000_000),
       keyPerMinute: integer(env, 'OBSERVATORY_AGENT_API_KEY_PER_MINUTE', 200, 1, 1_000_000_000),
+    },
+    empire: {
+      requireSignedEvents: flag(env, 'OBSERVATORY_REQUIRE_SIGNED_EVENTS', false),
     },
     honeypot: {
       liarThreshold: integer(env, 'OBSERVATORY_LIAR_THRESHOLD', 5, 1, 10_000),

@@ -4,6 +4,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
+import { createBufferedWrites } from '../../platform/db/buffered-writes.ts';
 import { createGroupCommit } from '../../platform/db/group-commit.ts';
 import { isDatabaseUnavailable, withTransaction } from '../../platform/db/transaction.ts';
 import { badRequest, ServiceError } from '../../platform/errors.ts';
@@ -397,26 +398,14 @@ export function createIngestService(deps: IngestDeps) {
 
   // Ingest samples (the SLO) are buffered and written in batches: one per request would cost a
   // commit each, more than the ingest itself.
-  let samples: repo.SampleRow[] = [];
-  let sampleTimer: NodeJS.Timeout | null = null;
-  let sampleFlush: Promise<void> = Promise.resolve();
-
-  function flushSamples(): Promise<void> {
-    if (sampleTimer) clearTimeout(sampleTimer);
-    sampleTimer = null;
-    const rows = samples;
-    samples = [];
-    sampleFlush = sampleFlush.then(async () => {
-      if (rows.length === 0) return;
-      try {
-        await repo.insertSamples(db, rows);
-      } catch (error) {
-        deps.log.warn({ err: error, samples: rows.length }, 'could not record ingest samples; keeping them for the next write');
-        samples = [...rows, ...samples].slice(-SAMPLE_BUFFER_MAX);
-      }
-    });
-    return sampleFlush;
-  }
+  const samples = createBufferedWrites<repo.SampleRow>({
+    write: (rows) => repo.insertSamples(db, rows),
+    flushCount: SAMPLE_FLUSH_COUNT,
+    flushMs: SAMPLE_FLUSH_MS,
+    bufferMax: SAMPLE_BUFFER_MAX,
+    log: deps.log,
+    what: 'ingest samples',
+  });
 
   return {
     verify,
@@ -429,17 +418,13 @@ export function createIngestService(deps: IngestDeps) {
     },
     parseBody: parseIngestBody,
     /** Buffers one ingest request's outcome and latency for the SLO; never fails the caller. */
-    recordSample(sample: { tenantSlug: string | null; receivedAt: Date; outcome: string; latencyMs: number; eventCount: number }): void {
-      samples.push(sample);
-      if (samples.length >= SAMPLE_FLUSH_COUNT) void flushSamples();
-      else sampleTimer ??= setTimeout(() => void flushSamples(), SAMPLE_FLUSH_MS).unref();
-    },
+    recordSample: (sample: repo.SampleRow): void => samples.push(sample),
     /** Writes the buffered samples now (before the SLO read, at shutdown). */
-    flushSamples,
+    flushSamples: samples.flush,
     /** Waits for every ingest in flight to commit and writes the buffered samples (shutdown). */
     async close(): Promise<void> {
       await groups.drain();
-      await flushSamples();
+      await samples.flush();
     },
     groupStats: () => groups.stats(),
     expireTarpits: (now: Date) => repo.expireTarpits(db, now),

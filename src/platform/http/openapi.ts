@@ -50,6 +50,13 @@ function addErrorResponses(
   variant: { describe?: (status: number) => [string, string] | undefined; headers?: (status: number) => Record<string, unknown> } = {},
 ): void {
   for (const status of endpoint.errorStatuses) {
+    if (status === endpoint.refusedStatus) {
+      operationResponses[String(status)] = {
+        description: `Refused: \`${endpoint.schemaId}\` with \`ok\` false, \`reason\` and \`human\`; or \`svc-error.v1\` for a request that does not parse.`,
+        content: { 'application/json': { schema: { oneOf: [{ $ref: '#/components/schemas/svc-error.v1' }, { type: 'object', required: ['schema', 'ok', 'reason', 'human'] }] } } },
+      };
+      continue;
+    }
     const [name, description] = variant.describe?.(status) ?? STATUS_TEXT[status] ?? [`Status${status}`, `HTTP ${status}`];
     components[name] ??= {
       description,

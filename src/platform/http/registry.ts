@@ -112,6 +112,11 @@ export interface EndpointDefinition<
   /** Success status; 200 unless stated. */
   status?: number;
   /**
+   * The status of an answer whose `ok` is false: the endpoint's own envelope with `reason` and
+   * `human` (spec C, Errors item 3: provenance and chaos validation failures answer 400 so).
+   */
+  refusedStatus?: number;
+  /**
    * For `tenant-signature` and `agent-key`: checks the caller once the raw body is read and before
    * it is validated, so an unsigned (or rate-limited) request is refused whatever its body.
    */
@@ -134,6 +139,7 @@ export interface Endpoint extends EndpointIdentity {
   contentType: string;
   example: unknown;
   status: number;
+  refusedStatus: number | null;
   errorStatuses: number[];
   verifyCaller: ((request: FastifyRequest, reply: FastifyReply) => Promise<void>) | null;
   onResponse: ((request: FastifyRequest, reply: FastifyReply) => Promise<void>) | null;
@@ -178,6 +184,7 @@ export function defineEndpoint<
     if (definition.scope !== null || definition.auth === 'metrics' || definition.auth === 'tenant-signature') declared.add(403);
   }
   if (definition.body || definition.query || definition.params) declared.add(400);
+  if (definition.refusedStatus !== undefined) declared.add(definition.refusedStatus);
   return {
     id: definition.id,
     title: definition.title,
@@ -197,6 +204,7 @@ export function defineEndpoint<
     contentType: isRaw ? (response.contentType ?? 'application/json') : 'application/json',
     example: definition.example,
     status: definition.status ?? 200,
+    refusedStatus: definition.refusedStatus ?? null,
     errorStatuses: [...declared].sort((a, b) => a - b),
     verifyCaller: definition.verifyCaller ?? null,
     onResponse: definition.onResponse ?? null,

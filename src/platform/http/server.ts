@@ -111,7 +111,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   for (const endpoint of endpoints) {
     const responses: Record<number, unknown> = {};
     if (endpoint.contentType === 'application/json') responses[endpoint.status] = endpoint.responseSchema;
-    for (const status of endpoint.errorStatuses) responses[status] = ErrorEnvelope;
+    // A refusal status carries either form (svc-error.v1 or the endpoint's `ok: false` envelope): plain JSON.stringify.
+    for (const status of endpoint.errorStatuses) if (status !== endpoint.refusedStatus) responses[status] = ErrorEnvelope;
     app.route({
       method: endpoint.method,
       url: toFastifyPath(endpoint.path),
@@ -143,7 +144,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
           request,
           reply,
         });
-        void reply.status(endpoint.status);
+        const refused = endpoint.refusedStatus !== null && (result as { ok?: unknown } | null)?.ok === false;
+        void reply.status(refused ? endpoint.refusedStatus! : endpoint.status);
         if (endpoint.schemaId !== null) {
           return { schema: endpoint.schemaId, generatedAt: clock.now().toISOString(), ...(result as object) };
         }

@@ -1,0 +1,197 @@
+import { randomUUID } from 'node:crypto';
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../../platform/clock.ts';
+import { canonicalJson, sha256Hex } from '../../platform/crypto.ts';
+import { createBufferedWrites } from '../../platform/db/buffered-writes.ts';
+import type { Db } from '../../platform/db/client.ts';
+import { withTransaction } from '../../platform/db/transaction.ts';
+import { Nullable } from '../../platform/http/registry.ts';
+import { type Decision, decideAdmission, type RejectionReason } from '../provenance/admission.ts';
+import type { AttestationRow } from '../provenance/repository.ts';
+import { type ProvenanceService, TOOLSET_PATTERN } from '../provenance/service.ts';
+import * as repo from './repository.ts';
+
+/** Spec D4: at most this many events per request. */
+export const MAX_EVENTS_PER_REQUEST = 500;
+/** The replay envelope's version for events stored now (spec C, Events item 3). */
+export const EMPIRE_SCHEMA_VERSION = 1;
+/** `source` of the attestation rows the empire ingest writes. */
+export const ATTESTATION_SOURCE = 'empire-ingest';
+
+const SAMPLE_FLUSH_COUNT = 500;
+const SAMPLE_FLUSH_MS = 250;
+const SAMPLE_BUFFER_MAX = 50_000;
+
+export const EmpireEvent = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 128, description: 'The toolset\'s own id for the event, unique per toolset; sending it again stores nothing new.' }),
+    eventType: Type.String({ minLength: 1, maxLength: 128 }),
+    ts: Type.Optional(Type.String({ format: 'date-time', description: 'When it happened; default the receive time.' })),
+    tenant: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+    causedBy: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 128, description: 'The id of the event of the same toolset that caused this one.' }))),
+    payload: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Any JSON object.' })),
+    keyId: Type.Optional(Type.String({ format: 'uuid', description: 'The provenance key that signed it; without it every key of the toolset is tried.' })),
+    signatureB64: Type.Optional(Type.String({ maxLength: 200, description: 'Standard base64 of the Ed25519 signature over the event\'s RFC 8785 canonical bytes.' })),
+  },
+  { additionalProperties: false },
+);
+export type EmpireEvent = Static<typeof EmpireEvent>;
+
+export const EmpireIngestBody = Type.Object(
+  {
+    toolset: Type.String({ pattern: TOOLSET_PATTERN, description: '3 to 128 characters: a letter, then letters, digits or -.' }),
+    events: Type.Array(EmpireEvent, { minItems: 1, maxItems: MAX_EVENTS_PER_REQUEST }),
+  },
+  { additionalProperties: false },
+);
+export type EmpireIngestBody = Static<typeof EmpireIngestBody>;
+
+export interface EventResult {
+  id: string;
+  eventId: string | null;
+  compatMode: boolean;
+  rejectionReason: RejectionReason | null;
+}
+
+export interface EmpireIngestResult {
+  accepted: number;
+  duplicates: number;
+  rejected: number;
+  results: EventResult[];
+}
+
+/**
+ * The bytes a toolset signs (spec D4): the RFC 8785 serialisation of its toolset, id, eventType,
+ * ts, tenant, causedBy and payload, absent members omitted (a `causedBy` of null is present).
+ */
+export function signedBytesOf(toolset: string, event: EmpireEvent): Buffer {
+  const signed: Record<string, unknown> = { toolset, id: event.id, eventType: event.eventType };
+  if (event.ts !== undefined) signed.ts = event.ts;
+  if (event.tenant !== undefined) signed.tenant = event.tenant;
+  if (event.causedBy !== undefined) signed.causedBy = event.causedBy;
+  if (event.payload !== undefined) signed.payload = event.payload;
+  return Buffer.from(canonicalJson(signed), 'utf8');
+}
+
+interface Judged {
+  event: EmpireEvent;
+  bytes: Buffer;
+  eventHash: string;
+  ts: Date;
+  decision: Decision;
+}
+
+export function createEmpireIngest(deps: { db: Db; clock: Clock; provenance: ProvenanceService; requireSigned: boolean; log: FastifyBaseLogger }) {
+  const { db, clock, provenance } = deps;
+  const samples = createBufferedWrites<repo.SampleRow>({
+    write: (rows) => repo.insertSamples(db, rows),
+    flushCount: SAMPLE_FLUSH_COUNT,
+    flushMs: SAMPLE_FLUSH_MS,
+    bufferMax: SAMPLE_BUFFER_MAX,
+    log: deps.log,
+    what: 'empire ingest samples',
+  });
+
+  /** Verifies every event; a bad signature is checked once more against keys read afresh (a key registered on another instance). */
+  async function judge(toolset: string, events: readonly EmpireEvent[], now: Date): Promise<Judged[]> {
+    let keys = await provenance.verifyingKeys(toolset);
+    const judged = events.map((event): Judged => {
+      const bytes = signedBytesOf(toolset, event);
+      const ts = event.ts === undefined ? now : new Date(event.ts);
+      return { event, bytes, eventHash: sha256Hex(bytes), ts, decision: decideAdmission({ ...event, ts }, bytes, keys, deps.requireSigned) };
+    });
+    if (judged.some((j) => j.decision.rejectionReason !== null && j.decision.rejectionReason !== 'unsigned')) {
+      keys = await provenance.verifyingKeys(toolset, true);
+      for (const j of judged) {
+        if (j.decision.rejectionReason !== null && j.decision.rejectionReason !== 'unsigned') j.decision = decideAdmission({ ...j.event, ts: j.ts }, j.bytes, keys, deps.requireSigned);
+      }
+    }
+    return judged;
+  }
+
+  return {
+    /**
+     * Admits, attests and stores a batch (spec D4). Repeats of an id (earlier or within the batch)
+     * are duplicates: nothing new is stored or attested. Every other event gets one attestation
+     * row, committed with the events admitted.
+     */
+    async ingest(body: EmpireIngestBody): Promise<EmpireIngestResult> {
+      const now = clock.now();
+      const { toolset } = body;
+      const firstOfId = new Map<string, EmpireEvent>();
+      for (const event of body.events) if (!firstOfId.has(event.id)) firstOfId.set(event.id, event);
+      const judged = await judge(toolset, [...firstOfId.values()], now);
+
+      const rows: repo.EventRow[] = [];
+      for (const j of judged) {
+        if (!j.decision.admitted) continue;
+        rows.push({
+          eventId: randomUUID(),
+          toolset,
+          senderId: j.event.id,
+          eventType: j.event.eventType,
+          ts: j.ts,
+          tenant: j.event.tenant ?? null,
+          causedBy: j.event.causedBy ?? null,
+          payload: j.event.payload ?? {},
+          eventHash: j.eventHash,
+          keyId: j.decision.keyId,
+          compatMode: j.decision.compatMode,
+          schemaVersion: EMPIRE_SCHEMA_VERSION,
+          receivedAt: now,
+          bodyBytes: j.bytes.length,
+        });
+      }
+      const attestation = (j: Judged): AttestationRow => ({
+        id: randomUUID(),
+        toolset,
+        source: ATTESTATION_SOURCE,
+        sourceId: j.event.id,
+        kind: j.event.eventType,
+        eventHash: j.eventHash,
+        signatureB64: j.event.signatureB64 ?? null,
+        toolsetKeyId: j.decision.keyId,
+        attestedAt: j.decision.admitted && !j.decision.compatMode ? now : null,
+        acceptedAt: now,
+        compatMode: j.decision.compatMode,
+        rejectionReason: j.decision.rejectionReason,
+      });
+
+      const { stored, earlier } = await withTransaction(db, async (tx) => {
+        const stored = await repo.insertNewEvents(tx, rows);
+        await provenance.recordAttestations(tx, judged.filter((j) => !j.decision.admitted || stored.has(j.event.id)).map(attestation));
+        return { stored, earlier: rows.filter((r) => !stored.has(r.senderId)).map((r) => r.senderId) };
+      });
+      const earlierIds = await repo.eventIdsOf(db, toolset, earlier);
+      const newIds = new Map(rows.filter((r) => stored.has(r.senderId)).map((r) => [r.senderId, r.eventId]));
+      const byId = new Map(judged.map((j) => [j.event.id, j]));
+
+      let accepted = 0;
+      let duplicates = 0;
+      let rejected = 0;
+      const seen = new Set<string>();
+      const results = body.events.map((event): EventResult => {
+        const j = byId.get(event.id)!;
+        const repeat = seen.has(event.id);
+        seen.add(event.id);
+        if (!j.decision.admitted) {
+          rejected += 1;
+          return { id: event.id, eventId: null, compatMode: false, rejectionReason: j.decision.rejectionReason };
+        }
+        const fresh = !repeat && newIds.has(event.id);
+        if (fresh) accepted += 1;
+        else duplicates += 1;
+        return { id: event.id, eventId: newIds.get(event.id) ?? earlierIds.get(event.id) ?? null, compatMode: j.decision.compatMode, rejectionReason: null };
+      });
+      return { accepted, duplicates, rejected, results };
+    },
+
+    /** Buffers one request's outcome and latency for the empire SLO; never fails the caller. */
+    recordSample: (sample: repo.SampleRow): void => samples.push(sample),
+    flushSamples: samples.flush,
+    close: () => samples.flush(),
+  };
+}
+
+export type EmpireIngest = ReturnType<typeof createEmpireIngest>;

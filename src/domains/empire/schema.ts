@@ -1,0 +1,49 @@
+import { bigserial, boolean, index, integer, jsonb, pgTable, real, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/**
+ * An event a toolset sent (spec D4), with its replay envelope (`schema_version`, `received_at`,
+ * `tenant` as the source tenant, `body_bytes`, `event_type`, `caused_by`). `sender_id` is the
+ * toolset's own id, unique per toolset; `caused_by` names another event of the same toolset by that
+ * id (it may arrive later, or never).
+ */
+export const empireEvents = pgTable(
+  'empire_events',
+  {
+    eventId: uuid('event_id').primaryKey(),
+    toolset: text('toolset').notNull(),
+    senderId: text('sender_id').notNull(),
+    eventType: text('event_type').notNull(),
+    ts: ts('ts').notNull(),
+    tenant: text('tenant'),
+    causedBy: text('caused_by'),
+    payload: jsonb('payload').notNull(),
+    eventHash: text('event_hash').notNull(),
+    keyId: uuid('key_id'),
+    compatMode: boolean('compat_mode').notNull(),
+    schemaVersion: integer('schema_version').notNull(),
+    receivedAt: ts('received_at').notNull(),
+    bodyBytes: integer('body_bytes').notNull(),
+  },
+  (t) => [
+    uniqueIndex('empire_events_toolset_sender_idx').on(t.toolset, t.senderId),
+    index('empire_events_toolset_ts_idx').on(t.toolset, t.ts),
+    index('empire_events_caused_by_idx').on(t.toolset, t.causedBy),
+    index('empire_events_received_idx').on(t.receivedAt),
+  ],
+);
+
+/** One empire ingest request's outcome and latency, for the empire SLO (spec B group 2). */
+export const empireIngestSamples = pgTable(
+  'empire_ingest_samples',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    toolset: text('toolset'),
+    receivedAt: ts('received_at').notNull(),
+    outcome: text('outcome').notNull(),
+    latencyMs: real('latency_ms').notNull(),
+    eventCount: integer('event_count').notNull(),
+  },
+  (t) => [index('empire_ingest_samples_received_idx').on(t.receivedAt), index('empire_ingest_samples_toolset_idx').on(t.toolset, t.receivedAt)],
+);

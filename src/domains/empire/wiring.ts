@@ -1,0 +1,30 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { AuditLog } from '../../platform/audit/service.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Config } from '../../platform/config.ts';
+import type { Db } from '../../platform/db/client.ts';
+import type { Endpoint } from '../../platform/http/registry.ts';
+import { provenanceEndpoints } from '../provenance/endpoints.ts';
+import { createProvenanceService, type ProvenanceService } from '../provenance/service.ts';
+import { empireIngestEndpoints } from './endpoints.ts';
+import { createEmpireIngest, type EmpireIngest } from './ingest.ts';
+
+export interface EmpireDomain {
+  provenance: ProvenanceService;
+  ingest: EmpireIngest;
+  endpoints(): Endpoint[];
+  /** Writes buffered ingest samples; after HTTP has drained. */
+  close(): Promise<void>;
+}
+
+/** Builds the empire layer (toolset ingest, spec D4) and provenance (spec B group 5) it verifies with. */
+export function createEmpireDomain(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger }): EmpireDomain {
+  const provenance = createProvenanceService({ db: deps.db, clock: deps.clock, audit: deps.audit });
+  const ingest = createEmpireIngest({ db: deps.db, clock: deps.clock, provenance, requireSigned: deps.config.empire.requireSignedEvents, log: deps.log });
+  return {
+    provenance,
+    ingest,
+    endpoints: () => [...empireIngestEndpoints({ ingest, clock: deps.clock }), ...provenanceEndpoints(provenance)],
+    close: () => ingest.close(),
+  };
+}

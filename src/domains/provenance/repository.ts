@@ -1,0 +1,83 @@
+import { and, desc, eq, lt, or, type SQL, sql } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import type { Db } from '../../platform/db/client.ts';
+import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
+import { provenanceAttestations, provenanceKeys } from './schema.ts';
+
+/** The only SQL of provenance: signing keys and attestation rows. */
+
+export type KeyRow = typeof provenanceKeys.$inferSelect;
+export type AttestationRow = typeof provenanceAttestations.$inferSelect;
+
+/** A page position: rows strictly older than (at, id) in newest-first order. */
+export interface Cursor {
+  at: Date;
+  /** null: every row at `at` is passed too (a bare timestamp cursor). */
+  id: string | null;
+}
+
+function olderThan(atColumn: AnyPgColumn, idColumn: AnyPgColumn, cursor: Cursor): SQL {
+  return cursor.id === null ? lt(atColumn, cursor.at) : or(lt(atColumn, cursor.at), and(eq(atColumn, cursor.at), lt(idColumn, cursor.id)))!;
+}
+
+export async function insertKey(db: Db, row: KeyRow): Promise<void> {
+  await db.insert(provenanceKeys).values(row);
+}
+
+export async function keyById(db: Db, id: string): Promise<KeyRow | null> {
+  const [row] = await db.select().from(provenanceKeys).where(eq(provenanceKeys.id, id));
+  return row ?? null;
+}
+
+export async function lockKey(tx: Db, id: string): Promise<KeyRow | null> {
+  const [row] = await tx.select().from(provenanceKeys).where(eq(provenanceKeys.id, id)).for('update');
+  return row ?? null;
+}
+
+export async function retireKey(tx: Db, id: string, at: Date): Promise<KeyRow> {
+  const [row] = await tx.update(provenanceKeys).set({ status: 'retired', retiredAt: at }).where(eq(provenanceKeys.id, id)).returning();
+  return row!;
+}
+
+/** A toolset's keys with this public key (at most one in practice: registering a key twice is refused). */
+export async function keysWithPublicKey(db: Db, toolset: string, publicKeyB64: string): Promise<KeyRow[]> {
+  return db
+    .select()
+    .from(provenanceKeys)
+    .where(and(eq(provenanceKeys.toolset, toolset), eq(provenanceKeys.publicKeyB64, publicKeyB64)));
+}
+
+/** Every key of a toolset, newest first. */
+export async function keysOfToolset(db: Db, toolset: string): Promise<KeyRow[]> {
+  return db.select().from(provenanceKeys).where(eq(provenanceKeys.toolset, toolset)).orderBy(desc(provenanceKeys.createdAt), desc(provenanceKeys.id));
+}
+
+export async function listKeys(db: Db, filter: { toolset?: string | undefined; status?: string | undefined; cursor: Cursor | null; limit: number }): Promise<KeyRow[]> {
+  const where = and(
+    filter.toolset === undefined ? undefined : eq(provenanceKeys.toolset, filter.toolset),
+    filter.status === undefined ? undefined : eq(provenanceKeys.status, filter.status),
+    filter.cursor === null ? undefined : olderThan(provenanceKeys.createdAt, provenanceKeys.id, filter.cursor),
+  );
+  return db.select().from(provenanceKeys).where(where).orderBy(desc(provenanceKeys.createdAt), desc(provenanceKeys.id)).limit(filter.limit);
+}
+
+/** The batch's decisions in one statement (one jsonb parameter, platform/db/prepared.ts). */
+export async function insertAttestations(tx: Db, rows: readonly AttestationRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await executePrepared(tx, 'provenance_attestations_insert', sql`INSERT INTO provenance_attestations ${insertRows(provenanceAttestations, rows)}`);
+}
+
+export async function listAttestations(
+  db: Db,
+  filter: { toolset?: string | undefined; source?: string | undefined; compatMode?: boolean | undefined; rejected?: boolean | undefined; cursor: Cursor | null; limit: number },
+): Promise<AttestationRow[]> {
+  const a = provenanceAttestations;
+  const where = and(
+    filter.toolset === undefined ? undefined : eq(a.toolset, filter.toolset),
+    filter.source === undefined ? undefined : eq(a.source, filter.source),
+    filter.compatMode === undefined ? undefined : eq(a.compatMode, filter.compatMode),
+    filter.rejected === undefined ? undefined : filter.rejected ? sql`${a.rejectionReason} IS NOT NULL` : sql`${a.rejectionReason} IS NULL`,
+    filter.cursor === null ? undefined : olderThan(a.acceptedAt, a.id, filter.cursor),
+  );
+  return db.select().from(a).where(where).orderBy(desc(a.acceptedAt), desc(a.id)).limit(filter.limit);
+}
