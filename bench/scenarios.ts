@@ -1,9 +1,15 @@
+import { generateKeyPairSync, sign } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import type { App } from '../src/app.ts';
+import { type EmpireEvent, signedBytesOf } from '../src/domains/empire/ingest.ts';
 import { loadSeedCorpus } from '../src/domains/agent-api/service.ts';
+import { rowsOf } from '../src/platform/db/client.ts';
 import { V1 } from '../src/platform/http/registry.ts';
 import { eventCount, rebuildRollups, seedHoneypotEvents } from './honeypot-seed.ts';
 
@@ -286,5 +292,62 @@ scenarios.push(
     },
     counters: agentCounters,
     request: { method: 'GET', path: '/api/agent?query=x', setupRequest: AGENT_SEARCH_MODULE },
+  }),
+);
+
+// Empire ingest: signed toolset events in batches of 100 (docs/performance.md, "Empire ingest").
+
+const EMPIRE_MODULE = fileURLToPath(new URL('./empire-ingest-request.cjs', import.meta.url));
+const EMPIRE_BATCH = 100;
+/** Batches signed before the load: enough for 15,000 events/s over the warm-up and measured load. */
+const empireBatchesFor = (seconds: number) => Math.ceil(((seconds + 5) * 15_000) / EMPIRE_BATCH);
+
+async function empireEventCount(ctx: BenchContext): Promise<number> {
+  const [row] = rowsOf<{ n: string }>(await ctx.app.database.db.execute(sql`SELECT count(*)::text AS n FROM empire_events WHERE toolset = 'bench-empire'`));
+  return Number(row?.n ?? 0);
+}
+
+scenarios.push(
+  defineScenario({
+    name: 'empire-ingest-100',
+    description: `POST /api/observatory/empire/ingest, ${EMPIRE_BATCH} events per request (events/s = req/s × ${EMPIRE_BATCH}), each event Ed25519-signed over its RFC 8785 bytes by the toolset's registered key and verified by the server; every event new. Bodies are signed in the setup and handed out in turn by bench/empire-ingest-request.cjs.`,
+    setupBudgetSec: 120,
+    setup: async (ctx) => {
+      const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+      const publicKeyB64 = Buffer.from(publicKey.export({ format: 'jwk' }).x as string, 'base64url').toString('base64');
+      const registered = await ctx.api<{ key: { id: string } }>('POST', `${V1}/provenance/keys`, { toolset: 'bench-empire', publicKeyB64 });
+      const keyId = registered.key.id;
+      const run = Date.now().toString(36);
+      const batches = empireBatchesFor(Number(process.env.BENCH_DURATION_SEC ?? 10) + Number(process.env.BENCH_WARMUP_SEC ?? 2));
+      const lines: string[] = [];
+      const types = ['crawl.started', 'crawl.page', 'crawl.done', 'alert.raised'];
+      for (let b = 0; b < batches; b++) {
+        const events = Array.from({ length: EMPIRE_BATCH }, (_, i) => {
+          const n = b * EMPIRE_BATCH + i;
+          const event: EmpireEvent = {
+            id: `${run}-${n}`,
+            eventType: types[n % types.length]!,
+            ts: new Date(Date.now() - 60_000).toISOString(),
+            tenant: 'docs-mirror',
+            causedBy: i === 0 ? null : `${run}-${n - 1}`,
+            payload: { url: `https://example.org/page/${n}`, status: 200, bytes: 1000 + (n % 5000) },
+            keyId,
+          };
+          return { ...event, signatureB64: sign(null, signedBytesOf('bench-empire', event), privateKey).toString('base64') };
+        });
+        lines.push(JSON.stringify({ toolset: 'bench-empire', events }));
+      }
+      const file = path.join(os.tmpdir(), `observatory-bench-empire-${process.pid}.jsonl`);
+      writeFileSync(file, lines.join('\n'));
+      process.env.BENCH_EMPIRE_BODIES = file;
+    },
+    counters: async (ctx) => ({ eventsStored: await empireEventCount(ctx) }),
+    request: (ctx) => ({
+      method: 'POST',
+      path: '/api/observatory/empire/ingest',
+      headers: { ...ctx.adminHeaders, 'content-type': 'application/json' },
+      body: '{}',
+      setupRequest: EMPIRE_MODULE,
+    }),
   }),
 );

@@ -3,6 +3,7 @@
  * a bad value throws a ConfigError that names the variable, so start-up stops with one clear line.
  * Nothing else in the service reads process.env.
  */
+import os from 'node:os';
 
 export class ConfigError extends Error {
   constructor(
@@ -47,6 +48,8 @@ export interface Config {
   empire: {
     /** Refuse unsigned toolset events (`unsigned`) instead of admitting them in compatibility mode. */
     requireSignedEvents: boolean;
+    /** Worker threads that check event signatures (default: every core but one, 1 to 4); 0 checks them on the HTTP thread. */
+    verifyThreads: number;
   };
   honeypot: {
     /** LIAR events from one fingerprint within 10 minutes that trigger a tarpit. */
@@ -190,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     empire: {
       requireSignedEvents: flag(env, 'OBSERVATORY_REQUIRE_SIGNED_EVENTS', false),
+      verifyThreads: integer(env, 'OBSERVATORY_VERIFY_THREADS', Math.max(1, Math.min(4, os.availableParallelism() - 1)), 0, 64),
     },
     honeypot: {
       liarThreshold: integer(env, 'OBSERVATORY_LIAR_THRESHOLD', 5, 1, 10_000),

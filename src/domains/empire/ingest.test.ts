@@ -199,6 +199,34 @@ describe('POST /api/observatory/empire/ingest', () => {
   });
 });
 
+describe('GET {v1}/provenance/attestations', () => {
+  it('pages newest first through rows of one instant without loss, and filters by source', async () => {
+    clock.advance(60_000);
+    const older = clock.now().toISOString();
+    await ingestEmpire(t, 'page-lab', [{ id: 'p-0', eventType: 'x' }]);
+    clock.advance(60_000);
+    await ingestEmpire(t, 'page-lab', Array.from({ length: 5 }, (_, i) => ({ id: `p-${i + 1}`, eventType: 'x' })));
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { attestations: { sourceId: string }[]; nextCursor: string | null } = (
+        await t.call({ method: 'GET', url: `${V1}/provenance/attestations?toolset=page-lab&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}` })
+      ).json();
+      seen.push(...page.attestations.map((a: { sourceId: string }) => a.sourceId));
+      cursor = page.nextCursor;
+    } while (cursor !== null);
+    expect(seen).toHaveLength(6);
+    expect(new Set(seen).size).toBe(6);
+    expect(seen.at(-1)).toBe('p-0');
+    const bare = (await t.call({ method: 'GET', url: `${V1}/provenance/attestations?toolset=page-lab&cursor=${encodeURIComponent(clock.now().toISOString())}` })).json();
+    expect(bare.attestations.map((a: { sourceId: string; acceptedAt: string }) => [a.sourceId, a.acceptedAt])).toEqual([['p-0', older]]);
+    expect((await t.call({ method: 'GET', url: `${V1}/provenance/attestations?toolset=page-lab&source=elsewhere` })).json().attestations).toEqual([]);
+    const bad = await t.call({ method: 'GET', url: `${V1}/provenance/attestations?rejected=maybe` });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().field).toBe('query.rejected');
+  });
+});
+
 describe('OBSERVATORY_REQUIRE_SIGNED_EVENTS=1', () => {
   it('rejects unsigned events with unsigned, and still admits signed ones', async () => {
     const strict = await t.secondInstance({ OBSERVATORY_REQUIRE_SIGNED_EVENTS: '1' });

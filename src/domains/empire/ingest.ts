@@ -7,7 +7,8 @@ import { createBufferedWrites } from '../../platform/db/buffered-writes.ts';
 import type { Db } from '../../platform/db/client.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { Nullable } from '../../platform/http/registry.ts';
-import { type Decision, decideAdmission, type RejectionReason } from '../provenance/admission.ts';
+import { type Ed25519Verifier } from '../../platform/ed25519-pool.ts';
+import { candidateKeys, type Decision, decideAdmission, type RejectionReason, type VerifyingKey } from '../provenance/admission.ts';
 import type { AttestationRow } from '../provenance/repository.ts';
 import { type ProvenanceService, TOOLSET_PATTERN } from '../provenance/service.ts';
 import * as repo from './repository.ts';
@@ -74,6 +75,8 @@ export function signedBytesOf(toolset: string, event: EmpireEvent): Buffer {
   return Buffer.from(canonicalJson(signed), 'utf8');
 }
 
+const UNDECIDED: Decision = { admitted: false, compatMode: false, keyId: null, rejectionReason: null };
+
 interface Judged {
   event: EmpireEvent;
   bytes: Buffer;
@@ -82,7 +85,15 @@ interface Judged {
   decision: Decision;
 }
 
-export function createEmpireIngest(deps: { db: Db; clock: Clock; provenance: ProvenanceService; requireSigned: boolean; log: FastifyBaseLogger }) {
+export function createEmpireIngest(deps: {
+  db: Db;
+  clock: Clock;
+  provenance: ProvenanceService;
+  /** Checks the Ed25519 signatures (off the HTTP thread). */
+  verifier: Ed25519Verifier;
+  requireSigned: boolean;
+  log: FastifyBaseLogger;
+}) {
   const { db, clock, provenance } = deps;
   const samples = createBufferedWrites<repo.SampleRow>({
     write: (rows) => repo.insertSamples(db, rows),
@@ -93,20 +104,28 @@ export function createEmpireIngest(deps: { db: Db; clock: Clock; provenance: Pro
     what: 'empire ingest samples',
   });
 
-  /** Verifies every event; a bad signature is checked once more against keys read afresh (a key registered on another instance). */
+  /** Checks every signature against its candidate keys (on the verifier's threads) and decides each event. */
+  async function decideAll(pending: readonly Judged[], keys: readonly VerifyingKey[]): Promise<void> {
+    const candidates = pending.map((j) => candidateKeys(j.event, keys));
+    const checks = pending.flatMap((j, i) => candidates[i]!.map((key) => ({ publicKeyB64: key.publicKeyB64, message: j.bytes, signatureB64: j.event.signatureB64! })));
+    const results = await deps.verifier.verifyMany(checks);
+    let next = 0;
+    pending.forEach((j, i) => {
+      const verified = results.slice(next, (next += candidates[i]!.length));
+      j.decision = decideAdmission({ ts: j.ts, signatureB64: j.event.signatureB64 }, candidates[i]!, verified, deps.requireSigned);
+    });
+  }
+
+  /** Decides every event; a failed signature is checked once more against keys read afresh (a key registered on another instance). */
   async function judge(toolset: string, events: readonly EmpireEvent[], now: Date): Promise<Judged[]> {
-    let keys = await provenance.verifyingKeys(toolset);
     const judged = events.map((event): Judged => {
       const bytes = signedBytesOf(toolset, event);
       const ts = event.ts === undefined ? now : new Date(event.ts);
-      return { event, bytes, eventHash: sha256Hex(bytes), ts, decision: decideAdmission({ ...event, ts }, bytes, keys, deps.requireSigned) };
+      return { event, bytes, eventHash: sha256Hex(bytes), ts, decision: UNDECIDED };
     });
-    if (judged.some((j) => j.decision.rejectionReason !== null && j.decision.rejectionReason !== 'unsigned')) {
-      keys = await provenance.verifyingKeys(toolset, true);
-      for (const j of judged) {
-        if (j.decision.rejectionReason !== null && j.decision.rejectionReason !== 'unsigned') j.decision = decideAdmission({ ...j.event, ts: j.ts }, j.bytes, keys, deps.requireSigned);
-      }
-    }
+    await decideAll(judged, await provenance.verifyingKeys(toolset));
+    const failed = judged.filter((j) => j.decision.rejectionReason !== null && j.decision.rejectionReason !== 'unsigned');
+    if (failed.length > 0) await decideAll(failed, await provenance.verifyingKeys(toolset, true));
     return judged;
   }
 

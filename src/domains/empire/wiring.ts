@@ -3,6 +3,7 @@ import type { AuditLog } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../platform/config.ts';
 import type { Db } from '../../platform/db/client.ts';
+import { createEd25519Verifier } from '../../platform/ed25519-pool.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import { provenanceEndpoints } from '../provenance/endpoints.ts';
 import { createProvenanceService, type ProvenanceService } from '../provenance/service.ts';
@@ -20,11 +21,15 @@ export interface EmpireDomain {
 /** Builds the empire layer (toolset ingest, spec D4) and provenance (spec B group 5) it verifies with. */
 export function createEmpireDomain(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger }): EmpireDomain {
   const provenance = createProvenanceService({ db: deps.db, clock: deps.clock, audit: deps.audit });
-  const ingest = createEmpireIngest({ db: deps.db, clock: deps.clock, provenance, requireSigned: deps.config.empire.requireSignedEvents, log: deps.log });
+  const verifier = createEd25519Verifier({ threads: deps.config.empire.verifyThreads });
+  const ingest = createEmpireIngest({ db: deps.db, clock: deps.clock, provenance, verifier, requireSigned: deps.config.empire.requireSignedEvents, log: deps.log });
   return {
     provenance,
     ingest,
     endpoints: () => [...empireIngestEndpoints({ ingest, clock: deps.clock }), ...provenanceEndpoints(provenance)],
-    close: () => ingest.close(),
+    async close() {
+      await ingest.close();
+      await verifier.close();
+    },
   };
 }

@@ -123,7 +123,7 @@ describe('GET {v1}/provenance/keys', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page = (await t.call({ method: 'GET', url: `${V1}/provenance/keys?toolset=paging-lab&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}` })).json();
+      const page: { keys: { id: string }[]; nextCursor: string | null } = (await t.call({ method: 'GET', url: `${V1}/provenance/keys?toolset=paging-lab&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}` })).json();
       seen.push(...page.keys.map((k: { id: string }) => k.id));
       cursor = page.nextCursor;
     } while (cursor !== null);

@@ -89,11 +89,7 @@ export function createProvenanceService(deps: { db: Db; clock: Clock; audit: Aud
 
   async function loadVerifyingKeys(toolset: string): Promise<VerifyingKey[]> {
     const keys: VerifyingKey[] = [];
-    for (const row of await repo.keysOfToolset(db, toolset)) {
-      const parsed = parsePublicKey(row.publicKeyB64);
-      // Registration checks every key, so a stored key always parses; skip rather than fail ingest if not.
-      if ('key' in parsed) keys.push({ id: row.id, key: parsed.key, createdAt: row.createdAt, retiredAt: row.retiredAt });
-    }
+    for (const row of await repo.keysOfToolset(db, toolset)) keys.push({ id: row.id, publicKeyB64: row.publicKeyB64, createdAt: row.createdAt, retiredAt: row.retiredAt });
     keyCache.set(toolset, keys);
     return keys;
   }
