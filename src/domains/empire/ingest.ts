@@ -20,10 +20,6 @@ export const EMPIRE_SCHEMA_VERSION = 1;
 /** `source` of the attestation rows the empire ingest writes. */
 export const ATTESTATION_SOURCE = 'empire-ingest';
 
-const SAMPLE_FLUSH_COUNT = 500;
-const SAMPLE_FLUSH_MS = 250;
-const SAMPLE_BUFFER_MAX = 50_000;
-
 export const EmpireEvent = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 128, description: 'The toolset\'s own id for the event, unique per toolset; sending it again stores nothing new.' }),
@@ -95,14 +91,7 @@ export function createEmpireIngest(deps: {
   log: FastifyBaseLogger;
 }) {
   const { db, clock, provenance } = deps;
-  const samples = createBufferedWrites<repo.SampleRow>({
-    write: (rows) => repo.insertSamples(db, rows),
-    flushCount: SAMPLE_FLUSH_COUNT,
-    flushMs: SAMPLE_FLUSH_MS,
-    bufferMax: SAMPLE_BUFFER_MAX,
-    log: deps.log,
-    what: 'empire ingest samples',
-  });
+  const samples = createBufferedWrites<repo.SampleRow>({ write: (rows) => repo.insertSamples(db, rows), log: deps.log, what: 'empire ingest samples' });
 
   /** Checks every signature against its candidate keys (on the verifier's threads) and decides each event. */
   async function decideAll(pending: readonly Judged[], keys: readonly VerifyingKey[]): Promise<void> {

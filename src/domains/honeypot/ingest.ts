@@ -125,11 +125,6 @@ const INGEST_REFUSALS = {
 export const GROUP_MAX_EVENTS = 2000;
 /** Group commits written at the same time by one instance. */
 export const GROUPS_IN_FLIGHT = 2;
-/** Ingest samples are written in batches: at this many, or this long after the first is buffered. */
-export const SAMPLE_FLUSH_COUNT = 500;
-export const SAMPLE_FLUSH_MS = 250;
-/** Samples kept for a later write while the database cannot take them; beyond it they are dropped. */
-const SAMPLE_BUFFER_MAX = 50_000;
 
 /** A stored row and the normalised UA its fingerprint was made from. */
 interface Derived {
@@ -398,14 +393,7 @@ export function createIngestService(deps: IngestDeps) {
 
   // Ingest samples (the SLO) are buffered and written in batches: one per request would cost a
   // commit each, more than the ingest itself.
-  const samples = createBufferedWrites<repo.SampleRow>({
-    write: (rows) => repo.insertSamples(db, rows),
-    flushCount: SAMPLE_FLUSH_COUNT,
-    flushMs: SAMPLE_FLUSH_MS,
-    bufferMax: SAMPLE_BUFFER_MAX,
-    log: deps.log,
-    what: 'ingest samples',
-  });
+  const samples = createBufferedWrites<repo.SampleRow>({ write: (rows) => repo.insertSamples(db, rows), log: deps.log, what: 'ingest samples' });
 
   return {
     verify,
