@@ -351,3 +351,21 @@ scenarios.push(
     }),
   }),
 );
+
+scenarios.push(
+  defineScenario({
+    name: 'empire-lineage-1000',
+    description: 'GET {v1}/empire/lineage/{eventId} of the middle event of a 1,000-event causedBy chain (500 causes upstream, 499 effects downstream): two recursive walks and ~1,000 events serialised per request.',
+    setup: async (ctx) => {
+      const run = `chain-${Date.now().toString(36)}`;
+      const ids = new Map<string, string>();
+      for (let start = 0; start < 1000; start += 500) {
+        const events = Array.from({ length: 500 }, (_, i) => ({ id: `${run}-${start + i}`, eventType: 'step', causedBy: start + i === 0 ? null : `${run}-${start + i - 1}` }));
+        const answer = await ctx.api<{ results: { id: string; eventId: string }[] }>('POST', '/api/observatory/empire/ingest', { toolset: 'bench-lineage', events });
+        for (const r of answer.results) ids.set(r.id, r.eventId);
+      }
+      return ids.get(`${run}-500`)!;
+    },
+    request: (ctx, eventId: string) => ({ method: 'GET', path: `${V1}/empire/lineage/${eventId}`, headers: ctx.adminHeaders }),
+  }),
+);

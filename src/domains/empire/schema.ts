@@ -47,3 +47,24 @@ export const empireIngestSamples = pgTable(
   },
   (t) => [index('empire_ingest_samples_received_idx').on(t.receivedAt), index('empire_ingest_samples_toolset_idx').on(t.toolset, t.receivedAt)],
 );
+
+/**
+ * An operator's note on an event (spec A, "Empire note"): one per (target kind, target id, tenant),
+ * upserted; `tenant` is '' when the note names none, so the key stays unique.
+ */
+export const empireNotes = pgTable(
+  'empire_notes',
+  {
+    id: uuid('id').primaryKey(),
+    targetKind: text('target_kind').notNull(),
+    eventId: text('event_id').notNull(),
+    tenant: text('tenant').notNull(),
+    note: text('note').notNull(),
+    pinned: boolean('pinned').notNull(),
+    color: text('color'),
+    userId: text('user_id').notNull(),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('empire_notes_target_idx').on(t.targetKind, t.eventId, t.tenant)],
+);

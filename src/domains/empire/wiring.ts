@@ -9,6 +9,8 @@ import { provenanceEndpoints } from '../provenance/endpoints.ts';
 import { createProvenanceService, type ProvenanceService } from '../provenance/service.ts';
 import { empireIngestEndpoints } from './endpoints.ts';
 import { createEmpireIngest, type EmpireIngest } from './ingest.ts';
+import { createNoteService } from './notes.ts';
+import { empireReadEndpoints } from './reads.endpoints.ts';
 
 export interface EmpireDomain {
   provenance: ProvenanceService;
@@ -21,12 +23,17 @@ export interface EmpireDomain {
 /** Builds the empire layer (toolset ingest, spec D4) and provenance (spec B group 5) it verifies with. */
 export function createEmpireDomain(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger }): EmpireDomain {
   const provenance = createProvenanceService({ db: deps.db, clock: deps.clock, audit: deps.audit });
+  const notes = createNoteService({ db: deps.db, clock: deps.clock, audit: deps.audit });
   const verifier = createEd25519Verifier({ threads: deps.config.empire.verifyThreads });
   const ingest = createEmpireIngest({ db: deps.db, clock: deps.clock, provenance, verifier, requireSigned: deps.config.empire.requireSignedEvents, log: deps.log });
   return {
     provenance,
     ingest,
-    endpoints: () => [...empireIngestEndpoints({ ingest, clock: deps.clock }), ...provenanceEndpoints(provenance)],
+    endpoints: () => [
+      ...empireIngestEndpoints({ ingest, clock: deps.clock }),
+      ...empireReadEndpoints({ db: deps.db, notes }),
+      ...provenanceEndpoints(provenance),
+    ],
     async close() {
       await ingest.close();
       await verifier.close();

@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Db } from '../../platform/db/client.ts';
+import { withTransaction } from '../../platform/db/transaction.ts';
+import * as repo from './repository.ts';
+
+/** What a note may be attached to; `event` unless the caller says otherwise. */
+export const NOTE_TARGET_KINDS = ['event', 'incident'] as const;
+export type NoteTargetKind = (typeof NOTE_TARGET_KINDS)[number];
+/** Colour names the console offers; any `#rrggbb` is taken too. */
+export const NOTE_COLORS = ['yellow', 'red', 'orange', 'green', 'blue', 'purple', 'gray'] as const;
+export const NOTE_COLOR_PATTERN = `^(#[0-9a-fA-F]{6}|${NOTE_COLORS.join('|')})$`;
+
+export interface NoteView {
+  id: string;
+  targetKind: NoteTargetKind;
+  note: string;
+  pinned: boolean;
+  color: string | null;
+  userId: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const view = (row: repo.NoteRow): NoteView => ({
+  id: row.id,
+  targetKind: row.targetKind as NoteTargetKind,
+  note: row.note,
+  pinned: row.pinned,
+  color: row.color,
+  userId: row.userId,
+  createdAt: row.createdAt.toISOString(),
+  updatedAt: row.updatedAt.toISOString(),
+});
+
+export function createNoteService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
+  const { db, clock, audit } = deps;
+  return {
+    /** The note on an event (or other target), or null. */
+    async read(input: { eventId: string; tenant?: string | undefined; targetKind?: NoteTargetKind | undefined }) {
+      const row = await repo.noteFor(db, { targetKind: input.targetKind ?? 'event', eventId: input.eventId, tenant: input.tenant ?? '' });
+      return { eventId: input.eventId, tenant: input.tenant ?? null, note: row ? view(row) : null };
+    },
+
+    /** Writes the note of a target, replacing the one it had; the caller becomes its `userId`. Audited. */
+    async upsert(
+      ctx: CallContext,
+      input: { eventId: string; note: string; pinned?: boolean | undefined; color?: string | null | undefined; tenant?: string | undefined; targetKind?: NoteTargetKind | undefined },
+    ) {
+      const now = clock.now();
+      const row: repo.NoteRow = {
+        id: randomUUID(),
+        targetKind: input.targetKind ?? 'event',
+        eventId: input.eventId,
+        tenant: input.tenant ?? '',
+        note: input.note,
+        pinned: input.pinned ?? false,
+        color: input.color ?? null,
+        userId: ctx.principal.userId,
+        createdAt: now,
+        updatedAt: now,
+      };
+      const stored = await withTransaction(db, async (tx) => {
+        const { stored, before } = await repo.upsertNote(tx, row);
+        await audit.record(tx, {
+          verb: 'empire.note-upsert',
+          target: `empire-note:${stored.targetKind}:${stored.eventId}`,
+          surface: 'api',
+          actor: actorOf(ctx.principal),
+          before: before ? view(before) : null,
+          after: view(stored),
+          requestId: ctx.requestId,
+        });
+        return stored;
+      });
+      return { ok: true as const, id: stored.id, eventId: stored.eventId, updatedAt: stored.updatedAt.toISOString() };
+    },
+  };
+}
+
+export type NoteService = ReturnType<typeof createNoteService>;
