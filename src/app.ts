@@ -91,7 +91,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       clock,
       log: logger,
       metrics,
-      jobs: [...identityJobs(identity), ...outboundJobs(outbound), ...honeypot.jobs()],
+      jobs: [...identityJobs(identity), ...outboundJobs(outbound), ...honeypot.jobs(), ...empire.jobs()],
     });
     const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
     const endpoints: Endpoint[] = [

@@ -1,7 +1,7 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, lt, or, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
 import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
-import { empireEvents, empireIngestSamples, empireNotes } from './schema.ts';
+import { empireEvents, empireForecasts, empireIncidents, empireIngestSamples, empireNotes } from './schema.ts';
 
 /** The only SQL of the empire layer. */
 
@@ -116,4 +116,80 @@ export async function upsertNote(tx: Db, row: NoteRow): Promise<{ stored: NoteRo
     })
     .returning();
   return { stored: stored!, before };
+}
+
+// Forecasts and incidents
+
+export type IncidentRow = typeof empireIncidents.$inferSelect;
+export type ForecastRow = typeof empireForecasts.$inferSelect;
+
+/** Hourly event counts per toolset for [from, to), by event time; hours without events are absent. */
+export async function hourlyCounts(db: Db, from: Date, to: Date): Promise<{ toolset: string; hour: Date; count: number }[]> {
+  const result = await db.execute(sql`
+    SELECT toolset, date_trunc('hour', ts) AS hour, count(*)::int AS count FROM empire_events
+    WHERE ts >= ${from.toISOString()}::timestamptz AND ts < ${to.toISOString()}::timestamptz
+    GROUP BY 1, 2`);
+  return rowsOf<{ toolset: string; hour: string | Date; count: number }>(result).map((r) => ({ toolset: r.toolset, hour: new Date(r.hour), count: Number(r.count) }));
+}
+
+/** The toolset's latest scores, newest first. */
+export async function recentScores(db: Db, toolset: string, limit: number): Promise<number[]> {
+  const rows = await db.select({ score: empireForecasts.score }).from(empireForecasts).where(eq(empireForecasts.toolset, toolset)).orderBy(desc(empireForecasts.computedAt), desc(empireForecasts.id)).limit(limit);
+  return rows.map((r) => r.score);
+}
+
+export async function insertForecasts(tx: Db, rows: readonly ForecastRow[]): Promise<void> {
+  if (rows.length > 0) await tx.insert(empireForecasts).values([...rows]);
+}
+
+/** The latest forecast of every toolset. */
+export async function latestForecasts(db: Db): Promise<ForecastRow[]> {
+  const result = await db.execute(sql`
+    SELECT DISTINCT ON (toolset) id, run_id AS "runId", toolset, score, level, direction, details, computed_at AS "computedAt"
+    FROM empire_forecasts ORDER BY toolset, computed_at DESC, id DESC`);
+  return rowsOf<ForecastRow>(result).map((r) => ({ ...r, score: Number(r.score), computedAt: new Date(r.computedAt) }));
+}
+
+/** The newest events of a toolset at or after `since`, for an incident's evidence. */
+export async function recentEventIds(db: Db, toolset: string, since: Date, limit: number): Promise<string[]> {
+  const rows = await db
+    .select({ eventId: empireEvents.eventId })
+    .from(empireEvents)
+    .where(and(eq(empireEvents.toolset, toolset), gte(empireEvents.ts, since)))
+    .orderBy(desc(empireEvents.ts), desc(empireEvents.eventId))
+    .limit(limit);
+  return rows.map((r) => r.eventId);
+}
+
+export async function openIncidentFrom(db: Db, toolset: string, source: string): Promise<IncidentRow | null> {
+  const [row] = await db
+    .select()
+    .from(empireIncidents)
+    .where(and(eq(empireIncidents.toolset, toolset), eq(empireIncidents.source, source), eq(empireIncidents.status, 'open')))
+    .limit(1);
+  return row ?? null;
+}
+
+export async function insertIncident(tx: Db, row: IncidentRow): Promise<void> {
+  await tx.insert(empireIncidents).values(row);
+}
+
+export async function incidentById(db: Db, id: string): Promise<IncidentRow | null> {
+  const [row] = await db.select().from(empireIncidents).where(eq(empireIncidents.id, id));
+  return row ?? null;
+}
+
+export async function listIncidents(
+  db: Db,
+  filter: { toolset?: string | undefined; status?: string | undefined; severity?: string | undefined; before: { at: Date; id: string | null } | null; limit: number },
+): Promise<IncidentRow[]> {
+  const i = empireIncidents;
+  const before = filter.before;
+  const where = and(
+    filter.toolset === undefined ? undefined : eq(i.toolset, filter.toolset),
+    filter.status === undefined ? undefined : eq(i.status, filter.status),
+    filter.severity === undefined ? undefined : eq(i.severity, filter.severity),
+    before === null ? undefined : before.id === null ? lt(i.openedAt, before.at) : or(lt(i.openedAt, before.at), and(eq(i.openedAt, before.at), lt(i.id, before.id))),
+  );
+  return db.select().from(i).where(where).orderBy(desc(i.openedAt), desc(i.id)).limit(filter.limit);
 }

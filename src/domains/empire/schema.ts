@@ -68,3 +68,41 @@ export const empireNotes = pgTable(
   },
   (t) => [uniqueIndex('empire_notes_target_idx').on(t.targetKind, t.eventId, t.tenant)],
 );
+
+/**
+ * An empire incident (spec A names it; B's later features open and draft them): a toolset's
+ * problem with a severity, a status and the events it concerns. `source` says what opened it
+ * (`forecast` for the forecaster's latch).
+ */
+export const empireIncidents = pgTable(
+  'empire_incidents',
+  {
+    id: uuid('id').primaryKey(),
+    toolset: text('toolset').notNull(),
+    severity: text('severity').notNull(),
+    title: text('title').notNull(),
+    status: text('status').notNull(),
+    source: text('source').notNull(),
+    eventIds: jsonb('event_ids').$type<string[]>().notNull(),
+    details: jsonb('details').notNull(),
+    openedAt: ts('opened_at').notNull(),
+    resolvedAt: ts('resolved_at'),
+  },
+  (t) => [index('empire_incidents_opened_idx').on(t.openedAt, t.id), index('empire_incidents_toolset_idx').on(t.toolset, t.status)],
+);
+
+/** One toolset's score of one forecaster run (spec A, Forecast). */
+export const empireForecasts = pgTable(
+  'empire_forecasts',
+  {
+    id: uuid('id').primaryKey(),
+    runId: uuid('run_id').notNull(),
+    toolset: text('toolset').notNull(),
+    score: real('score').notNull(),
+    level: text('level').notNull(),
+    direction: text('direction').notNull(),
+    details: jsonb('details').notNull(),
+    computedAt: ts('computed_at').notNull(),
+  },
+  (t) => [index('empire_forecasts_toolset_idx').on(t.toolset, t.computedAt)],
+);
