@@ -1,5 +1,6 @@
 import type { Db } from '../../platform/db/client.ts';
-import { badRequest, notFound } from '../../platform/errors.ts';
+import { decodeTimeCursor, isUuid, pageOf } from '../../platform/db/paging.ts';
+import { notFound } from '../../platform/errors.ts';
 import * as repo from './repository.ts';
 
 export const INCIDENT_SEVERITIES = ['critical', 'major', 'minor'] as const;
@@ -33,31 +34,17 @@ export const incidentView = (row: repo.IncidentRow): IncidentView => ({
   resolvedAt: row.resolvedAt?.toISOString() ?? null,
 });
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** `<openedAt ISO>|<id>` of a page's last incident; a bare ISO time means "opened before it". */
-function decodeCursor(cursor: string | undefined): { at: Date; id: string | null } | null {
-  if (cursor === undefined) return null;
-  const [time, id, ...rest] = cursor.split('|');
-  const at = new Date(time ?? '');
-  if (rest.length > 0 || Number.isNaN(at.getTime()) || (id !== undefined && !UUID.test(id))) {
-    throw badRequest('invalid-query', 'query.cursor must be the nextCursor of an earlier page, or an ISO 8601 time.', { field: 'query.cursor' });
-  }
-  return { at, id: id ?? null };
-}
-
 export function createIncidentService(deps: { db: Db }) {
   const { db } = deps;
   return {
     async list(input: { toolset?: string | undefined; status?: string | undefined; severity?: string | undefined; cursor?: string | undefined; limit?: number | undefined }) {
       const limit = input.limit ?? INCIDENTS_LIMIT_DEFAULT;
-      const rows = await repo.listIncidents(db, { toolset: input.toolset, status: input.status, severity: input.severity, before: decodeCursor(input.cursor), limit: limit + 1 });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      return { incidents: page.map(incidentView), nextCursor: rows.length > limit && last ? `${last.openedAt.toISOString()}|${last.id}` : null };
+      const rows = await repo.listIncidents(db, { toolset: input.toolset, status: input.status, severity: input.severity, cursor: decodeTimeCursor(input.cursor), limit: limit + 1 });
+      const { page, nextCursor } = pageOf(rows, limit, (r) => r.openedAt);
+      return { incidents: page.map(incidentView), nextCursor };
     },
     async read(id: string) {
-      const row = UUID.test(id) ? await repo.incidentById(db, id) : null;
+      const row = isUuid(id) ? await repo.incidentById(db, id) : null;
       if (!row) throw notFound(`There is no empire incident ${id}.`);
       return { incident: incidentView(row) };
     },

@@ -1,4 +1,5 @@
 import type { Db } from '../../platform/db/client.ts';
+import { isUuid } from '../../platform/db/paging.ts';
 import { badRequest, notFound } from '../../platform/errors.ts';
 import * as repo from './repository.ts';
 
@@ -38,15 +39,13 @@ const view = (r: repo.LineageRow): LineageEvent => ({
 /** Nearest first; within one step, oldest first. */
 const byDistance = (a: repo.LineageRow, b: repo.LineageRow) => a.depth - b.depth || a.ts.getTime() - b.ts.getTime() || a.eventId.localeCompare(b.eventId);
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * Walks `causedBy` both ways from one event (spec B group 2): `upstream` is the chain of causes,
  * nearest first; `downstream` every event it led to, level by level. A cycle stops where it closes;
  * the walk stops at `depth` steps and at LINEAGE_ROWS_MAX events each way (`truncated`).
  */
 export async function lineageOf(db: Db, eventId: string, depth = LINEAGE_DEPTH_DEFAULT) {
-  if (!UUID.test(eventId)) throw notFound(`There is no empire event ${eventId}.`);
+  if (!isUuid(eventId)) throw notFound(`There is no empire event ${eventId}.`);
   if (depth < 1 || depth > LINEAGE_DEPTH_MAX) throw badRequest('invalid-query', `query.depth must be 1 to ${LINEAGE_DEPTH_MAX}.`, { field: 'query.depth' });
   const focal = await repo.eventById(db, eventId);
   if (!focal) throw notFound(`There is no empire event ${eventId}.`);

@@ -1,5 +1,6 @@
-import { and, desc, eq, gte, inArray, lt, or, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
+import { olderThan, type TimeCursor } from '../../platform/db/paging.ts';
 import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
 import { empireEvents, empireForecasts, empireIncidents, empireIngestSamples, empireNotes } from './schema.ts';
 
@@ -181,15 +182,14 @@ export async function incidentById(db: Db, id: string): Promise<IncidentRow | nu
 
 export async function listIncidents(
   db: Db,
-  filter: { toolset?: string | undefined; status?: string | undefined; severity?: string | undefined; before: { at: Date; id: string | null } | null; limit: number },
+  filter: { toolset?: string | undefined; status?: string | undefined; severity?: string | undefined; cursor: TimeCursor | null; limit: number },
 ): Promise<IncidentRow[]> {
   const i = empireIncidents;
-  const before = filter.before;
   const where = and(
     filter.toolset === undefined ? undefined : eq(i.toolset, filter.toolset),
     filter.status === undefined ? undefined : eq(i.status, filter.status),
     filter.severity === undefined ? undefined : eq(i.severity, filter.severity),
-    before === null ? undefined : before.id === null ? lt(i.openedAt, before.at) : or(lt(i.openedAt, before.at), and(eq(i.openedAt, before.at), lt(i.id, before.id))),
+    filter.cursor === null ? undefined : olderThan(i.openedAt, i.id, filter.cursor),
   );
   return db.select().from(i).where(where).orderBy(desc(i.openedAt), desc(i.id)).limit(filter.limit);
 }

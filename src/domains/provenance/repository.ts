@@ -1,6 +1,6 @@
-import { and, desc, eq, lt, or, type SQL, sql } from 'drizzle-orm';
-import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import { and, desc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/client.ts';
+import { olderThan, type TimeCursor } from '../../platform/db/paging.ts';
 import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
 import { provenanceAttestations, provenanceKeys } from './schema.ts';
 
@@ -8,17 +8,6 @@ import { provenanceAttestations, provenanceKeys } from './schema.ts';
 
 export type KeyRow = typeof provenanceKeys.$inferSelect;
 export type AttestationRow = typeof provenanceAttestations.$inferSelect;
-
-/** A page position: rows strictly older than (at, id) in newest-first order. */
-export interface Cursor {
-  at: Date;
-  /** null: every row at `at` is passed too (a bare timestamp cursor). */
-  id: string | null;
-}
-
-function olderThan(atColumn: AnyPgColumn, idColumn: AnyPgColumn, cursor: Cursor): SQL {
-  return cursor.id === null ? lt(atColumn, cursor.at) : or(lt(atColumn, cursor.at), and(eq(atColumn, cursor.at), lt(idColumn, cursor.id)))!;
-}
 
 export async function insertKey(db: Db, row: KeyRow): Promise<void> {
   await db.insert(provenanceKeys).values(row);
@@ -52,7 +41,7 @@ export async function keysOfToolset(db: Db, toolset: string): Promise<KeyRow[]> 
   return db.select().from(provenanceKeys).where(eq(provenanceKeys.toolset, toolset)).orderBy(desc(provenanceKeys.createdAt), desc(provenanceKeys.id));
 }
 
-export async function listKeys(db: Db, filter: { toolset?: string | undefined; status?: string | undefined; cursor: Cursor | null; limit: number }): Promise<KeyRow[]> {
+export async function listKeys(db: Db, filter: { toolset?: string | undefined; status?: string | undefined; cursor: TimeCursor | null; limit: number }): Promise<KeyRow[]> {
   const where = and(
     filter.toolset === undefined ? undefined : eq(provenanceKeys.toolset, filter.toolset),
     filter.status === undefined ? undefined : eq(provenanceKeys.status, filter.status),
@@ -69,7 +58,7 @@ export async function insertAttestations(tx: Db, rows: readonly AttestationRow[]
 
 export async function listAttestations(
   db: Db,
-  filter: { toolset?: string | undefined; source?: string | undefined; compatMode?: boolean | undefined; rejected?: boolean | undefined; cursor: Cursor | null; limit: number },
+  filter: { toolset?: string | undefined; source?: string | undefined; compatMode?: boolean | undefined; rejected?: boolean | undefined; cursor: TimeCursor | null; limit: number },
 ): Promise<AttestationRow[]> {
   const a = provenanceAttestations;
   const where = and(

@@ -3,8 +3,9 @@ import { LRUCache } from 'lru-cache';
 import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
+import { decodeTimeCursor, isUuid, pageOf } from '../../platform/db/paging.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
-import { badRequest, notFound } from '../../platform/errors.ts';
+import { notFound } from '../../platform/errors.ts';
 import type { RejectionReason, VerifyingKey } from './admission.ts';
 import { parsePublicKey } from './ed25519.ts';
 import * as repo from './repository.ts';
@@ -64,23 +65,6 @@ function toAttestationView(row: repo.AttestationRow): AttestationView {
     attestedAt: row.attestedAt?.toISOString() ?? null,
     acceptedAt: row.acceptedAt.toISOString(),
   };
-}
-
-/** `<ISO time>|<id>` of a page's last row; a bare ISO time (spec B's form) is accepted too. */
-export function encodeCursor(at: Date, id: string): string {
-  return `${at.toISOString()}|${id}`;
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function decodeCursor(cursor: string | undefined): repo.Cursor | null {
-  if (cursor === undefined) return null;
-  const [time, id, ...rest] = cursor.split('|');
-  const at = new Date(time ?? '');
-  if (rest.length > 0 || Number.isNaN(at.getTime()) || (id !== undefined && !UUID.test(id))) {
-    throw badRequest('invalid-query', 'query.cursor must be the nextCursor of an earlier page, or an ISO 8601 time.', { field: 'query.cursor' });
-  }
-  return { at, id: id ?? null };
 }
 
 export function createProvenanceService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
@@ -145,7 +129,7 @@ export function createProvenanceService(deps: { db: Db; clock: Clock; audit: Aud
 
     /** Retires a key; retiring a retired key answers it unchanged (and audits nothing). 404 for an unknown id. */
     async retire(ctx: CallContext, id: string): Promise<KeyOutcome> {
-      if (!UUID.test(id)) return { ok: false, reason: 'invalid-key-id', human: 'The key id must be a UUID.' };
+      if (!isUuid(id)) return { ok: false, reason: 'invalid-key-id', human: 'The key id must be a UUID.' };
       const outcome = await withTransaction(db, async (tx) => {
         const row = await repo.lockKey(tx, id);
         if (!row) throw notFound(`There is no provenance key ${id}.`);
@@ -168,10 +152,9 @@ export function createProvenanceService(deps: { db: Db; clock: Clock; audit: Aud
 
     async listKeys(input: { toolset?: string | undefined; status?: 'active' | 'retired' | undefined; cursor?: string | undefined; limit?: number | undefined }) {
       const limit = input.limit ?? LIST_LIMIT_DEFAULT;
-      const rows = await repo.listKeys(db, { toolset: input.toolset, status: input.status, cursor: decodeCursor(input.cursor), limit: limit + 1 });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      return { keys: page.map(toKeyView), nextCursor: rows.length > limit && last ? encodeCursor(last.createdAt, last.id) : null };
+      const rows = await repo.listKeys(db, { toolset: input.toolset, status: input.status, cursor: decodeTimeCursor(input.cursor), limit: limit + 1 });
+      const { page, nextCursor } = pageOf(rows, limit, (r) => r.createdAt);
+      return { keys: page.map(toKeyView), nextCursor };
     },
 
     async listAttestations(input: {
@@ -188,12 +171,11 @@ export function createProvenanceService(deps: { db: Db; clock: Clock; audit: Aud
         source: input.source,
         compatMode: input.compatMode === undefined ? undefined : input.compatMode === 'true',
         rejected: input.rejected === undefined ? undefined : input.rejected === 'true',
-        cursor: decodeCursor(input.cursor),
+        cursor: decodeTimeCursor(input.cursor),
         limit: limit + 1,
       });
-      const page = rows.slice(0, limit);
-      const last = page.at(-1);
-      return { attestations: page.map(toAttestationView), nextCursor: rows.length > limit && last ? encodeCursor(last.acceptedAt, last.id) : null };
+      const { page, nextCursor } = pageOf(rows, limit, (r) => r.acceptedAt);
+      return { attestations: page.map(toAttestationView), nextCursor };
     },
   };
 }
