@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import type { App } from '../src/app.ts';
+import { EMPIRE_INGEST_PATH } from '../src/domains/empire/endpoints.ts';
 import { type EmpireEvent, signedBytesOf } from '../src/domains/empire/ingest.ts';
 import { loadSeedCorpus } from '../src/domains/agent-api/service.ts';
 import { rowsOf } from '../src/platform/db/client.ts';
@@ -344,7 +345,7 @@ scenarios.push(
     counters: async (ctx) => ({ eventsStored: await empireEventCount(ctx) }),
     request: (ctx) => ({
       method: 'POST',
-      path: '/api/observatory/empire/ingest',
+      path: EMPIRE_INGEST_PATH,
       headers: { ...ctx.adminHeaders, 'content-type': 'application/json' },
       body: '{}',
       setupRequest: EMPIRE_MODULE,
@@ -361,7 +362,7 @@ scenarios.push(
       const ids = new Map<string, string>();
       for (let start = 0; start < 1000; start += 500) {
         const events = Array.from({ length: 500 }, (_, i) => ({ id: `${run}-${start + i}`, eventType: 'step', causedBy: start + i === 0 ? null : `${run}-${start + i - 1}` }));
-        const answer = await ctx.api<{ results: { id: string; eventId: string }[] }>('POST', '/api/observatory/empire/ingest', { toolset: 'bench-lineage', events });
+        const answer = await ctx.api<{ results: { id: string; eventId: string }[] }>('POST', EMPIRE_INGEST_PATH, { toolset: 'bench-lineage', events });
         for (const r of answer.results) ids.set(r.id, r.eventId);
       }
       return ids.get(`${run}-500`)!;

@@ -1,9 +1,10 @@
 import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
+import { EMPIRE_INGEST_PATH } from '../../src/domains/empire/endpoints.ts';
 import { type EmpireEvent, signedBytesOf } from '../../src/domains/empire/ingest.ts';
 import { V1 } from '../../src/platform/http/registry.ts';
 import type { TestApp } from './app.ts';
 
-export const EMPIRE_INGEST = '/api/observatory/empire/ingest';
+export const EMPIRE_INGEST = EMPIRE_INGEST_PATH;
 
 /** An Ed25519 key pair made with node:crypto, its public key as the raw 32 bytes in base64. */
 export function nodeKeyPair(): { privateKey: KeyObject; publicKeyB64: string } {

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Clock } from '../../platform/clock.ts';
-import { defineEndpoint, type Endpoint, IsoDate, Nullable, StringEnum, V1 } from '../../platform/http/registry.ts';
+import { defineEndpoint, type Endpoint, IsoDate, Nullable, PageLimitParam, StringEnum, TimeCursorParam, V1 } from '../../platform/http/registry.ts';
 import type { Forecaster } from './forecast.ts';
 import { INCIDENT_SEVERITIES, INCIDENT_STATUSES, INCIDENTS_LIMIT_DEFAULT, INCIDENTS_LIMIT_MAX, type IncidentService } from './incidents.ts';
 
@@ -99,8 +99,8 @@ export function empireForecastEndpoints(deps: { forecaster: Forecaster; incident
         toolset: Type.Optional(Type.String({ maxLength: 128 })),
         status: Type.Optional(StringEnum(INCIDENT_STATUSES)),
         severity: Type.Optional(StringEnum(INCIDENT_SEVERITIES)),
-        cursor: Type.Optional(Type.String({ maxLength: 100, description: 'The nextCursor of the previous page (or an ISO 8601 time: incidents opened before it).' })),
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: INCIDENTS_LIMIT_MAX, default: INCIDENTS_LIMIT_DEFAULT })),
+        cursor: TimeCursorParam,
+        limit: PageLimitParam(INCIDENTS_LIMIT_DEFAULT, INCIDENTS_LIMIT_MAX),
       }),
       response: { schemaId: 'svc-empire-incidents.v1', fields: { incidents: Type.Array(Incident), nextCursor: Nullable(Type.String()) } },
       example: { schema: 'svc-empire-incidents.v1', generatedAt, incidents: [exampleIncident], nextCursor: null },

@@ -34,6 +34,9 @@ beforeAll(async () => {
   await seed('calm-lab', () => 4);
   // 4 an hour for 165 hours, then 20 an hour: z = 16 / max(0, 2, 1) = 8, score ≈ 0.93.
   await seed('surge-lab', (h) => (h >= 165 ? 20 : 4));
+  // Events only before the 7-day window: this toolset is not scored.
+  const stale = Array.from({ length: 50 }, (_, i): EmpireEvent => ({ id: `stale-${i}`, eventType: 'tick', ts: new Date(windowEnd - 169 * HOUR - i * 60_000).toISOString() }));
+  expect((await ingestEmpire(t, 'stale-lab', stale)).statusCode).toBe(200);
 });
 afterAll(() => t?.close());
 
@@ -64,6 +67,12 @@ describe('the forecaster', () => {
     expect(incident.title).toContain('surge-lab');
     expect(incident.eventIds).toHaveLength(20);
     expect(incident.details).toMatchObject({ runId: third.runId, recentMean: 20, baselineMean: 4 });
+  });
+
+  it('is scheduled every 15 minutes', () => {
+    const first = t.app.scheduler.nextRunAt('forecast', new Date('2026-11-24T12:01:00.000Z'));
+    expect(first?.toISOString()).toBe('2026-11-24T12:15:00.000Z');
+    expect(t.app.scheduler.nextRunAt('forecast', first!)?.toISOString()).toBe('2026-11-24T12:30:00.000Z');
   });
 
   it('runs as the job `forecast`, with a run record', async () => {

@@ -43,7 +43,7 @@ export function createForecaster(deps: { db: Db; clock: Clock }) {
       const series = new Map<string, number[]>();
       for (const { toolset, hour, count } of await repo.hourlyCounts(tx, start, end)) {
         const buckets = series.get(toolset) ?? new Array<number>(HOURS).fill(0);
-        buckets[Math.floor((hour.getTime() - start.getTime()) / HOUR_MS)] = count;
+        buckets[hour] = count;
         series.set(toolset, buckets);
       }
       const rows: repo.ForecastRow[] = [...series].sort(([a], [b]) => a.localeCompare(b)).map(([toolset, buckets]) => {

@@ -3,7 +3,7 @@ import * as noble from '@noble/ed25519';
 import canonicalize from 'canonicalize';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
+import { ADMIN_TOKEN, startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
 import { EMPIRE_INGEST, ingestEmpire, nodeKeyPair, registerKey, signWithNode } from '../../../test/helpers/empire.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { rowsOf } from '../../platform/db/client.ts';
@@ -129,6 +129,8 @@ describe('POST /api/observatory/empire/ingest', () => {
     expect(attestation).toMatchObject({ compatMode: true, signatureB64: null, toolsetKeyId: null, attestedAt: null, rejectionReason: null });
     const compat = (await t.call({ method: 'GET', url: `${V1}/provenance/attestations?compatMode=true&toolset=legacy-lab` })).json().attestations;
     expect(compat).toHaveLength(1);
+    expect((await t.call({ method: 'GET', url: `${V1}/provenance/attestations?compatMode=false&toolset=legacy-lab` })).json().attestations).toEqual([]);
+    expect((await t.call({ method: 'GET', url: `${V1}/provenance/attestations?rejected=false&toolset=legacy-lab` })).json().attestations).toHaveLength(1);
   });
 
   it('counts an id sent again, earlier or in the same request, as a duplicate and attests it once', async () => {
@@ -149,7 +151,7 @@ describe('POST /api/observatory/empire/ingest', () => {
     const res = await second.server.inject({
       method: 'POST',
       url: `${V1}/provenance/keys`,
-      headers: { authorization: `Bearer ${(await import('../../../test/helpers/app.ts')).ADMIN_TOKEN}` },
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
       payload: { toolset: 'fresh-lab', publicKeyB64: key.publicKeyB64 },
     });
     expect(res.statusCode).toBe(200);
@@ -173,6 +175,14 @@ describe('POST /api/observatory/empire/ingest', () => {
       expect(res.json()).toMatchObject({ schema: 'svc-error.v1', field });
     }
     expect(await storedEvents('ok-lab')).toEqual([]);
+  });
+
+  it('refuses a body over 1 MiB with 413 payload-too-large, storing nothing', async () => {
+    const events = Array.from({ length: 5 }, (_, i) => ({ id: `big-${i}`, eventType: 'x', payload: { blob: 'x'.repeat(220_000) } }));
+    const res = await ingestEmpire(t, 'big-lab', events);
+    expect(res.statusCode).toBe(413);
+    expect(res.json()).toMatchObject({ schema: 'svc-error.v1', reason: 'payload-too-large' });
+    expect(await storedEvents('big-lab')).toEqual([]);
   });
 
   it('needs write:events', async () => {
@@ -232,7 +242,6 @@ describe('OBSERVATORY_REQUIRE_SIGNED_EVENTS=1', () => {
     const strict = await t.secondInstance({ OBSERVATORY_REQUIRE_SIGNED_EVENTS: '1' });
     const key = nodeKeyPair();
     await registerKey(t, 'strict-lab', key.publicKeyB64);
-    const { ADMIN_TOKEN } = await import('../../../test/helpers/app.ts');
     const res = await strict.server.inject({
       method: 'POST',
       url: EMPIRE_INGEST,

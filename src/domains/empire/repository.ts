@@ -124,13 +124,17 @@ export async function upsertNote(tx: Db, row: NoteRow): Promise<{ stored: NoteRo
 export type IncidentRow = typeof empireIncidents.$inferSelect;
 export type ForecastRow = typeof empireForecasts.$inferSelect;
 
-/** Hourly event counts per toolset for [from, to), by event time; hours without events are absent. */
-export async function hourlyCounts(db: Db, from: Date, to: Date): Promise<{ toolset: string; hour: Date; count: number }[]> {
+/**
+ * Hourly event counts per toolset for [from, to), by event time: `hour` is the bucket's index from
+ * `from` (0 = its first hour). Counted by offset from `from`, not by date_trunc, so the session's
+ * time zone never moves a bucket. Hours without events are absent.
+ */
+export async function hourlyCounts(db: Db, from: Date, to: Date): Promise<{ toolset: string; hour: number; count: number }[]> {
   const result = await db.execute(sql`
-    SELECT toolset, date_trunc('hour', ts) AS hour, count(*)::int AS count FROM empire_events
+    SELECT toolset, floor(extract(epoch FROM ts - ${from.toISOString()}::timestamptz) / 3600)::int AS hour, count(*)::int AS count FROM empire_events
     WHERE ts >= ${from.toISOString()}::timestamptz AND ts < ${to.toISOString()}::timestamptz
     GROUP BY 1, 2`);
-  return rowsOf<{ toolset: string; hour: string | Date; count: number }>(result).map((r) => ({ toolset: r.toolset, hour: new Date(r.hour), count: Number(r.count) }));
+  return rowsOf<{ toolset: string; hour: number; count: number }>(result).map((r) => ({ toolset: r.toolset, hour: Number(r.hour), count: Number(r.count) }));
 }
 
 /** The toolset's latest scores, newest first. */

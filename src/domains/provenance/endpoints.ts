@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, StringEnum, V1 } from '../../platform/http/registry.ts';
+import { defineEndpoint, type Endpoint, IsoDate, Nullable, PageLimitParam, type Principal, StringEnum, TimeCursorParam, V1 } from '../../platform/http/registry.ts';
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, type ProvenanceService, TOOLSET_PATTERN } from './service.ts';
 
 /** Provenance (spec B group 5): signing keys of the toolsets and the ingest's attestation rows. */
@@ -48,8 +48,7 @@ const Attestation = Type.Object({
   rejectionReason: Nullable(StringEnum(['unsigned', 'bad-signature', 'key-retired-before-event'] as const)),
 });
 
-const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT, description: `Rows per page, 1 to ${LIST_LIMIT_MAX}.` }));
-const Cursor = Type.Optional(Type.String({ maxLength: 100, description: 'The nextCursor of the previous page (or an ISO 8601 time: rows strictly older).' }));
+const Limit = PageLimitParam(LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX);
 const BooleanText = StringEnum(['true', 'false'] as const);
 
 const who = (principal: Principal | null) => principal as Principal;
@@ -69,7 +68,7 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
       query: Type.Object({
         toolset: Type.Optional(Type.String({ maxLength: 128 })),
         status: Type.Optional(StringEnum(['active', 'retired'] as const)),
-        cursor: Cursor,
+        cursor: TimeCursorParam,
         limit: Limit,
       }),
       response: { schemaId: 'svc-provenance-keys.v1', fields: { keys: Type.Array(Key), nextCursor: Nullable(Type.String()) } },
@@ -130,7 +129,7 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
         source: Type.Optional(Type.String({ maxLength: 64 })),
         compatMode: Type.Optional(BooleanText),
         rejected: Type.Optional(BooleanText),
-        cursor: Cursor,
+        cursor: TimeCursorParam,
         limit: Limit,
       }),
       response: { schemaId: 'svc-provenance-attestations.v1', fields: { attestations: Type.Array(Attestation), nextCursor: Nullable(Type.String()) } },

@@ -80,6 +80,15 @@ describe('POST {v1}/provenance/keys', () => {
     expect(active.keys.map((k: { publicKeyB64: string }) => k.publicKeyB64)).toEqual([second.publicKeyB64, first.publicKeyB64]);
   });
 
+  it('takes toolsets of exactly 3 and 128 characters (spec C limits)', async () => {
+    for (const toolset of ['abc', `a${'b-9'.repeat(42)}c`]) {
+      expect(toolset.length === 3 || toolset.length === 128).toBe(true);
+      const res = await register({ toolset, publicKeyB64: nodeKeyPair().publicKeyB64 });
+      expect(res.statusCode, toolset).toBe(200);
+      expect(res.json().key.toolset).toBe(toolset);
+    }
+  });
+
   it('needs write:alerts; a token without it gets 403 and no credential 401', async () => {
     const reader = await t.tokenWith(['read:empire']);
     expect((await register({ toolset: 'scoped-lab', publicKeyB64: nodeKeyPair().publicKeyB64 }, reader)).statusCode).toBe(403);

@@ -236,3 +236,10 @@ export const IsoDate = Type.String({ format: 'date-time' });
 /** A string from a fixed list, as a JSON Schema `enum` (validation errors then list the allowed values). */
 export const StringEnum = <const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+/** The cursor of a newest-first list paged by (time, id) (platform/db/paging.ts). */
+export const TimeCursorParam = Type.Optional(
+  Type.String({ maxLength: 100, description: 'The nextCursor of the previous page (or an ISO 8601 time: rows strictly older).' }),
+);
+/** A list's page size: 1 to `max`, `fallback` when absent. */
+export const PageLimitParam = (fallback: number, max: number) =>
+  Type.Optional(Type.Integer({ minimum: 1, maximum: max, default: fallback, description: `Rows per page, 1 to ${max}.` }));
