@@ -71,6 +71,22 @@ export function signedBytesOf(toolset: string, event: EmpireEvent): Buffer {
   return Buffer.from(canonicalJson(signed), 'utf8');
 }
 
+/**
+ * The optional members a sender may leave out of what it signs, one bit each. A stored row cannot
+ * tell a `ts` the sender left out (filled with the receive time) from one it sent, nor a `causedBy`
+ * of null or a `payload` of {} sent from ones left out; replay needs to know to rebuild the bytes.
+ * `tenant` needs no bit: it is never null when sent.
+ */
+export const SIGNED_MEMBER = { ts: 1, causedBy: 2, payload: 4 } as const;
+
+export function signedMembersOf(event: EmpireEvent): number {
+  return (
+    (event.ts === undefined ? 0 : SIGNED_MEMBER.ts) |
+    (event.causedBy === undefined ? 0 : SIGNED_MEMBER.causedBy) |
+    (event.payload === undefined ? 0 : SIGNED_MEMBER.payload)
+  );
+}
+
 const UNDECIDED: Decision = { admitted: false, compatMode: false, keyId: null, rejectionReason: null };
 
 interface Judged {
@@ -149,6 +165,7 @@ export function createEmpireIngest(deps: {
           schemaVersion: EMPIRE_SCHEMA_VERSION,
           receivedAt: now,
           bodyBytes: j.bytes.length,
+          signedMembers: signedMembersOf(j.event),
         });
       }
       const attestation = (j: Judged): AttestationRow => ({

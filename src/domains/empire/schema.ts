@@ -1,4 +1,4 @@
-import { bigserial, boolean, index, integer, jsonb, pgTable, real, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigserial, boolean, index, integer, jsonb, pgTable, real, smallint, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -25,6 +25,8 @@ export const empireEvents = pgTable(
     schemaVersion: integer('schema_version').notNull(),
     receivedAt: ts('received_at').notNull(),
     bodyBytes: integer('body_bytes').notNull(),
+    /** Which optional members the sender signed (SIGNED_MEMBER bits in ingest.ts), so replay can rebuild the exact bytes; null on rows stored before it was kept. */
+    signedMembers: smallint('signed_members'),
   },
   (t) => [
     uniqueIndex('empire_events_toolset_sender_idx').on(t.toolset, t.senderId),

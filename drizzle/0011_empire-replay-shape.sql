@@ -1,0 +1,1 @@
+ALTER TABLE "empire_events" ADD COLUMN "signed_members" smallint;
