@@ -1,1 +1,2 @@
-ALTER TABLE "empire_events" ADD COLUMN "signed_members" smallint;
+ALTER TABLE "empire_events" ADD COLUMN "signed_members" smallint;--> statement-breakpoint
+ALTER TABLE "empire_events" ADD COLUMN "ts_sent" text;

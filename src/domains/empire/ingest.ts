@@ -166,6 +166,7 @@ export function createEmpireIngest(deps: {
           receivedAt: now,
           bodyBytes: j.bytes.length,
           signedMembers: signedMembersOf(j.event),
+          tsSent: j.event.ts !== undefined && j.event.ts !== j.ts.toISOString() ? j.event.ts : null,
         });
       }
       const attestation = (j: Judged): AttestationRow => ({

@@ -27,6 +27,8 @@ export const empireEvents = pgTable(
     bodyBytes: integer('body_bytes').notNull(),
     /** Which optional members the sender signed (SIGNED_MEMBER bits in ingest.ts), so replay can rebuild the exact bytes; null on rows stored before it was kept. */
     signedMembers: smallint('signed_members'),
+    /** The `ts` exactly as sent, when its spelling differs from the stored instant's ISO form (the signed bytes hold the spelling). */
+    tsSent: text('ts_sent'),
   },
   (t) => [
     uniqueIndex('empire_events_toolset_sender_idx').on(t.toolset, t.senderId),
