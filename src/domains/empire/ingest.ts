@@ -95,6 +95,8 @@ interface Judged {
   eventHash: string;
   ts: Date;
   decision: Decision;
+  /** The id of the attestation row its decision gets (the stored event points at it). */
+  attestationId: string;
 }
 
 export function createEmpireIngest(deps: {
@@ -126,7 +128,7 @@ export function createEmpireIngest(deps: {
     const judged = events.map((event): Judged => {
       const bytes = signedBytesOf(toolset, event);
       const ts = event.ts === undefined ? now : new Date(event.ts);
-      return { event, bytes, eventHash: sha256Hex(bytes), ts, decision: UNDECIDED };
+      return { event, bytes, eventHash: sha256Hex(bytes), ts, decision: UNDECIDED, attestationId: randomUUID() };
     });
     await decideAll(judged, await provenance.verifyingKeys(toolset));
     const failed = judged.filter((j) => j.decision.rejectionReason !== null && j.decision.rejectionReason !== 'unsigned');
@@ -167,10 +169,11 @@ export function createEmpireIngest(deps: {
           bodyBytes: j.bytes.length,
           signedMembers: signedMembersOf(j.event),
           tsSent: j.event.ts !== undefined && j.event.ts !== j.ts.toISOString() ? j.event.ts : null,
+          attestationId: j.attestationId,
         });
       }
       const attestation = (j: Judged): AttestationRow => ({
-        id: randomUUID(),
+        id: j.attestationId,
         toolset,
         source: ATTESTATION_SOURCE,
         sourceId: j.event.id,

@@ -29,6 +29,8 @@ export const empireEvents = pgTable(
     signedMembers: smallint('signed_members'),
     /** The `ts` exactly as sent, when its spelling differs from the stored instant's ISO form (the signed bytes hold the spelling). */
     tsSent: text('ts_sent'),
+    /** The provenance attestation of its admission (the signature replay checks again); null on rows stored before it was kept. */
+    attestationId: uuid('attestation_id'),
   },
   (t) => [
     uniqueIndex('empire_events_toolset_sender_idx').on(t.toolset, t.senderId),
@@ -109,4 +111,30 @@ export const empireForecasts = pgTable(
     computedAt: ts('computed_at').notNull(),
   },
   (t) => [index('empire_forecasts_toolset_idx').on(t.toolset, t.computedAt)],
+);
+
+/**
+ * An empire alert rule (spec A "Empire alert rule"; docs/empire-alerts.md): a predicate over one
+ * toolset's events (`toolset`; null is allowed by the spec but rules made through the API always
+ * name one), optionally only one source `tenant`, and the destinations its firings go to.
+ * `destinations` are stored whole (webhook secrets, chat webhook URLs) because the evaluator needs
+ * them to enqueue; every read redacts them. `evaluated_until`: events received up to here have been
+ * evaluated.
+ */
+export const empireAlertRules = pgTable(
+  'empire_alert_rules',
+  {
+    id: uuid('id').primaryKey(),
+    toolset: text('toolset'),
+    tenant: text('tenant'),
+    name: text('name').notNull(),
+    enabled: boolean('enabled').notNull(),
+    predicate: jsonb('predicate').notNull(),
+    destinations: jsonb('destinations').notNull(),
+    createdAt: ts('created_at').notNull(),
+    lastFiredAt: ts('last_fired_at'),
+    silenceUntil: ts('silence_until'),
+    evaluatedUntil: ts('evaluated_until'),
+  },
+  (t) => [index('empire_alert_rules_toolset_idx').on(t.toolset, t.createdAt, t.id)],
 );
