@@ -370,3 +370,46 @@ scenarios.push(
     request: (ctx, eventId: string) => ({ method: 'GET', path: `${V1}/empire/lineage/${eventId}`, headers: ctx.adminHeaders }),
   }),
 );
+
+/** Events the dashboard scenarios seed: 30 days of one toolset, 8 tenants, 6 event types. */
+const DASHBOARD_EVENTS = 200_000;
+
+/** Seeds `bench-dashboard` once (fixed ids: a second run stores nothing new). */
+async function seedDashboardEvents(ctx: BenchContext): Promise<void> {
+  const [row] = rowsOf<{ n: string }>(await ctx.app.database.db.execute(sql`SELECT count(*)::text AS n FROM empire_events WHERE toolset = 'bench-dashboard'`));
+  if (Number(row?.n ?? 0) >= DASHBOARD_EVENTS) return;
+  const now = Date.now();
+  const span = 30 * 24 * 3_600_000;
+  const types = ['crawl.started', 'crawl.page', 'crawl.page', 'crawl.page', 'crawl.done', 'alert.raised'];
+  for (let start = 0; start < DASHBOARD_EVENTS; start += 500) {
+    const events = Array.from({ length: 500 }, (_, i): EmpireEvent => {
+      const n = start + i;
+      return {
+        id: `dash-${n}`,
+        eventType: types[n % types.length]!,
+        ts: new Date(now - Math.floor((n / DASHBOARD_EVENTS) * span)).toISOString(),
+        tenant: `tenant-${n % 8}`,
+        causedBy: n % 3 === 0 ? null : `dash-${n - 1}`,
+        payload: { n },
+      };
+    });
+    await ctx.api('POST', EMPIRE_INGEST_PATH, { toolset: 'bench-dashboard', events });
+  }
+}
+
+scenarios.push(
+  defineScenario({
+    name: 'empire-dashboard-30d',
+    description: `GET {v1}/empire/{toolset}/dashboard?window=30d over a toolset with ${DASHBOARD_EVENTS.toLocaleString('en-US')} events spread over 30 days: one grouping-sets pass over every event of the window, 720 hourly buckets.`,
+    setupBudgetSec: 120,
+    setup: seedDashboardEvents,
+    request: (ctx) => ({ method: 'GET', path: `${V1}/empire/bench-dashboard/dashboard?window=30d`, headers: ctx.adminHeaders }),
+  }),
+  defineScenario({
+    name: 'empire-overview',
+    description: 'GET {v1}/empire/overview: every toolset (loose index scan) with 7 days of hourly counts; the bench database holds the dashboard toolset and whatever earlier scenarios stored.',
+    setupBudgetSec: 120,
+    setup: seedDashboardEvents,
+    request: (ctx) => ({ method: 'GET', path: `${V1}/empire/overview`, headers: ctx.adminHeaders }),
+  }),
+);

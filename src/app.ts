@@ -85,7 +85,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       honeypot,
       ...(options.rateKeyPrefix !== undefined ? { rateKeyPrefix: options.rateKeyPrefix } : {}),
     });
-    const empire = createEmpireDomain({ db: database.db, clock, audit, config, log: logger });
+    const empire = createEmpireDomain({ db: database.db, clock, audit, config, log: logger, outbound });
     const scheduler = createScheduler({
       db: database.db,
       clock,

@@ -36,7 +36,8 @@ export const empireEvents = pgTable(
     uniqueIndex('empire_events_toolset_sender_idx').on(t.toolset, t.senderId),
     index('empire_events_toolset_ts_idx').on(t.toolset, t.ts),
     index('empire_events_caused_by_idx').on(t.toolset, t.causedBy),
-    index('empire_events_received_idx').on(t.receivedAt),
+    // Every read by receive time names its toolset (alert rules, replay lists).
+    index('empire_events_toolset_received_idx').on(t.toolset, t.receivedAt),
   ],
 );
 

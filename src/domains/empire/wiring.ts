@@ -6,20 +6,29 @@ import type { Db } from '../../platform/db/client.ts';
 import { createEd25519Verifier } from '../../platform/ed25519-pool.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
+import type { Outbound } from '../../platform/outbound/service.ts';
 import { provenanceEndpoints } from '../provenance/endpoints.ts';
 import { createProvenanceService, type ProvenanceService } from '../provenance/service.ts';
+import { createEmpireAlertService, empireAlertJobs, type EmpireAlertService, unknownGraphLag } from './alerts.ts';
+import { empireAlertEndpoints } from './alerts.endpoints.ts';
+import { createDashboardService } from './dashboard.ts';
 import { empireIngestEndpoints } from './endpoints.ts';
 import { createForecaster, empireJobs, type Forecaster } from './forecast.ts';
 import { empireForecastEndpoints } from './forecast.endpoints.ts';
 import { createIncidentService } from './incidents.ts';
 import { createEmpireIngest, type EmpireIngest } from './ingest.ts';
 import { createNoteService } from './notes.ts';
+import { empireInsightEndpoints } from './insights.endpoints.ts';
 import { empireReadEndpoints } from './reads.endpoints.ts';
+import { createReplayService } from './replay.ts';
+import { createSloService } from './slo.ts';
 
 export interface EmpireDomain {
   provenance: ProvenanceService;
   ingest: EmpireIngest;
   forecaster: Forecaster;
+  /** Empire alert rules; `create` is also how a later triage feature turns a proposal into a rule. */
+  alerts: EmpireAlertService;
   endpoints(): Endpoint[];
   jobs(): JobDefinition[];
   /** Writes buffered ingest samples; after HTTP has drained. */
@@ -27,22 +36,30 @@ export interface EmpireDomain {
 }
 
 /** Builds the empire layer (toolset ingest, spec D4) and provenance (spec B group 5) it verifies with. */
-export function createEmpireDomain(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger }): EmpireDomain {
+export function createEmpireDomain(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger; outbound: Outbound }): EmpireDomain {
   const provenance = createProvenanceService({ db: deps.db, clock: deps.clock, audit: deps.audit });
   const forecaster = createForecaster({ db: deps.db, clock: deps.clock });
   const incidents = createIncidentService({ db: deps.db });
   const notes = createNoteService({ db: deps.db, clock: deps.clock, audit: deps.audit });
   const verifier = createEd25519Verifier({ threads: deps.config.empire.verifyThreads });
+  // No knowledge-graph materialiser exists yet: graph_lag_gte rules see an unknown lag and never fire (docs/empire-alerts.md).
+  const alerts = createEmpireAlertService({ db: deps.db, clock: deps.clock, audit: deps.audit, outbound: deps.outbound, config: deps.config, log: deps.log, graphLag: unknownGraphLag });
   const ingest = createEmpireIngest({ db: deps.db, clock: deps.clock, provenance, verifier, requireSigned: deps.config.empire.requireSignedEvents, log: deps.log });
+  const dashboards = createDashboardService({ db: deps.db, clock: deps.clock });
+  const slo = createSloService({ db: deps.db, clock: deps.clock, flushSamples: ingest.flushSamples });
+  const replay = createReplayService({ db: deps.db, provenance, requireSigned: deps.config.empire.requireSignedEvents });
   return {
     provenance,
     ingest,
     forecaster,
-    jobs: () => empireJobs(forecaster),
+    alerts,
+    jobs: () => [...empireJobs(forecaster), ...empireAlertJobs(alerts)],
     endpoints: () => [
       ...empireIngestEndpoints({ ingest, clock: deps.clock }),
       ...empireReadEndpoints({ db: deps.db, notes }),
       ...empireForecastEndpoints({ forecaster, incidents, clock: deps.clock }),
+      ...empireInsightEndpoints({ dashboards, slo, replay }),
+      ...empireAlertEndpoints({ alerts }),
       ...provenanceEndpoints(provenance),
     ],
     async close() {

@@ -1,5 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import {
+  countOutcome,
+  emptyStats,
+  type EvaluationStats,
+  isSilenced,
+  type Period,
+  type Plan,
+  planEvaluation as planWindowed,
+  plural,
+  type RuleOutcome,
+} from '../../platform/alerting/plan.ts';
 import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../platform/config.ts';
@@ -20,13 +31,9 @@ import { findTenantBySlug } from './repository.ts';
  * destination; the `outbound-dispatch` job sends them with retries. See docs/honeypot-alerts.md.
  */
 
-/**
- * An evaluation at `now` covers events received up to `now − SETTLE_MS`. Ingest stamps
- * `received_at` (and a tarpit's `triggered_at`) when it starts and commits a moment later; reading
- * only rows older than this margin means a row that commits late is still in a period that has not
- * been evaluated yet instead of one that has.
- */
-export const SETTLE_MS = 60_000;
+// The settle margin, the plan, silences and run counters are shared with empire rules
+// (platform/alerting/plan.ts); a tarpit's `triggered_at` settles like a `received_at`.
+export { type EvaluationStats, isSilenced, type Period, type Plan, SETTLE_MS } from '../../platform/alerting/plan.ts';
 /** Fingerprints or tarpits listed in one notification (the count covers all of them). */
 export const DETAIL_LIMIT = 20;
 export const OUTBOUND_SOURCE = 'honeypot-rule';
@@ -62,41 +69,12 @@ export function toRuleView(row: repo.RuleRow, tenantSlug: string): AlertRuleView
 
 // Pure evaluation
 
-export interface Period {
-  /** Exclusive. */
-  from: Date;
-  /** Inclusive. */
-  to: Date;
-}
-
-/**
- * What a run at `now` does with a rule:
- * - `skip`: nothing new is old enough to evaluate (`to` is not after `evaluatedUntil`), e.g. a rule
- *   created a moment ago, or one another run has just evaluated; nothing changes;
- * - `cooldown`: a windowed rule fired less than one window ago; `evaluatedUntil` advances without
- *   a look, so a condition that persists fires again at most once per window, each time on a
- *   window of events that the previous firing did not see;
- * - `evaluate`: `period` is what the evaluation consumes (`evaluatedUntil`, or the rule's creation,
- *   up to `to`); `scope` is what the predicate reads: the sliding window (to − windowMinutes, to]
- *   for windowed kinds, the period itself for the others.
- */
-export type Plan =
-  | { action: 'skip' }
-  | { action: 'cooldown'; period: Period }
-  | { action: 'evaluate'; period: Period; scope: Period };
-
+/** The plan of a honeypot rule: windowed kinds read (to − windowMinutes, to], the others their period. */
 export function planEvaluation(
   rule: { predicate: Predicate; createdAt: Date; evaluatedUntil: Date | null; lastFiredAt: Date | null },
   now: Date,
 ): Plan {
-  const to = new Date(now.getTime() - SETTLE_MS);
-  const from = rule.evaluatedUntil ?? rule.createdAt;
-  if (to.getTime() <= from.getTime()) return { action: 'skip' };
-  const period = { from, to };
-  const windowMs = windowMsOf(rule.predicate);
-  if (windowMs === null) return { action: 'evaluate', period, scope: period };
-  if (rule.lastFiredAt !== null && now.getTime() < rule.lastFiredAt.getTime() + windowMs) return { action: 'cooldown', period };
-  return { action: 'evaluate', period, scope: { from: new Date(to.getTime() - windowMs), to } };
+  return planWindowed(rule, windowMsOf(rule.predicate), now);
 }
 
 /** What the database said about a rule's scope. */
@@ -123,11 +101,6 @@ export function matches(predicate: Predicate, observation: Observation): boolean
   }
 }
 
-/** The silence holds while `now` is before `silenceUntil`; from that instant on the rule fires again. */
-export function isSilenced(silenceUntil: Date | null, now: Date): boolean {
-  return silenceUntil !== null && now.getTime() < silenceUntil.getTime();
-}
-
 export interface FiringMessage {
   title: string;
   text: string;
@@ -135,7 +108,6 @@ export interface FiringMessage {
   details: Record<string, unknown>;
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const pct1 = (part: number, whole: number) => Math.round((part * 1000) / whole) / 10;
 
 /** The notification of a firing: a title and sentence for people, `details` for machines. */
@@ -222,22 +194,6 @@ export interface UpdateRuleInput {
   /** ISO 8601, or null to lift the silence. */
   silenceUntil?: string | null | undefined;
 }
-
-export interface EvaluationStats {
-  /** Enabled rules this run looked at (cooling ones included; `skip` plans are not counted). */
-  evaluated: number;
-  fired: number;
-  /** Rules whose predicate held while silenced: not sent, and the period is consumed. */
-  silenced: number;
-  /** Windowed rules within one window of their last firing. */
-  cooling: number;
-  /** Rules another run held (or disabled meanwhile); that run evaluates them. */
-  skipped: number;
-  /** Rules whose evaluation failed (logged); they are tried again next run. */
-  failed: number;
-}
-
-type RuleOutcome = 'not-due' | 'cooling' | 'quiet' | 'silenced' | 'fired' | 'skipped';
 
 export interface AlertServiceDeps {
   db: Db;
@@ -398,22 +354,14 @@ export function createAlertService(deps: AlertServiceDeps) {
 
     /** Evaluates every enabled rule at `now` (the job's time), one transaction per rule. */
     async evaluateAll(now: Date): Promise<EvaluationStats> {
-      const stats: EvaluationStats = { evaluated: 0, fired: 0, silenced: 0, cooling: 0, skipped: 0, failed: 0 };
+      const stats = emptyStats();
       for (const id of await repo.listEnabledRuleIds(db)) {
-        let outcome: RuleOutcome;
         try {
-          outcome = await evaluateRule(id, now);
+          countOutcome(stats, await evaluateRule(id, now));
         } catch (error) {
           log.error({ err: error, ruleId: id }, 'alert rule evaluation failed');
           stats.failed++;
-          continue;
         }
-        if (outcome === 'skipped') stats.skipped++;
-        if (outcome === 'not-due' || outcome === 'skipped') continue;
-        stats.evaluated++;
-        if (outcome === 'fired') stats.fired++;
-        if (outcome === 'silenced') stats.silenced++;
-        if (outcome === 'cooling') stats.cooling++;
       }
       return stats;
     },

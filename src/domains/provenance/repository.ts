@@ -1,4 +1,4 @@
-import { and, desc, eq, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/client.ts';
 import { olderThan, type TimeCursor } from '../../platform/db/paging.ts';
 import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
@@ -69,4 +69,24 @@ export async function listAttestations(
     filter.cursor === null ? undefined : olderThan(a.acceptedAt, a.id, filter.cursor),
   );
   return db.select().from(a).where(where).orderBy(desc(a.acceptedAt), desc(a.id)).limit(filter.limit);
+}
+
+export async function attestationsByIds(db: Db, ids: readonly string[]): Promise<AttestationRow[]> {
+  if (ids.length === 0) return [];
+  return db.select().from(provenanceAttestations).where(inArray(provenanceAttestations.id, [...ids]));
+}
+
+/**
+ * The admission attestation of a stored event, by what it attested. For events stored before they
+ * kept their attestation's id; there is no index on `source_id`, so this reads the toolset's rows.
+ */
+export async function admissionAttestationOf(db: Db, key: { toolset: string; source: string; sourceId: string; eventHash: string }): Promise<AttestationRow | null> {
+  const a = provenanceAttestations;
+  const [row] = await db
+    .select()
+    .from(a)
+    .where(and(eq(a.toolset, key.toolset), eq(a.source, key.source), eq(a.sourceId, key.sourceId), eq(a.eventHash, key.eventHash), sql`${a.rejectionReason} IS NULL`))
+    .orderBy(desc(a.acceptedAt))
+    .limit(1);
+  return row ?? null;
 }

@@ -87,6 +87,11 @@ export function createProvenanceService(deps: { db: Db; clock: Clock; audit: Aud
       return (!fresh && keyCache.get(toolset)) || loadVerifyingKeys(toolset);
     },
 
+    /** Attestation rows by id (those that exist), as stored. */
+    attestationsByIds: (ids: readonly string[]) => repo.attestationsByIds(db, ids),
+    /** The admission attestation of an event stored before events kept their attestation's id. */
+    admissionAttestationOf: (key: { toolset: string; source: string; sourceId: string; eventHash: string }) => repo.admissionAttestationOf(db, key),
+
     /** Records admission decisions; call inside the transaction that stores the admitted events. */
     recordAttestations: (tx: Db, rows: readonly repo.AttestationRow[]) => repo.insertAttestations(tx, rows),
 

@@ -1,0 +1,202 @@
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { TOOLSET_PATTERN } from '../provenance/service.ts';
+
+/**
+ * The empire alert predicate union (spec A "Empire alert rule"), discriminated by `kind`. The exact
+ * semantics are in docs/empire-alerts.md; in short, at an evaluation that covers events received up
+ * to `to`, for a rule of toolset T (and of tenant N when the rule names one):
+ *
+ * - `empire_count_gte`: at least `count` events of T (of `eventType` when given; of N) were
+ *   received in (to − windowMinutes, to];
+ * - `cross_toolset_join`: at least `minTenants` distinct source tenants (only N when given) each
+ *   have an event of T (of `eventType`) and an event of `otherToolset` (of `otherEventType`)
+ *   received in (to − windowMinutes, to];
+ * - `graph_lag_gte`: the knowledge-graph materialiser lags by at least `lagSec` seconds (for
+ *   `nodeKind` when given). There is no materialiser yet, so the lag is unknown and the rule never
+ *   fires (docs/empire-alerts.md).
+ *
+ * The schemas give the shape (wrong shapes are 400 `invalid-body`); `checkPredicate` gives the
+ * allowed values (400 `invalid-predicate` with a sentence naming the field). Defaults are filled in
+ * by `normalizePredicate`, so a stored predicate always carries every field.
+ */
+
+export const WINDOW_MINUTES_MIN = 5;
+export const WINDOW_MINUTES_MAX = 1440;
+export const COUNT_MAX = 100_000_000;
+export const MIN_TENANTS_MAX = 10_000;
+export const DEFAULT_MIN_TENANTS = 1;
+export const LAG_SEC_MAX = 604_800;
+export const EVENT_TYPE_MAX = 128;
+export const NODE_KIND_MAX = 64;
+/**
+ * A `graph_lag_gte` rule that fired stays quiet this long while the lag persists (it has no window
+ * of events to cool down over).
+ */
+export const GRAPH_LAG_RENOTIFY_MINUTES = 60;
+
+const TOOLSET = new RegExp(TOOLSET_PATTERN);
+
+const windowMinutes = Type.Integer({
+  description: `The sliding window, in minutes: ${WINDOW_MINUTES_MIN} to ${WINDOW_MINUTES_MAX}. A rule that keeps matching fires again at most once per window.`,
+});
+const eventType = (what: string) => Type.String({ description: `Count only events of this eventType ${what}: 1 to ${EVENT_TYPE_MAX} characters.` });
+
+export const EmpireCountGte = Type.Object(
+  {
+    kind: Type.Literal('empire_count_gte'),
+    count: Type.Integer({ description: `Fires when at least this many events arrive in the window: 1 to ${COUNT_MAX}.` }),
+    windowMinutes,
+    eventType: Type.Optional(eventType('of the rule\'s toolset')),
+  },
+  {
+    additionalProperties: false,
+    description: 'At least `count` events of the rule\'s toolset (only of `eventType` when given; only of the rule\'s tenant when it has one) were received in the window.',
+  },
+);
+
+export const CrossToolsetJoin = Type.Object(
+  {
+    kind: Type.Literal('cross_toolset_join'),
+    otherToolset: Type.String({ description: `The toolset joined with the rule's own (${TOOLSET_PATTERN}); it must be another toolset.` }),
+    windowMinutes,
+    eventType: Type.Optional(eventType('in the rule\'s toolset')),
+    otherEventType: Type.Optional(eventType('in otherToolset')),
+    minTenants: Type.Optional(
+      Type.Integer({ description: `Fires when at least this many tenants appear on both sides: 1 to ${MIN_TENANTS_MAX}; default ${DEFAULT_MIN_TENANTS}.` }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'At least `minTenants` source tenants (only the rule\'s tenant when it has one) each have an event in the rule\'s toolset (of `eventType`) and an event in `otherToolset` (of `otherEventType`), both received in the window.',
+  },
+);
+
+export const GraphLagGte = Type.Object(
+  {
+    kind: Type.Literal('graph_lag_gte'),
+    lagSec: Type.Integer({ description: `Fires when the knowledge-graph materialiser lags by at least this many seconds: 1 to ${LAG_SEC_MAX}.` }),
+    nodeKind: Type.Optional(Type.String({ description: `The lag of this node kind only: 1 to ${NODE_KIND_MAX} characters.` })),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'The knowledge-graph materialiser lags by at least `lagSec` seconds. There is no materialiser yet: the lag is unknown and the rule does not fire (docs/empire-alerts.md).',
+  },
+);
+
+const VARIANTS = [EmpireCountGte, CrossToolsetJoin, GraphLagGte] as const;
+
+/** The stored and returned form (after `normalizePredicate`, every defaulted field is present). */
+export const EmpirePredicate = Type.Union([...VARIANTS], { description: 'An empire alert predicate, discriminated by `kind` (docs/empire-alerts.md).' });
+export type EmpirePredicate = Static<typeof EmpirePredicate>;
+export type EmpirePredicateKind = EmpirePredicate['kind'];
+export const EMPIRE_PREDICATE_KINDS: readonly EmpirePredicateKind[] = ['empire_count_gte', 'cross_toolset_join', 'graph_lag_gte'];
+
+/** JSON Schema without TypeBox's symbol keys, for embedding in a hand-written schema. */
+const plain = (schema: TSchema): Record<string, unknown> => JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+
+/**
+ * The request form of the same union. A plain `anyOf` would make Ajv report the first branch's
+ * complaint (`body.predicate.count is required` for a bad `kind`); this checks `kind` against the
+ * list first and then only the variant it names (`if`/`then`), so the 400 names the real fault.
+ * The accepted documents are exactly those of `EmpirePredicate`.
+ */
+export const EmpirePredicateBody = Type.Unsafe<EmpirePredicate>({
+  type: 'object',
+  required: ['kind'],
+  properties: { kind: { type: 'string', enum: [...EMPIRE_PREDICATE_KINDS] } },
+  allOf: VARIANTS.map((variant) => {
+    const schema = plain(variant);
+    const kind = (schema.properties as { kind: { const: string } }).kind.const;
+    return { if: { type: 'object', required: ['kind'], properties: { kind: { const: kind } } }, then: schema };
+  }),
+  description:
+    'One of `empire_count_gte` {count, windowMinutes, eventType?}, `cross_toolset_join` {otherToolset, windowMinutes, eventType?, otherEventType?, minTenants?}, `graph_lag_gte` {lagSec, nodeKind?} (docs/empire-alerts.md).',
+});
+
+const opt = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } => (value === undefined ? {} : ({ [key]: value } as { [P in K]: V }));
+
+/** Fills in the defaults (and drops nothing else), so stored predicates are explicit. */
+export function normalizePredicate(p: EmpirePredicate): EmpirePredicate {
+  switch (p.kind) {
+    case 'empire_count_gte':
+      return { kind: p.kind, count: p.count, windowMinutes: p.windowMinutes, ...opt('eventType', p.eventType) };
+    case 'cross_toolset_join':
+      return {
+        kind: p.kind,
+        otherToolset: p.otherToolset,
+        windowMinutes: p.windowMinutes,
+        ...opt('eventType', p.eventType),
+        ...opt('otherEventType', p.otherEventType),
+        minTenants: p.minTenants ?? DEFAULT_MIN_TENANTS,
+      };
+    case 'graph_lag_gte':
+      return { kind: p.kind, lagSec: p.lagSec, ...opt('nodeKind', p.nodeKind) };
+  }
+}
+
+export interface PredicateProblem {
+  /** `predicate.windowMinutes` */
+  field: string;
+  human: string;
+}
+
+const integerIn = (field: string, value: number, min: number, max: number, unit = ''): PredicateProblem | null =>
+  Number.isInteger(value) && value >= min && value <= max
+    ? null
+    : { field: `predicate.${field}`, human: `predicate.${field} must be a whole number from ${min} to ${max}${unit} (got ${value}).` };
+
+const lengthIn = (field: string, value: string | undefined, max: number): PredicateProblem | null =>
+  value === undefined || (value.length >= 1 && value.length <= max)
+    ? null
+    : { field: `predicate.${field}`, human: `predicate.${field} must be 1 to ${max} characters long (got ${value.length}).` };
+
+const window = (p: { windowMinutes: number }) => integerIn('windowMinutes', p.windowMinutes, WINDOW_MINUTES_MIN, WINDOW_MINUTES_MAX, ' minutes');
+
+/**
+ * Why a schema-valid predicate is not allowed for a rule of `toolset`, or null. Rule creation
+ * answers 400 invalid-predicate with the sentence.
+ */
+export function checkPredicate(p: EmpirePredicate, rule: { toolset: string | null }): PredicateProblem | null {
+  switch (p.kind) {
+    case 'empire_count_gte':
+      return integerIn('count', p.count, 1, COUNT_MAX) ?? window(p) ?? lengthIn('eventType', p.eventType, EVENT_TYPE_MAX);
+    case 'cross_toolset_join':
+      if (!TOOLSET.test(p.otherToolset)) {
+        return {
+          field: 'predicate.otherToolset',
+          human: `predicate.otherToolset must be a toolset name: 3 to 128 characters, a letter, then letters, digits or - (got ${JSON.stringify(p.otherToolset.slice(0, 140))}).`,
+        };
+      }
+      if (rule.toolset !== null && p.otherToolset === rule.toolset) {
+        return {
+          field: 'predicate.otherToolset',
+          human: `predicate.otherToolset must name another toolset than the rule's own (${rule.toolset}): a join of a toolset with itself is just a count.`,
+        };
+      }
+      return (
+        window(p) ??
+        lengthIn('eventType', p.eventType, EVENT_TYPE_MAX) ??
+        lengthIn('otherEventType', p.otherEventType, EVENT_TYPE_MAX) ??
+        (p.minTenants === undefined ? null : integerIn('minTenants', p.minTenants, 1, MIN_TENANTS_MAX))
+      );
+    case 'graph_lag_gte':
+      return integerIn('lagSec', p.lagSec, 1, LAG_SEC_MAX, ' seconds') ?? lengthIn('nodeKind', p.nodeKind, NODE_KIND_MAX);
+  }
+}
+
+/** A stored predicate read back; null when it no longer fits the union (the rule is then skipped and logged). */
+export function parseStoredPredicate(value: unknown, rule: { toolset: string | null }): EmpirePredicate | null {
+  return Value.Check(EmpirePredicate, value) && checkPredicate(value, rule) === null ? normalizePredicate(value) : null;
+}
+
+/**
+ * What the shared plan needs (platform/alerting/plan.ts): the sliding window of an event-counting
+ * predicate in milliseconds, which is also its cooldown after a firing. `graph_lag_gte` reads no
+ * events; its "window" is only the re-notification interval while the lag persists.
+ */
+export function windowMsOf(p: EmpirePredicate): number {
+  return (p.kind === 'graph_lag_gte' ? GRAPH_LAG_RENOTIFY_MINUTES : p.windowMinutes) * 60_000;
+}
