@@ -79,3 +79,10 @@ export async function startTestApp(
     },
   };
 }
+
+/** Runs a job now through `POST {v1}/ops/jobs/{job}/run` and returns the run's stats; fails unless it ran ok. */
+export async function runJob(t: TestApp, job: string): Promise<Record<string, number>> {
+  const res = await t.call({ method: 'POST', url: `${V1}/ops/jobs/${job}/run` });
+  if (res.statusCode !== 200 || res.json().run.outcome !== 'ok') throw new Error(`job ${job} did not run ok: ${res.statusCode} ${res.body}`);
+  return res.json().run.stats;
+}

@@ -1,5 +1,6 @@
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { KindUnionBody } from '../../platform/http/registry.ts';
 import { TOOLSET_PATTERN } from '../provenance/service.ts';
 
 /**
@@ -94,27 +95,8 @@ export type EmpirePredicate = Static<typeof EmpirePredicate>;
 export type EmpirePredicateKind = EmpirePredicate['kind'];
 export const EMPIRE_PREDICATE_KINDS: readonly EmpirePredicateKind[] = ['empire_count_gte', 'cross_toolset_join', 'graph_lag_gte'];
 
-/** JSON Schema without TypeBox's symbol keys, for embedding in a hand-written schema. */
-const plain = (schema: TSchema): Record<string, unknown> => JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
-
-/**
- * The request form of the same union. A plain `anyOf` would make Ajv report the first branch's
- * complaint (`body.predicate.count is required` for a bad `kind`); this checks `kind` against the
- * list first and then only the variant it names (`if`/`then`), so the 400 names the real fault.
- * The accepted documents are exactly those of `EmpirePredicate`.
- */
-export const EmpirePredicateBody = Type.Unsafe<EmpirePredicate>({
-  type: 'object',
-  required: ['kind'],
-  properties: { kind: { type: 'string', enum: [...EMPIRE_PREDICATE_KINDS] } },
-  allOf: VARIANTS.map((variant) => {
-    const schema = plain(variant);
-    const kind = (schema.properties as { kind: { const: string } }).kind.const;
-    return { if: { type: 'object', required: ['kind'], properties: { kind: { const: kind } } }, then: schema };
-  }),
-  description:
-    'One of `empire_count_gte` {count, windowMinutes, eventType?}, `cross_toolset_join` {otherToolset, windowMinutes, eventType?, otherEventType?, minTenants?}, `graph_lag_gte` {lagSec, nodeKind?} (docs/empire-alerts.md).',
-});
+/** The request form of the same union: the 400 for a wrong shape names the field of the variant `kind` names. */
+export const EmpirePredicateBody = KindUnionBody<EmpirePredicate>(VARIANTS, 'One of `empire_count_gte` {count, windowMinutes, eventType?}, `cross_toolset_join` {otherToolset, windowMinutes, eventType?, otherEventType?, minTenants?}, `graph_lag_gte` {lagSec, nodeKind?} (docs/empire-alerts.md).');
 
 const opt = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } => (value === undefined ? {} : ({ [key]: value } as { [P in K]: V }));
 

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, testEnv, V1 } from '../../../test/helpers/app.ts';
+import { runJob as runJobNow, startTestApp, type TestApp, testEnv, V1 } from '../../../test/helpers/app.ts';
 import { ingestEmpire } from '../../../test/helpers/empire.ts';
 import { countOutcome, emptyStats, isSilenced, planEvaluation as planGeneric, SETTLE_MS } from '../../platform/alerting/plan.ts';
 import { ManualClock } from '../../platform/clock.ts';
@@ -48,12 +48,7 @@ async function ruleView(toolset: string, id: string) {
   return res.json().rules.find((r: { id: string }) => r.id === id);
 }
 
-async function runJob(job: string) {
-  const res = await t.call({ method: 'POST', url: `${V1}/ops/jobs/${job}/run` });
-  expect(res.statusCode, res.body).toBe(200);
-  expect(res.json().run.outcome, res.body).toBe('ok');
-  return res.json().run.stats;
-}
+const runJob = (job: string) => runJobNow(t, job);
 const evaluate = () => runJob(JOB);
 const dispatch = () => runJob('outbound-dispatch');
 

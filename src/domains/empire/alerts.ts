@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import {
+  carryOut,
+  changedFields,
   countOutcome,
   emptyStats,
   type EvaluationStats,
-  isSilenced,
   type Period,
   type Plan,
   planEvaluation as planWindowed,
   plural,
+  type RuleChange,
   type RuleOutcome,
 } from '../../platform/alerting/plan.ts';
 import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
@@ -175,12 +177,7 @@ export interface CreateEmpireRuleInput {
   enabled?: boolean | undefined;
 }
 
-export interface UpdateEmpireRuleInput {
-  name?: string | undefined;
-  enabled?: boolean | undefined;
-  /** ISO 8601, or null to lift the silence. */
-  silenceUntil?: string | null | undefined;
-}
+export type UpdateEmpireRuleInput = RuleChange;
 
 export interface EmpireEvaluationStats extends EvaluationStats {
   /** `graph_lag_gte` rules whose lag could not be read (no materialiser yet); included in `evaluated`. */
@@ -242,28 +239,19 @@ export function createEmpireAlertService(deps: EmpireAlertServiceDeps) {
       if (!predicate) throw new Error(`empire alert rule ${id} has a predicate that is not in the union`);
       const plan = planEvaluation({ ...rule, predicate }, now);
       if (plan.action === 'skip') return 'not-due';
-      if (plan.action === 'cooldown') {
-        await repo.updateRule(tx, id, { evaluatedUntil: plan.period.to });
-        return 'cooling';
-      }
-      const observation = await observe(tx, rule, predicate, plan.scope);
-      if (!matches(predicate, observation)) {
-        await repo.updateRule(tx, id, { evaluatedUntil: plan.period.to });
-        return observation.kind === 'graph_lag_gte' && observation.lagSec === null ? 'unknown' : 'quiet';
-      }
-      if (isSilenced(rule.silenceUntil, now)) {
-        await repo.updateRule(tx, id, { evaluatedUntil: plan.period.to });
-        return 'silenced';
-      }
-      const message = describeFiring(rule, predicate, observation, plan.scope, now);
-      await repo.updateRule(tx, id, { evaluatedUntil: plan.period.to, lastFiredAt: now });
-      await outbound.enqueue(tx, {
-        source: OUTBOUND_SOURCE,
-        sourceId: id,
-        destinations: rule.destinations as Destination[],
-        message: { ...message, firedAt: now },
+      const { outcome, observation } = await carryOut({
+        plan,
+        silenceUntil: rule.silenceUntil,
+        now,
+        observe: (scope) => observe(tx, rule, predicate, scope),
+        matches: (o) => matches(predicate, o),
+        advance: (patch) => repo.updateRule(tx, id, patch),
+        fire: async (o, scope) => {
+          const message = describeFiring(rule, predicate, o, scope, now);
+          await outbound.enqueue(tx, { source: OUTBOUND_SOURCE, sourceId: id, destinations: rule.destinations as Destination[], message: { ...message, firedAt: now } });
+        },
       });
-      return 'fired';
+      return outcome === 'quiet' && observation?.kind === 'graph_lag_gte' && observation.lagSec === null ? 'unknown' : outcome;
     });
   }
 
@@ -326,16 +314,7 @@ export function createEmpireAlertService(deps: EmpireAlertServiceDeps) {
         const row = await repo.lockRule(tx, id);
         assertThat(row, notFound(`There is no empire alert rule ${id}.`));
         const now = clock.now();
-        const patch: repo.RulePatch = {};
-        if (input.name !== undefined && input.name !== row.name) patch.name = input.name;
-        if (input.enabled !== undefined && input.enabled !== row.enabled) {
-          patch.enabled = input.enabled;
-          if (input.enabled) patch.evaluatedUntil = now;
-        }
-        if (input.silenceUntil !== undefined) {
-          const next = input.silenceUntil === null ? null : new Date(input.silenceUntil);
-          if ((next?.getTime() ?? null) !== (row.silenceUntil?.getTime() ?? null)) patch.silenceUntil = next;
-        }
+        const patch: repo.RulePatch = changedFields(row, input, now);
         if (Object.keys(patch).length === 0) return { rule: toRuleView(row) };
         const next = { ...row, ...patch };
         await repo.updateRule(tx, id, patch);

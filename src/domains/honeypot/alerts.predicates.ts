@@ -1,5 +1,6 @@
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { KindUnionBody } from '../../platform/http/registry.ts';
 import { UA_CLASS_VALUES } from './vendors/classify.ts';
 
 /**
@@ -88,27 +89,8 @@ export type Predicate = Static<typeof Predicate>;
 export type PredicateKind = Predicate['kind'];
 export const PREDICATE_KINDS: readonly PredicateKind[] = ['liar_rate_above', 'event_count_above', 'new_fingerprint_cluster', 'tarpit_triggered'];
 
-/** JSON Schema without TypeBox's symbol keys, for embedding in a hand-written schema. */
-const plain = (schema: TSchema): Record<string, unknown> => JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
-
-/**
- * The request form of the same union. A plain `anyOf` would make Ajv report the first branch's
- * complaint (`body.predicate.pct is required` for a bad `kind`); this checks `kind` against the
- * list first and then only the variant it names (`if`/`then`), so the 400 names the real fault.
- * The accepted documents are exactly those of `Predicate`.
- */
-export const PredicateBody = Type.Unsafe<Predicate>({
-  type: 'object',
-  required: ['kind'],
-  properties: { kind: { type: 'string', enum: [...PREDICATE_KINDS] } },
-  allOf: VARIANTS.map((variant) => {
-    const schema = plain(variant);
-    const kind = (schema.properties as { kind: { const: string } }).kind.const;
-    return { if: { type: 'object', required: ['kind'], properties: { kind: { const: kind } } }, then: schema };
-  }),
-  description:
-    'One of `liar_rate_above` {pct, windowMinutes, minEvents?}, `event_count_above` {count, windowMinutes, uaClass?}, `new_fingerprint_cluster` {minEvents?}, `tarpit_triggered` {} (docs/honeypot-alerts.md).',
-});
+/** The request form of the same union: the 400 for a wrong shape names the field of the variant `kind` names. */
+export const PredicateBody = KindUnionBody<Predicate>(VARIANTS, 'One of `liar_rate_above` {pct, windowMinutes, minEvents?}, `event_count_above` {count, windowMinutes, uaClass?}, `new_fingerprint_cluster` {minEvents?}, `tarpit_triggered` {} (docs/honeypot-alerts.md).');
 
 /** Fills in the defaults, so stored predicates are explicit. */
 export function normalizePredicate(p: Predicate): Predicate {

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../platform/clock.ts';
 import { rowsOf } from '../../platform/db/client.ts';
 import { closedPort, type Receiver, type ReceivedRequest, startReceiver } from '../../platform/outbound/test-receiver.ts';
-import { ADMIN_TOKEN, startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
+import { ADMIN_TOKEN, runJob as runJobNow, startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
 import { isSilenced, matches, planEvaluation, SETTLE_MS } from './alerts.ts';
 import { checkPredicate, normalizePredicate, type Predicate } from './alerts.predicates.ts';
 import { CHROME_UA, GPTBOT_UA, signedIngest } from '../../../test/helpers/honeypot.ts';
@@ -48,12 +48,7 @@ async function ruleView(id: string) {
   return res.json().rules.find((r: { id: string }) => r.id === id);
 }
 
-async function runJob(job: string) {
-  const res = await t.call({ method: 'POST', url: `${V1}/ops/jobs/${job}/run` });
-  expect(res.statusCode, res.body).toBe(200);
-  expect(res.json().run.outcome, res.body).toBe('ok');
-  return res.json().run.stats;
-}
+const runJob = (job: string) => runJobNow(t, job);
 const evaluate = () => runJob('alert-evaluate');
 const dispatch = () => runJob('outbound-dispatch');
 

@@ -1,14 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import {
+  carryOut,
+  changedFields,
   countOutcome,
   emptyStats,
   type EvaluationStats,
-  isSilenced,
   type Period,
   type Plan,
   planEvaluation as planWindowed,
   plural,
+  type RuleChange,
   type RuleOutcome,
 } from '../../platform/alerting/plan.ts';
 import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
@@ -188,12 +190,7 @@ export interface CreateRuleInput {
   enabled?: boolean | undefined;
 }
 
-export interface UpdateRuleInput {
-  name?: string | undefined;
-  enabled?: boolean | undefined;
-  /** ISO 8601, or null to lift the silence. */
-  silenceUntil?: string | null | undefined;
-}
+export type UpdateRuleInput = RuleChange;
 
 export interface AlertServiceDeps {
   db: Db;
@@ -244,29 +241,20 @@ export function createAlertService(deps: AlertServiceDeps) {
       if (!predicate) throw new Error(`alert rule ${id} has a predicate that is not in the union`);
       const plan = planEvaluation({ ...rule, predicate }, now);
       if (plan.action === 'skip') return 'not-due';
-      if (plan.action === 'cooldown') {
-        await repo.updateRule(tx, id, { evaluatedUntil: plan.period.to });
-        return 'cooling';
-      }
-      const observation = await observe(tx, rule.tenantId, predicate, plan.scope);
-      if (!matches(predicate, observation)) {
-        await repo.updateRule(tx, id, { evaluatedUntil: plan.period.to });
-        return 'quiet';
-      }
-      if (isSilenced(rule.silenceUntil, now)) {
-        await repo.updateRule(tx, id, { evaluatedUntil: plan.period.to });
-        return 'silenced';
-      }
-      const tenant = (await repo.tenantSlugOf(tx, rule.tenantId)) ?? rule.tenantId;
-      const message = describeFiring(rule, tenant, predicate, observation, plan.scope);
-      await repo.updateRule(tx, id, { evaluatedUntil: plan.period.to, lastFiredAt: now });
-      await outbound.enqueue(tx, {
-        source: OUTBOUND_SOURCE,
-        sourceId: id,
-        destinations: rule.destinations as Destination[],
-        message: { ...message, firedAt: now },
+      const { outcome } = await carryOut({
+        plan,
+        silenceUntil: rule.silenceUntil,
+        now,
+        observe: (scope) => observe(tx, rule.tenantId, predicate, scope),
+        matches: (observation) => matches(predicate, observation),
+        advance: (patch) => repo.updateRule(tx, id, patch),
+        fire: async (observation, scope) => {
+          const tenant = (await repo.tenantSlugOf(tx, rule.tenantId)) ?? rule.tenantId;
+          const message = describeFiring(rule, tenant, predicate, observation, scope);
+          await outbound.enqueue(tx, { source: OUTBOUND_SOURCE, sourceId: id, destinations: rule.destinations as Destination[], message: { ...message, firedAt: now } });
+        },
       });
-      return 'fired';
+      return outcome;
     });
   }
 
@@ -325,16 +313,7 @@ export function createAlertService(deps: AlertServiceDeps) {
         const row = await repo.lockRule(tx, id);
         assertThat(row, notFound(`There is no alert rule ${id}.`));
         const now = clock.now();
-        const patch: repo.RulePatch = {};
-        if (input.name !== undefined && input.name !== row.name) patch.name = input.name;
-        if (input.enabled !== undefined && input.enabled !== row.enabled) {
-          patch.enabled = input.enabled;
-          if (input.enabled) patch.evaluatedUntil = now;
-        }
-        if (input.silenceUntil !== undefined) {
-          const next = input.silenceUntil === null ? null : new Date(input.silenceUntil);
-          if ((next?.getTime() ?? null) !== (row.silenceUntil?.getTime() ?? null)) patch.silenceUntil = next;
-        }
+        const patch: repo.RulePatch = changedFields(row, input, now);
         const slug = (await repo.tenantSlugOf(tx, row.tenantId)) ?? row.tenantId;
         if (Object.keys(patch).length === 0) return { rule: toRuleView(row, slug) };
         const next = { ...row, ...patch };

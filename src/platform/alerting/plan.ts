@@ -94,3 +94,75 @@ export function countOutcome(stats: EvaluationStats, outcome: RuleOutcome): void
 
 /** `1 event`, `3 events`. */
 export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** The rule columns a run changes: the watermark always, `lastFiredAt` on a firing. */
+export interface RunPatch {
+  evaluatedUntil: Date;
+  lastFiredAt?: Date;
+}
+
+/**
+ * Carries out a plan other than `skip` for a rule locked in the caller's transaction: a cooling
+ * rule only advances its watermark; otherwise the predicate is observed over `plan.scope`, and a
+ * match fires (`fire`, e.g. an outbound enqueue in the same transaction) unless silenced. Every
+ * path consumes `plan.period`, so the same events are never evaluated twice. `quiet` is what a
+ * non-match reports (a domain may tell an unknown reading apart).
+ */
+export async function carryOut<O>(args: {
+  plan: Exclude<Plan, { action: 'skip' }>;
+  silenceUntil: Date | null;
+  now: Date;
+  observe: (scope: Period) => Promise<O>;
+  matches: (observation: O) => boolean;
+  advance: (patch: RunPatch) => Promise<void>;
+  fire: (observation: O, scope: Period) => Promise<void>;
+}): Promise<{ outcome: 'cooling' | 'quiet' | 'silenced' | 'fired'; observation: O | null }> {
+  const { plan, now } = args;
+  const evaluatedUntil = plan.period.to;
+  if (plan.action === 'cooldown') {
+    await args.advance({ evaluatedUntil });
+    return { outcome: 'cooling', observation: null };
+  }
+  const observation = await args.observe(plan.scope);
+  if (!args.matches(observation)) {
+    await args.advance({ evaluatedUntil });
+    return { outcome: 'quiet', observation };
+  }
+  if (isSilenced(args.silenceUntil, now)) {
+    await args.advance({ evaluatedUntil });
+    return { outcome: 'silenced', observation };
+  }
+  await args.advance({ evaluatedUntil, lastFiredAt: now });
+  await args.fire(observation, plan.scope);
+  return { outcome: 'fired', observation };
+}
+
+/** The changeable fields of a rule (its change endpoint). */
+export interface RuleChange {
+  name?: string | undefined;
+  enabled?: boolean | undefined;
+  /** ISO 8601, or null to lift the silence. */
+  silenceUntil?: string | null | undefined;
+}
+
+/**
+ * What a change request actually changes (empty when nothing): enabling a disabled rule restarts
+ * its evaluation at `now`, so it does not report what happened while it was off.
+ */
+export function changedFields(
+  row: { name: string; enabled: boolean; silenceUntil: Date | null },
+  input: RuleChange,
+  now: Date,
+): { name?: string; enabled?: boolean; evaluatedUntil?: Date; silenceUntil?: Date | null } {
+  const patch: { name?: string; enabled?: boolean; evaluatedUntil?: Date; silenceUntil?: Date | null } = {};
+  if (input.name !== undefined && input.name !== row.name) patch.name = input.name;
+  if (input.enabled !== undefined && input.enabled !== row.enabled) {
+    patch.enabled = input.enabled;
+    if (input.enabled) patch.evaluatedUntil = now;
+  }
+  if (input.silenceUntil !== undefined) {
+    const next = input.silenceUntil === null ? null : new Date(input.silenceUntil);
+    if ((next?.getTime() ?? null) !== (row.silenceUntil?.getTime() ?? null)) patch.silenceUntil = next;
+  }
+  return patch;
+}

@@ -243,3 +243,22 @@ export const TimeCursorParam = Type.Optional(
 /** A list's page size: 1 to `max`, `fallback` when absent. */
 export const PageLimitParam = (fallback: number, max: number) =>
   Type.Optional(Type.Integer({ minimum: 1, maximum: max, default: fallback, description: `Rows per page, 1 to ${max}.` }));
+
+/**
+ * The request form of a union of objects discriminated by `kind`. A plain `anyOf` would make Ajv
+ * report the first branch's complaint (`body.predicate.pct is required` for a bad `kind`); this
+ * checks `kind` against the list first and then only the variant it names (`if`/`then`), so the
+ * 400 names the real fault. It accepts exactly the documents of `Type.Union(variants)`.
+ */
+export function KindUnionBody<T>(variants: readonly TSchema[], description: string) {
+  // JSON without TypeBox's symbol keys, for embedding in a hand-written schema.
+  const plain = variants.map((v) => JSON.parse(JSON.stringify(v)) as { properties: { kind: { const: string } } });
+  const kinds = plain.map((v) => v.properties.kind.const);
+  return Type.Unsafe<T>({
+    type: 'object',
+    required: ['kind'],
+    properties: { kind: { type: 'string', enum: kinds } },
+    allOf: plain.map((schema) => ({ if: { type: 'object', required: ['kind'], properties: { kind: { const: schema.properties.kind.const } } }, then: schema })),
+    description,
+  });
+}
