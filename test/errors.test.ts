@@ -74,6 +74,19 @@ describe('400 for bad input, naming what is wrong', () => {
     expect(literal.json().name).toBe('x\\u0000y');
   });
 
+  it('refuses a query or path value holding U+0000 with 400 naming it, before any database read', async () => {
+    const inQuery = await t.call({ method: 'GET', url: `${V1}/empire/some-lab/dashboard?tenant=a%00b` });
+    expect(inQuery.statusCode).toBe(400);
+    expect(inQuery.json()).toMatchObject({ schema: 'svc-error.v1', reason: 'invalid-query', field: 'query.tenant' });
+    const inNotes = await t.call({ method: 'GET', url: `${V1}/empire/notes?eventId=%00` });
+    expect(inNotes.json()).toMatchObject({ reason: 'invalid-query', field: 'query.eventId' });
+    const inPath = await t.call({ method: 'GET', url: `${V1}/empire/lineage/a%00b` });
+    expect(inPath.statusCode).toBe(400);
+    expect(inPath.json()).toMatchObject({ schema: 'svc-error.v1', reason: 'invalid-params', field: 'path.eventId' });
+    // %2500 is the text "%00", not a NUL.
+    expect((await t.call({ method: 'GET', url: `${V1}/empire/notes?eventId=%2500` })).statusCode).toBe(200);
+  });
+
   it('refuses a body that is not JSON', async () => {
     const res = await createToken('name=x', 'text/plain');
     expect(res.statusCode).toBe(400);

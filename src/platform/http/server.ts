@@ -124,6 +124,13 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         response: responses,
       },
       preValidation: async (request: FastifyRequest, reply) => {
+        // As for bodies: PostgreSQL text cannot hold U+0000, so a path or query value with it is
+        // refused naming the field instead of failing the read. Only a URL with `%00` is walked.
+        if (request.url.includes('%00')) {
+          const inParams = fieldWithNul(request.params, 'path');
+          const field = inParams ?? fieldWithNul(request.query, 'query');
+          if (field !== null) throw badRequest(inParams ? 'invalid-params' : 'invalid-query', `${field} contains the NUL character (U+0000), which cannot be stored or searched.`, { field });
+        }
         if (endpoint.verifyCaller) await endpoint.verifyCaller(request, reply);
         // A POST without a body means "no fields": the schema then says which are required.
         if (endpoint.body && (request.body === undefined || request.body === null)) request.body = {};
