@@ -109,7 +109,7 @@ export function createForecaster(deps: { db: Db; clock: Clock }) {
 
 export type Forecaster = ReturnType<typeof createForecaster>;
 
-export function empireJobs(forecaster: Forecaster): JobDefinition[] {
+export function empireJobs(forecaster: Forecaster, ingest: { pruneSamples(now: Date): Promise<number> }): JobDefinition[] {
   return [
     {
       name: 'forecast',
@@ -118,6 +118,14 @@ export function empireJobs(forecaster: Forecaster): JobDefinition[] {
       async run({ now }) {
         const result = await forecaster.run(now);
         return { runId: result.runId, forecastsCreated: result.forecastsCreated, latchedIncidents: result.latchedIncidentIds.length };
+      },
+    },
+    {
+      name: 'empire-sample-prune',
+      description: 'Deletes empire ingest samples older than 8 days: the empire SLO reads at most the last 7.',
+      schedule: '25 3 * * *',
+      async run({ now }) {
+        return { deleted: await ingest.pruneSamples(now) };
       },
     },
   ];

@@ -5,6 +5,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { canonicalJson, sha256Hex } from '../../platform/crypto.ts';
 import { createBufferedWrites } from '../../platform/db/buffered-writes.ts';
 import type { Db } from '../../platform/db/client.ts';
+import { SLO_SAMPLE_RETENTION_MS } from '../../platform/db/retention.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { Nullable } from '../../platform/http/registry.ts';
 import { type Ed25519Verifier } from '../../platform/ed25519-pool.ts';
@@ -220,6 +221,8 @@ export function createEmpireIngest(deps: {
     recordSample: (sample: repo.SampleRow): void => samples.push(sample),
     flushSamples: samples.flush,
     close: () => samples.flush(),
+    /** Deletes the SLO samples older than the retention (platform/db/retention.ts) at `now`. */
+    pruneSamples: (now: Date) => repo.deleteSamplesBefore(db, new Date(now.getTime() - SLO_SAMPLE_RETENTION_MS)),
   };
 }
 

@@ -2,6 +2,7 @@ import { and, desc, eq, gte, inArray, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
 import { olderThan, type TimeCursor } from '../../platform/db/paging.ts';
 import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
+import { deleteOlderThan } from '../../platform/db/retention.ts';
 import { empireEvents, empireForecasts, empireIncidents, empireIngestSamples, empireNotes } from './schema.ts';
 
 /** The only SQL of the empire layer. */
@@ -42,6 +43,10 @@ export async function insertSamples(db: Db, rows: readonly SampleRow[]): Promise
     sql`INSERT INTO empire_ingest_samples ${insertRows(empireIngestSamples, rows, ['toolset', 'receivedAt', 'outcome', 'latencyMs', 'eventCount'])}`,
   );
 }
+
+/** Deletes the ingest samples received before `cutoff`; returns how many. */
+export const deleteSamplesBefore = (db: Db, cutoff: Date) =>
+  deleteOlderThan(db, { table: empireIngestSamples, id: empireIngestSamples.id, time: empireIngestSamples.receivedAt }, cutoff);
 
 // Lineage
 

@@ -53,7 +53,7 @@ export function createEmpireDomain(deps: { db: Db; clock: Clock; audit: AuditLog
     ingest,
     forecaster,
     alerts,
-    jobs: () => [...empireJobs(forecaster), ...empireAlertJobs(alerts)],
+    jobs: () => [...empireJobs(forecaster, ingest), ...empireAlertJobs(alerts)],
     endpoints: () => [
       ...empireIngestEndpoints({ ingest, clock: deps.clock }),
       ...empireReadEndpoints({ db: deps.db, notes }),

@@ -6,6 +6,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
 import { createBufferedWrites } from '../../platform/db/buffered-writes.ts';
 import { createGroupCommit } from '../../platform/db/group-commit.ts';
+import { SLO_SAMPLE_RETENTION_MS } from '../../platform/db/retention.ts';
 import { isDatabaseUnavailable, withTransaction } from '../../platform/db/transaction.ts';
 import { badRequest, ServiceError } from '../../platform/errors.ts';
 import { Nullable } from '../../platform/http/registry.ts';
@@ -416,6 +417,8 @@ export function createIngestService(deps: IngestDeps) {
     },
     groupStats: () => groups.stats(),
     expireTarpits: (now: Date) => repo.expireTarpits(db, now),
+    /** Deletes the SLO samples older than the retention (platform/db/retention.ts) at `now`. */
+    pruneSamples: (now: Date) => repo.deleteSamplesBefore(db, new Date(now.getTime() - SLO_SAMPLE_RETENTION_MS)),
   };
 }
 

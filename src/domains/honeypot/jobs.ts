@@ -11,5 +11,13 @@ export function honeypotJobs(ingest: IngestService): JobDefinition[] {
         return { expired: await ingest.expireTarpits(now) };
       },
     },
+    {
+      name: 'ingest-sample-prune',
+      description: 'Deletes honeypot ingest samples older than 8 days: the ingest SLO reads at most the last 7.',
+      schedule: '20 3 * * *',
+      async run({ now }) {
+        return { deleted: await ingest.pruneSamples(now) };
+      },
+    },
   ];
 }

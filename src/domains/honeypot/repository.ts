@@ -1,6 +1,7 @@
 import { and, asc, eq, isNotNull, lte, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
 import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
+import { deleteOlderThan } from '../../platform/db/retention.ts';
 import {
   honeypotEvents,
   honeypotSettings,
@@ -208,6 +209,9 @@ export function isUniqueViolation(error: unknown): boolean {
 }
 
 // Ingest samples
+
+/** Deletes the samples received before `cutoff`; returns how many. */
+export const deleteSamplesBefore = (db: Db, cutoff: Date) => deleteOlderThan(db, { table: ingestSamples, id: ingestSamples.id, time: ingestSamples.receivedAt }, cutoff);
 
 /** Inserts buffered ingest samples in one statement. */
 export async function insertSamples(db: Db, rows: readonly SampleRow[]): Promise<void> {
