@@ -96,13 +96,22 @@ export interface OverviewRow {
 
 /**
  * How the last 24 hours compare with the toolset's 7-day hourly mean: `busier` above 1.5 times,
- * `quieter` below two thirds, else `usual` (null with no events in 7 days).
+ * `quieter` below two thirds, else `usual`; `new` when nothing came in the 6 days before the last
+ * day (no baseline to compare with), null with no events in 7 days.
  */
-export function trendOf(events24h: number, events7d: number): 'busier' | 'quieter' | 'usual' | null {
+export function trendOf(events24h: number, events7d: number): 'busier' | 'quieter' | 'usual' | 'new' | null {
   if (events7d === 0) return null;
+  if (events7d === events24h) return 'new';
   const ratio = events24h / 24 / (events7d / 168);
   return ratio > 1.5 ? 'busier' : ratio < 2 / 3 ? 'quieter' : 'usual';
 }
+
+const TREND_WORDS = {
+  busier: 'busier than its 7-day average',
+  quieter: 'quieter than its 7-day average',
+  usual: 'about as usual',
+  new: 'none in the 6 days before',
+} as const;
 
 /** A toolset's overview row from its 168 hourly counts (oldest first) and latest event time. */
 export function overviewRow(toolset: string, last168: readonly number[], lastEventAt: Date | null): OverviewRow {
@@ -114,7 +123,7 @@ export function overviewRow(toolset: string, last168: readonly number[], lastEve
   const blurb =
     trend === null
       ? `No events in the last 7 days; ${last}.`
-      : `${plural(events24h, 'event')} in the last 24 hours, ${trend === 'usual' ? 'about as usual' : `${trend} than its 7-day average`}; ${last}.`;
+      : `${plural(events24h, 'event')} in the last 24 hours, ${TREND_WORDS[trend]}; ${last}.`;
   return { toolset, blurb, events24h, events7d, lastEventAt: lastEventAt?.toISOString() ?? null, sparkline24h };
 }
 

@@ -51,6 +51,9 @@ describe('overview trend', () => {
     expect(trendOf(16, 168)).toBe('usual');
     expect(trendOf(15, 168)).toBe('quieter');
     expect(trendOf(0, 0)).toBeNull();
+    // Nothing before the last day: no baseline, so neither busier nor quieter.
+    expect(trendOf(5, 5)).toBe('new');
+    expect(overviewRow('lab', [...new Array(167).fill(0), 5], null).blurb).toBe('5 events in the last 24 hours, none in the 6 days before; no events yet.');
   });
 
   it('takes the sparkline from the last 24 of 168 hours', () => {
