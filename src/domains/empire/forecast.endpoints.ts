@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Clock } from '../../platform/clock.ts';
-import { defineEndpoint, type Endpoint, IsoDate, Nullable, PageLimitParam, StringEnum, TimeCursorParam, V1 } from '../../platform/http/registry.ts';
+import { defineEndpoint, type Endpoint, IsoDate, Nullable, PageLimitParam, type Principal, StringEnum, TimeCursorParam, V1 } from '../../platform/http/registry.ts';
 import type { Forecaster } from './forecast.ts';
 import { INCIDENT_SEVERITIES, INCIDENT_STATUSES, INCIDENTS_LIMIT_DEFAULT, INCIDENTS_LIMIT_MAX, type IncidentService } from './incidents.ts';
 
@@ -120,6 +120,27 @@ export function empireForecastEndpoints(deps: { forecaster: Forecaster; incident
       response: { schemaId: 'svc-empire-incident.v1', fields: { incident: Incident } },
       example: { schema: 'svc-empire-incident.v1', generatedAt, incident: exampleIncident },
       handler: async ({ params }) => incidents.read(params.id),
+    }),
+    defineEndpoint({
+      id: 'updateEmpireIncident',
+      title: 'Acknowledge or resolve an empire incident',
+      description:
+        'Moves an incident on: `open` → `acknowledged` → `resolved`, or `open` → `resolved` (stamping `resolvedAt`). Resolved is final (409 `conflict`); asking for the status it has changes nothing and audits nothing. ' +
+        'Audited as `empire-incident.update` with `notes`. While a forecast incident of a toolset is open or acknowledged, the forecaster opens no other. 404 for an unknown id.',
+      method: 'POST',
+      path: `${V1}/empire/incidents/{id}`,
+      auth: 'session-or-bearer',
+      scope: 'write:alerts',
+      tag: TAG,
+      kind: 'write',
+      params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
+      body: Type.Object(
+        { status: StringEnum(['acknowledged', 'resolved'] as const), notes: Type.Optional(Type.String({ maxLength: 2000 })) },
+        { additionalProperties: false },
+      ),
+      response: { schemaId: 'svc-empire-incident.v1', fields: { incident: Incident } },
+      example: { schema: 'svc-empire-incident.v1', generatedAt, incident: { ...exampleIncident, status: 'resolved', resolvedAt: '2026-11-24T09:30:00.000Z' } },
+      handler: async ({ params, body, principal, requestId }) => incidents.update({ principal: principal as Principal, requestId }, params.id, body),
     }),
   ];
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
 import { ingestEmpire } from '../../../test/helpers/empire.ts';
 import { ManualClock } from '../../platform/clock.ts';
+import { canMove } from './incidents.ts';
 import type { EmpireEvent } from './ingest.ts';
 
 const HOUR = 3_600_000;
@@ -101,6 +102,15 @@ describe('the forecaster', () => {
 });
 
 describe('incidents', () => {
+  it('move open → acknowledged → resolved or open → resolved, never back', () => {
+    expect(canMove('open', 'acknowledged')).toBe(true);
+    expect(canMove('open', 'resolved')).toBe(true);
+    expect(canMove('acknowledged', 'resolved')).toBe(true);
+    expect(canMove('acknowledged', 'open')).toBe(false);
+    expect(canMove('resolved', 'acknowledged')).toBe(false);
+    expect(canMove('resolved', 'resolved')).toBe(true);
+  });
+
   it('answers 404 for an unknown incident and 400 for a bad filter', async () => {
     expect((await t.call({ method: 'GET', url: `${V1}/empire/incidents/6a0f0a7e-0000-4000-8000-000000000000` })).statusCode).toBe(404);
     expect((await t.call({ method: 'GET', url: `${V1}/empire/incidents/nope` })).statusCode).toBe(404);
@@ -108,5 +118,37 @@ describe('incidents', () => {
     expect(bad.statusCode).toBe(400);
     expect(bad.json().field).toBe('query.status');
     expect((await t.call({ method: 'GET', url: `${V1}/empire/incidents?status=resolved` })).json().incidents).toEqual([]);
+  });
+
+  it('is acknowledged, then resolved (stamping resolvedAt), each change audited; resolved is final', async () => {
+    const [incident] = (await t.call({ method: 'GET', url: `${V1}/empire/incidents?toolset=surge-lab` })).json().incidents;
+    const url = `${V1}/empire/incidents/${incident.id}`;
+    const ack = await t.call({ method: 'POST', url, payload: { status: 'acknowledged', notes: 'looking' } });
+    expect(ack.statusCode, ack.body).toBe(200);
+    expect(ack.json()).toMatchObject({ schema: 'svc-empire-incident.v1', incident: { id: incident.id, status: 'acknowledged', resolvedAt: null } });
+    // Asking again changes nothing.
+    expect((await t.call({ method: 'POST', url, payload: { status: 'acknowledged' } })).json().incident.status).toBe('acknowledged');
+    clock.advance(60_000);
+    const resolved = await t.call({ method: 'POST', url, payload: { status: 'resolved' } });
+    expect(resolved.json().incident).toMatchObject({ status: 'resolved', resolvedAt: clock.now().toISOString() });
+    expect((await t.call({ method: 'GET', url })).json().incident).toMatchObject({ status: 'resolved', resolvedAt: clock.now().toISOString() });
+    const reopen = await t.call({ method: 'POST', url, payload: { status: 'acknowledged' } });
+    expect(reopen.statusCode).toBe(409);
+    expect(reopen.json()).toMatchObject({ schema: 'svc-error.v1', reason: 'conflict' });
+    const audit = (await t.call({ method: 'GET', url: `${V1}/honeypot/ops/audit?limit=50` })).json();
+    const changes = JSON.stringify(audit).match(/empire-incident\.update/g) ?? [];
+    expect(changes).toHaveLength(2);
+  });
+
+  it('refuses a change with a bad status, an unknown id, no credential or without write:alerts', async () => {
+    const [incident] = (await t.call({ method: 'GET', url: `${V1}/empire/incidents` })).json().incidents;
+    const url = `${V1}/empire/incidents/${incident.id}`;
+    const bad = await t.call({ method: 'POST', url, payload: { status: 'open' } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toMatchObject({ reason: 'invalid-body', field: 'body.status' });
+    expect((await t.call({ method: 'POST', url: `${V1}/empire/incidents/6a0f0a7e-0000-4000-8000-000000000000`, payload: { status: 'resolved' } })).statusCode).toBe(404);
+    expect((await t.call({ method: 'POST', url, payload: { status: 'resolved' }, token: null })).statusCode).toBe(401);
+    const reader = await t.tokenWith(['read:empire']);
+    expect((await t.call({ method: 'POST', url, payload: { status: 'resolved' }, token: reader })).statusCode).toBe(403);
   });
 });

@@ -1,6 +1,9 @@
+import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
+import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
 import { decodeTimeCursor, isUuid, pageOf } from '../../platform/db/paging.ts';
-import { notFound } from '../../platform/errors.ts';
+import { withTransaction } from '../../platform/db/transaction.ts';
+import { conflict, notFound } from '../../platform/errors.ts';
 import * as repo from './repository.ts';
 
 export const INCIDENT_SEVERITIES = ['critical', 'major', 'minor'] as const;
@@ -34,9 +37,45 @@ export const incidentView = (row: repo.IncidentRow): IncidentView => ({
   resolvedAt: row.resolvedAt?.toISOString() ?? null,
 });
 
-export function createIncidentService(deps: { db: Db }) {
-  const { db } = deps;
+type Status = (typeof INCIDENT_STATUSES)[number];
+
+/**
+ * The moves an incident's status may make: open → acknowledged → resolved, or open → resolved at
+ * once. Resolved is final: a problem that returns is a new incident (the forecaster opens one on
+ * its next streak). Asking for the status it already has changes nothing.
+ */
+export function canMove(from: Status, to: Status): boolean {
+  if (from === to) return true;
+  return from === 'open' ? to !== 'open' : from === 'acknowledged' ? to === 'resolved' : false;
+}
+
+export function createIncidentService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
+  const { db, clock, audit } = deps;
   return {
+    /** Acknowledges or resolves an incident (`resolvedAt` stamped); audited as `empire-incident.update`. */
+    async update(ctx: CallContext, id: string, input: { status: 'acknowledged' | 'resolved'; notes?: string | undefined }) {
+      return withTransaction(db, async (tx) => {
+        const row = isUuid(id) ? await repo.lockIncident(tx, id) : null;
+        if (!row) throw notFound(`There is no empire incident ${id}.`);
+        const from = row.status as Status;
+        if (!canMove(from, input.status)) {
+          throw conflict(`Incident ${id} is ${from}; it cannot become ${input.status} (resolved is final).`);
+        }
+        if (from === input.status) return { incident: incidentView(row) };
+        const next: repo.IncidentRow = { ...row, status: input.status, resolvedAt: input.status === 'resolved' ? clock.now() : null };
+        await repo.updateIncidentStatus(tx, id, { status: next.status, resolvedAt: next.resolvedAt });
+        await audit.record(tx, {
+          verb: 'empire-incident.update',
+          target: `empire-incident:${id}`,
+          surface: 'api',
+          actor: actorOf(ctx.principal),
+          before: { status: from },
+          after: { status: next.status, resolvedAt: next.resolvedAt?.toISOString() ?? null, ...(input.notes === undefined ? {} : { notes: input.notes }) },
+          requestId: ctx.requestId,
+        });
+        return { incident: incidentView(next) };
+      });
+    },
     async list(input: { toolset?: string | undefined; status?: string | undefined; severity?: string | undefined; cursor?: string | undefined; limit?: number | undefined }) {
       const limit = input.limit ?? INCIDENTS_LIMIT_DEFAULT;
       const rows = await repo.listIncidents(db, { toolset: input.toolset, status: input.status, severity: input.severity, cursor: decodeTimeCursor(input.cursor), limit: limit + 1 });

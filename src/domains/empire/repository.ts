@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, inArray, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, ne, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
 import { olderThan, type TimeCursor } from '../../platform/db/paging.ts';
 import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
@@ -171,13 +171,23 @@ export async function recentEventIds(db: Db, toolset: string, since: Date, limit
   return rows.map((r) => r.eventId);
 }
 
+/** An incident of the toolset from `source` that is not resolved yet (open or acknowledged). */
 export async function openIncidentFrom(db: Db, toolset: string, source: string): Promise<IncidentRow | null> {
   const [row] = await db
     .select()
     .from(empireIncidents)
-    .where(and(eq(empireIncidents.toolset, toolset), eq(empireIncidents.source, source), eq(empireIncidents.status, 'open')))
+    .where(and(eq(empireIncidents.toolset, toolset), eq(empireIncidents.source, source), ne(empireIncidents.status, 'resolved')))
     .limit(1);
   return row ?? null;
+}
+
+export async function lockIncident(tx: Db, id: string): Promise<IncidentRow | null> {
+  const [row] = await tx.select().from(empireIncidents).where(eq(empireIncidents.id, id)).for('update');
+  return row ?? null;
+}
+
+export async function updateIncidentStatus(tx: Db, id: string, patch: { status: string; resolvedAt: Date | null }): Promise<void> {
+  await tx.update(empireIncidents).set(patch).where(eq(empireIncidents.id, id));
 }
 
 export async function insertIncident(tx: Db, row: IncidentRow): Promise<void> {

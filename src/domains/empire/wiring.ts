@@ -39,7 +39,7 @@ export interface EmpireDomain {
 export function createEmpireDomain(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger; outbound: Outbound }): EmpireDomain {
   const provenance = createProvenanceService({ db: deps.db, clock: deps.clock, audit: deps.audit });
   const forecaster = createForecaster({ db: deps.db, clock: deps.clock });
-  const incidents = createIncidentService({ db: deps.db });
+  const incidents = createIncidentService({ db: deps.db, clock: deps.clock, audit: deps.audit });
   const notes = createNoteService({ db: deps.db, clock: deps.clock, audit: deps.audit });
   const verifier = createEd25519Verifier({ threads: deps.config.empire.verifyThreads });
   // No knowledge-graph materialiser exists yet: graph_lag_gte rules see an unknown lag and never fire (docs/empire-alerts.md).
