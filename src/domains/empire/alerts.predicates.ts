@@ -1,7 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { integerIn, type PredicateProblem, windowIn, WindowMinutes } from '../../platform/alerting/checks.ts';
 import { KindUnionBody } from '../../platform/http/registry.ts';
-import { TOOLSET_PATTERN } from '../provenance/service.ts';
+import { isToolsetName, TOOLSET_PATTERN } from '../provenance/service.ts';
 
 /**
  * The empire alert predicate union (spec A "Empire alert rule"), discriminated by `kind`. The exact
@@ -22,8 +23,6 @@ import { TOOLSET_PATTERN } from '../provenance/service.ts';
  * by `normalizePredicate`, so a stored predicate always carries every field.
  */
 
-export const WINDOW_MINUTES_MIN = 5;
-export const WINDOW_MINUTES_MAX = 1440;
 export const COUNT_MAX = 100_000_000;
 export const MIN_TENANTS_MAX = 10_000;
 export const DEFAULT_MIN_TENANTS = 1;
@@ -36,18 +35,13 @@ export const NODE_KIND_MAX = 64;
  */
 export const GRAPH_LAG_RENOTIFY_MINUTES = 60;
 
-const TOOLSET = new RegExp(TOOLSET_PATTERN);
-
-const windowMinutes = Type.Integer({
-  description: `The sliding window, in minutes: ${WINDOW_MINUTES_MIN} to ${WINDOW_MINUTES_MAX}. A rule that keeps matching fires again at most once per window.`,
-});
 const eventType = (what: string) => Type.String({ description: `Count only events of this eventType ${what}: 1 to ${EVENT_TYPE_MAX} characters.` });
 
 export const EmpireCountGte = Type.Object(
   {
     kind: Type.Literal('empire_count_gte'),
     count: Type.Integer({ description: `Fires when at least this many events arrive in the window: 1 to ${COUNT_MAX}.` }),
-    windowMinutes,
+    windowMinutes: WindowMinutes,
     eventType: Type.Optional(eventType('of the rule\'s toolset')),
   },
   {
@@ -60,7 +54,7 @@ export const CrossToolsetJoin = Type.Object(
   {
     kind: Type.Literal('cross_toolset_join'),
     otherToolset: Type.String({ description: `The toolset joined with the rule's own (${TOOLSET_PATTERN}); it must be another toolset.` }),
-    windowMinutes,
+    windowMinutes: WindowMinutes,
     eventType: Type.Optional(eventType('in the rule\'s toolset')),
     otherEventType: Type.Optional(eventType('in otherToolset')),
     minTenants: Type.Optional(
@@ -119,23 +113,10 @@ export function normalizePredicate(p: EmpirePredicate): EmpirePredicate {
   }
 }
 
-export interface PredicateProblem {
-  /** `predicate.windowMinutes` */
-  field: string;
-  human: string;
-}
-
-const integerIn = (field: string, value: number, min: number, max: number, unit = ''): PredicateProblem | null =>
-  Number.isInteger(value) && value >= min && value <= max
-    ? null
-    : { field: `predicate.${field}`, human: `predicate.${field} must be a whole number from ${min} to ${max}${unit} (got ${value}).` };
-
 const lengthIn = (field: string, value: string | undefined, max: number): PredicateProblem | null =>
   value === undefined || (value.length >= 1 && value.length <= max)
     ? null
     : { field: `predicate.${field}`, human: `predicate.${field} must be 1 to ${max} characters long (got ${value.length}).` };
-
-const window = (p: { windowMinutes: number }) => integerIn('windowMinutes', p.windowMinutes, WINDOW_MINUTES_MIN, WINDOW_MINUTES_MAX, ' minutes');
 
 /**
  * Why a schema-valid predicate is not allowed for a rule of `toolset`, or null. Rule creation
@@ -144,9 +125,9 @@ const window = (p: { windowMinutes: number }) => integerIn('windowMinutes', p.wi
 export function checkPredicate(p: EmpirePredicate, rule: { toolset: string | null }): PredicateProblem | null {
   switch (p.kind) {
     case 'empire_count_gte':
-      return integerIn('count', p.count, 1, COUNT_MAX) ?? window(p) ?? lengthIn('eventType', p.eventType, EVENT_TYPE_MAX);
+      return integerIn('count', p.count, 1, COUNT_MAX) ?? windowIn(p) ?? lengthIn('eventType', p.eventType, EVENT_TYPE_MAX);
     case 'cross_toolset_join':
-      if (!TOOLSET.test(p.otherToolset)) {
+      if (!isToolsetName(p.otherToolset)) {
         return {
           field: 'predicate.otherToolset',
           human: `predicate.otherToolset must be a toolset name: 3 to 128 characters, a letter, then letters, digits or - (got ${JSON.stringify(p.otherToolset.slice(0, 140))}).`,
@@ -159,7 +140,7 @@ export function checkPredicate(p: EmpirePredicate, rule: { toolset: string | nul
         };
       }
       return (
-        window(p) ??
+        windowIn(p) ??
         lengthIn('eventType', p.eventType, EVENT_TYPE_MAX) ??
         lengthIn('otherEventType', p.otherEventType, EVENT_TYPE_MAX) ??
         (p.minTenants === undefined ? null : integerIn('minTenants', p.minTenants, 1, MIN_TENANTS_MAX))

@@ -3,9 +3,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import {
   carryOut,
   changedFields,
-  countOutcome,
-  emptyStats,
+  evaluateEach,
   type EvaluationStats,
+  type FiringMessage,
   type Period,
   type Plan,
   planEvaluation as planWindowed,
@@ -22,7 +22,7 @@ import { assertThat, badRequest, notFound } from '../../platform/errors.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import { type Destination, type RedactedDestination, redactDestination, validateDestinations } from '../../platform/outbound/destinations.ts';
 import type { Outbound } from '../../platform/outbound/service.ts';
-import { TOOLSET_PATTERN } from '../provenance/service.ts';
+import { isToolsetName } from '../provenance/service.ts';
 import { checkPredicate, DEFAULT_MIN_TENANTS, type EmpirePredicate, normalizePredicate, parseStoredPredicate, windowMsOf } from './alerts.predicates.ts';
 import * as repo from './alerts.repository.ts';
 
@@ -39,7 +39,6 @@ import * as repo from './alerts.repository.ts';
 export const DETAIL_LIMIT = 20;
 export const OUTBOUND_SOURCE = 'empire-rule';
 export const JOB_NAME = 'empire-alert-evaluate';
-const TOOLSET = new RegExp(TOOLSET_PATTERN);
 
 /**
  * The knowledge-graph materialiser's lag in seconds (of one node kind when given), or null when it
@@ -111,13 +110,6 @@ export function matches(predicate: EmpirePredicate, observation: Observation): b
     case 'graph_lag_gte':
       return observation.kind === predicate.kind && observation.lagSec !== null && observation.lagSec >= predicate.lagSec;
   }
-}
-
-export interface FiringMessage {
-  title: string;
-  text: string;
-  severity: 'info' | 'warning' | 'critical';
-  details: Record<string, unknown>;
 }
 
 /** The notification of a firing: a title and sentence for people, `details` for machines. */
@@ -268,7 +260,7 @@ export function createEmpireAlertService(deps: EmpireAlertServiceDeps) {
      * against the outbound policy (400 `invalid-destinations`); audited as `empire-alert.create`.
      */
     async create(ctx: CallContext, input: CreateEmpireRuleInput): Promise<{ ok: true; id: string; toolset: string }> {
-      if (!TOOLSET.test(input.toolset)) {
+      if (!isToolsetName(input.toolset)) {
         throw badRequest('invalid-toolset', `The toolset must be 3 to 128 characters: a letter, then letters, digits or - (got ${JSON.stringify(input.toolset.slice(0, 140))}).`, {
           field: 'path.toolset',
         });
@@ -333,18 +325,19 @@ export function createEmpireAlertService(deps: EmpireAlertServiceDeps) {
 
     /** Evaluates every enabled rule at `now` (the job's time), one transaction per rule. */
     async evaluateAll(now: Date): Promise<EmpireEvaluationStats> {
-      const stats: EmpireEvaluationStats = { ...emptyStats(), unknown: 0 };
-      for (const id of await repo.listEnabledRuleIds(db)) {
-        try {
+      let unknown = 0;
+      const stats = await evaluateEach(
+        await repo.listEnabledRuleIds(db),
+        async (id) => {
           const outcome = await evaluateRule(id, now);
-          if (outcome === 'unknown') stats.unknown++;
-          countOutcome(stats, outcome === 'unknown' ? 'quiet' : outcome);
-        } catch (error) {
-          log.error({ err: error, ruleId: id }, 'empire alert rule evaluation failed');
-          stats.failed++;
-        }
-      }
-      return stats;
+          if (outcome !== 'unknown') return outcome;
+          unknown++;
+          return 'quiet';
+        },
+        log,
+        'empire alert rule',
+      );
+      return { ...stats, unknown };
     },
   };
 }

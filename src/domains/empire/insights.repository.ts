@@ -68,19 +68,10 @@ export async function lastEventAt(db: Db, filter: { toolset: string; tenant: str
 
 // Overview
 
-/**
- * Every toolset that has sent an event, with the time of its latest event before `to`. The
- * distinct toolsets are walked over the (toolset, ts) index one at a time (a loose index scan):
- * PostgreSQL would otherwise read every event to list a handful of toolsets.
- */
+/** Every toolset that has sent an event, with the time of its latest event before `to` (a loose index scan). */
 export async function toolsetsWithLastEvent(db: Db, to: Date): Promise<{ toolset: string; lastEventAt: Date | null }[]> {
   const result = await db.execute(sql`
-    WITH RECURSIVE toolsets AS (
-      (SELECT toolset FROM empire_events ORDER BY toolset LIMIT 1)
-      UNION ALL
-      SELECT (SELECT e.toolset FROM empire_events e WHERE e.toolset > t.toolset ORDER BY e.toolset LIMIT 1)
-      FROM toolsets t WHERE t.toolset IS NOT NULL
-    )
+    ${distinctToolsets('empire_events')}
     SELECT t.toolset, (SELECT max(e.ts) FROM empire_events e WHERE e.toolset = t.toolset AND e.ts < ${at(to)}) AS "lastEventAt"
     FROM toolsets t WHERE t.toolset IS NOT NULL ORDER BY t.toolset`);
   return rowsOf<{ toolset: string; lastEventAt: unknown }>(result).map((r) => ({
@@ -98,45 +89,62 @@ export interface ToolsetSamples {
   p50Ms: number | null;
   p95Ms: number | null;
   p99Ms: number | null;
+  /** Sample counts per outcome. */
+  outcomes: { outcome: string; count: number }[];
 }
 
 /**
- * Per toolset: counts and exact latency percentiles (`percentile_disc`: the smallest latency whose
- * cumulative share reaches p) of the ingest samples received in (from, to]. Samples of requests
- * that named no toolset are not attributed to one.
+ * Per toolset, in one pass over the ingest samples received in (from, to]: counts and exact
+ * latency percentiles (`percentile_disc`: the smallest latency whose cumulative share reaches p),
+ * and the counts per outcome (grouping sets). Samples of requests that named no toolset are not
+ * attributed to one.
  */
 export async function samplesByToolset(db: Db, from: Date, to: Date): Promise<ToolsetSamples[]> {
   const result = await db.execute(sql`
-    SELECT toolset, count(*)::int AS "totalSamples", count(*) FILTER (WHERE outcome = 'ok')::int AS "okCount",
+    SELECT toolset, GROUPING(outcome)::int AS "allOutcomes", outcome, count(*)::int AS count,
+      count(*) FILTER (WHERE outcome = 'ok')::int AS "okCount",
       (percentile_disc(0.5) WITHIN GROUP (ORDER BY latency_ms))::float8 AS "p50Ms",
       (percentile_disc(0.95) WITHIN GROUP (ORDER BY latency_ms))::float8 AS "p95Ms",
       (percentile_disc(0.99) WITHIN GROUP (ORDER BY latency_ms))::float8 AS "p99Ms"
     FROM empire_ingest_samples
     WHERE toolset IS NOT NULL AND received_at > ${at(from)} AND received_at <= ${at(to)}
-    GROUP BY toolset`);
-  return rowsOf<Record<string, unknown>>(result).map((r) => ({
-    toolset: String(r.toolset),
-    totalSamples: Number(r.totalSamples),
-    okCount: Number(r.okCount),
-    p50Ms: numberOrNull(r.p50Ms),
-    p95Ms: numberOrNull(r.p95Ms),
-    p99Ms: numberOrNull(r.p99Ms),
-  }));
+    GROUP BY GROUPING SETS ((toolset), (toolset, outcome))`);
+  const byToolset = new Map<string, ToolsetSamples>();
+  const rows = rowsOf<Record<string, unknown>>(result);
+  for (const r of rows.filter((row) => Number(row.allOutcomes) === 1)) {
+    byToolset.set(String(r.toolset), {
+      toolset: String(r.toolset),
+      totalSamples: Number(r.count),
+      okCount: Number(r.okCount),
+      p50Ms: numberOrNull(r.p50Ms),
+      p95Ms: numberOrNull(r.p95Ms),
+      p99Ms: numberOrNull(r.p99Ms),
+      outcomes: [],
+    });
+  }
+  for (const r of rows.filter((row) => Number(row.allOutcomes) === 0)) byToolset.get(String(r.toolset))?.outcomes.push({ outcome: String(r.outcome), count: Number(r.count) });
+  return [...byToolset.values()];
 }
 
-/** Sample counts per (toolset, outcome) in (from, to]. */
-export async function outcomesByToolset(db: Db, from: Date, to: Date): Promise<{ toolset: string; outcome: string; count: number }[]> {
-  const result = await db.execute(sql`
-    SELECT toolset, outcome, count(*)::int AS count FROM empire_ingest_samples
-    WHERE toolset IS NOT NULL AND received_at > ${at(from)} AND received_at <= ${at(to)}
-    GROUP BY toolset, outcome`);
-  return rowsOf<{ toolset: string; outcome: string; count: unknown }>(result).map((r) => ({ toolset: r.toolset, outcome: r.outcome, count: Number(r.count) }));
-}
+/**
+ * The distinct toolsets of a table with a (toolset, …) index, walked one index probe at a time (a
+ * loose index scan): PostgreSQL would otherwise read every row to list a handful of toolsets.
+ */
+const distinctToolsets = (table: string) => sql`
+  WITH RECURSIVE toolsets AS (
+    (SELECT toolset FROM ${sql.raw(table)} WHERE toolset IS NOT NULL ORDER BY toolset LIMIT 1)
+    UNION ALL
+    SELECT (SELECT e.toolset FROM ${sql.raw(table)} e WHERE e.toolset > t.toolset ORDER BY e.toolset LIMIT 1)
+    FROM toolsets t WHERE t.toolset IS NOT NULL
+  )`;
 
-/** The toolsets with an ingest sample received in (from, to]. */
+/** The toolsets with an ingest sample received in (from, to]: one index probe per toolset. */
 export async function sampledToolsets(db: Db, from: Date, to: Date): Promise<string[]> {
   const result = await db.execute(sql`
-    SELECT DISTINCT toolset FROM empire_ingest_samples WHERE toolset IS NOT NULL AND received_at > ${at(from)} AND received_at <= ${at(to)}`);
+    ${distinctToolsets('empire_ingest_samples')}
+    SELECT t.toolset FROM toolsets t
+    WHERE t.toolset IS NOT NULL
+      AND EXISTS (SELECT 1 FROM empire_ingest_samples s WHERE s.toolset = t.toolset AND s.received_at > ${at(from)} AND s.received_at <= ${at(to)})`);
   return rowsOf<{ toolset: string }>(result).map((r) => r.toolset);
 }
 

@@ -315,6 +315,9 @@ describe('GET /empire/slo', () => {
     expect(day.rows.find((r) => r.toolset === 'dash-lab')!.totalSamples).toBeGreaterThan(0);
     expect(day.rows.map((r) => r.toolset)).toEqual([...day.rows.map((r) => r.toolset)].sort());
     expect((await get(`${V1}/empire/slo?window=30d`)).statusCode).toBe(400);
+    const week = await ok<Slo>(`${V1}/empire/slo?window=7d`);
+    expect(week).toMatchObject({ window: '7d', windowStartIso: new Date(clock.now().getTime() - 7 * 24 * 3_600_000).toISOString() });
+    expect(week.rows.find((r) => r.toolset === 'slo-lab')!.totalSamples).toBe(10);
   });
 });
 

@@ -1,5 +1,6 @@
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
+import { HOUR_MS } from './dashboard.ts';
 import * as repo from './insights.repository.ts';
 
 /**
@@ -7,7 +8,6 @@ import * as repo from './insights.repository.ts';
  * of its ingest requests in the window, and a badge (docs/empire.md, "Ingest SLO").
  */
 
-const HOUR_MS = 3_600_000;
 export const EMPIRE_SLO_WINDOWS = { '1h': HOUR_MS, '24h': 24 * HOUR_MS, '7d': 168 * HOUR_MS } as const;
 export type EmpireSloWindow = keyof typeof EMPIRE_SLO_WINDOWS;
 
@@ -58,9 +58,8 @@ export function createSloService(deps: { db: Db; clock: Clock; flushSamples: () 
       await deps.flushSamples();
       const now = clock.now();
       const from = new Date(now.getTime() - EMPIRE_SLO_WINDOWS[windowName]);
-      const [summaries, outcomes, known] = await Promise.all([
+      const [summaries, known] = await Promise.all([
         repo.samplesByToolset(db, from, now),
-        repo.outcomesByToolset(db, from, now),
         repo.sampledToolsets(db, new Date(now.getTime() - EMPIRE_SLO_WINDOWS['7d']), now),
       ]);
       const summaryOf = new Map(summaries.map((s) => [s.toolset, s]));
@@ -77,10 +76,7 @@ export function createSloService(deps: { db: Db; clock: Clock; flushSamples: () 
           totalSamples: total,
           okCount,
           okRatePct,
-          outcomeBreakdown: outcomes
-            .filter((o) => o.toolset === toolset)
-            .map(({ outcome, count }) => ({ outcome, count }))
-            .sort((a, b) => b.count - a.count || (a.outcome < b.outcome ? -1 : 1)),
+          outcomeBreakdown: [...(s?.outcomes ?? [])].sort((a, b) => b.count - a.count || (a.outcome < b.outcome ? -1 : 1)),
           ...p,
         };
       });

@@ -1,5 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { integerIn, type PredicateProblem, windowIn, WindowMinutes } from '../../platform/alerting/checks.ts';
 import { KindUnionBody } from '../../platform/http/registry.ts';
 import { UA_CLASS_VALUES } from './vendors/classify.ts';
 
@@ -21,17 +22,11 @@ import { UA_CLASS_VALUES } from './vendors/classify.ts';
  * `normalizePredicate`, so a stored predicate always carries every field.
  */
 
-export const WINDOW_MINUTES_MIN = 5;
-export const WINDOW_MINUTES_MAX = 1440;
 export const DEFAULT_LIAR_MIN_EVENTS = 20;
 export const DEFAULT_CLUSTER_MIN_EVENTS = 1;
 const LIAR_MIN_EVENTS_MAX = 100_000;
 const CLUSTER_MIN_EVENTS_MAX = 1_000;
 const COUNT_MAX = 100_000_000;
-
-const windowMinutes = Type.Integer({
-  description: `The sliding window, in minutes: ${WINDOW_MINUTES_MIN} to ${WINDOW_MINUTES_MAX}. A rule that keeps matching fires again at most once per window.`,
-});
 
 // `enum` is enforced by the request validator (Ajv); TypeBox's own checks ignore it, so
 // `checkPredicate` tests membership again for stored values and direct callers.
@@ -41,7 +36,7 @@ export const LiarRateAbove = Type.Object(
   {
     kind: Type.Literal('liar_rate_above'),
     pct: Type.Number({ description: 'Fires when the LIAR share of the window\'s events is above this percentage: 0 ≤ pct < 100.' }),
-    windowMinutes,
+    windowMinutes: WindowMinutes,
     minEvents: Type.Optional(
       Type.Integer({
         description: `The window must hold at least this many events (of any class) before the rate counts: 1 to ${LIAR_MIN_EVENTS_MAX}; default ${DEFAULT_LIAR_MIN_EVENTS}.`,
@@ -55,7 +50,7 @@ export const EventCountAbove = Type.Object(
   {
     kind: Type.Literal('event_count_above'),
     count: Type.Integer({ description: `Fires when more than this many events arrive in the window: 0 to ${COUNT_MAX}.` }),
-    windowMinutes,
+    windowMinutes: WindowMinutes,
     uaClass: Type.Optional(uaClassSchema),
   },
   { additionalProperties: false, description: 'More than `count` events (only those of `uaClass` when it is given) were received in the window.' },
@@ -106,17 +101,6 @@ export function normalizePredicate(p: Predicate): Predicate {
   }
 }
 
-export interface PredicateProblem {
-  /** `predicate.windowMinutes` */
-  field: string;
-  human: string;
-}
-
-const integerIn = (field: string, value: number, min: number, max: number, unit = ''): PredicateProblem | null =>
-  Number.isInteger(value) && value >= min && value <= max
-    ? null
-    : { field: `predicate.${field}`, human: `predicate.${field} must be a whole number from ${min} to ${max}${unit} (got ${value}).` };
-
 /** Why a schema-valid predicate is not allowed, or null. Rule creation answers 400 invalid-predicate. */
 export function checkPredicate(p: Predicate): PredicateProblem | null {
   switch (p.kind) {
@@ -128,7 +112,7 @@ export function checkPredicate(p: Predicate): PredicateProblem | null {
         };
       }
       return (
-        integerIn('windowMinutes', p.windowMinutes, WINDOW_MINUTES_MIN, WINDOW_MINUTES_MAX, ' minutes') ??
+        windowIn(p) ??
         (p.minEvents === undefined ? null : integerIn('minEvents', p.minEvents, 1, LIAR_MIN_EVENTS_MAX))
       );
     case 'event_count_above':
@@ -136,7 +120,7 @@ export function checkPredicate(p: Predicate): PredicateProblem | null {
         return { field: 'predicate.uaClass', human: `predicate.uaClass must be one of: ${UA_CLASS_VALUES.join(', ')} (got ${p.uaClass}).` };
       }
       return (
-        integerIn('count', p.count, 0, COUNT_MAX) ?? integerIn('windowMinutes', p.windowMinutes, WINDOW_MINUTES_MIN, WINDOW_MINUTES_MAX, ' minutes')
+        integerIn('count', p.count, 0, COUNT_MAX) ?? windowIn(p)
       );
     case 'new_fingerprint_cluster':
       return p.minEvents === undefined ? null : integerIn('minEvents', p.minEvents, 1, CLUSTER_MIN_EVENTS_MAX);

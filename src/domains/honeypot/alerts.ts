@@ -3,9 +3,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import {
   carryOut,
   changedFields,
-  countOutcome,
-  emptyStats,
+  evaluateEach,
   type EvaluationStats,
+  type FiringMessage,
   type Period,
   type Plan,
   planEvaluation as planWindowed,
@@ -101,13 +101,6 @@ export function matches(predicate: Predicate, observation: Observation): boolean
     case 'tarpit_triggered':
       return observation.kind === predicate.kind && observation.total > 0;
   }
-}
-
-export interface FiringMessage {
-  title: string;
-  text: string;
-  severity: 'info' | 'warning' | 'critical';
-  details: Record<string, unknown>;
 }
 
 const pct1 = (part: number, whole: number) => Math.round((part * 1000) / whole) / 10;
@@ -333,16 +326,7 @@ export function createAlertService(deps: AlertServiceDeps) {
 
     /** Evaluates every enabled rule at `now` (the job's time), one transaction per rule. */
     async evaluateAll(now: Date): Promise<EvaluationStats> {
-      const stats = emptyStats();
-      for (const id of await repo.listEnabledRuleIds(db)) {
-        try {
-          countOutcome(stats, await evaluateRule(id, now));
-        } catch (error) {
-          log.error({ err: error, ruleId: id }, 'alert rule evaluation failed');
-          stats.failed++;
-        }
-      }
-      return stats;
+      return evaluateEach(await repo.listEnabledRuleIds(db), (id) => evaluateRule(id, now), log, 'alert rule');
     },
   };
 }

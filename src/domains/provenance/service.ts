@@ -13,6 +13,8 @@ import * as repo from './repository.ts';
 /** Toolset names (spec C, Limits): 3 to 128 characters, a letter first, then letters, digits and `-`. */
 export const TOOLSET_PATTERN = '^[A-Za-z][A-Za-z0-9-]{2,127}$';
 const TOOLSET = new RegExp(TOOLSET_PATTERN);
+/** Whether `name` is a toolset name (TOOLSET_PATTERN). */
+export const isToolsetName = (name: string): boolean => TOOLSET.test(name);
 export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 200;
 /** How long ingest may verify with a toolset's keys as read before; a failed check reads them again. */

@@ -95,6 +95,36 @@ export function countOutcome(stats: EvaluationStats, outcome: RuleOutcome): void
 /** `1 event`, `3 events`. */
 export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
+/** The notification of a firing: a title and sentence for people, `details` for machines. */
+export interface FiringMessage {
+  title: string;
+  text: string;
+  severity: 'info' | 'warning' | 'critical';
+  details: Record<string, unknown>;
+}
+
+/**
+ * Evaluates each rule in turn (one transaction each, in `evaluate`) and counts what came of it. A
+ * rule whose evaluation throws is logged and counted as failed; it is tried again next run.
+ */
+export async function evaluateEach(
+  ids: readonly string[],
+  evaluate: (id: string) => Promise<RuleOutcome>,
+  log: { error(details: object, message: string): void },
+  what: string,
+): Promise<EvaluationStats> {
+  const stats = emptyStats();
+  for (const id of ids) {
+    try {
+      countOutcome(stats, await evaluate(id));
+    } catch (error) {
+      log.error({ err: error, ruleId: id }, `${what} evaluation failed`);
+      stats.failed++;
+    }
+  }
+  return stats;
+}
+
 /** The rule columns a run changes: the watermark always, `lastFiredAt` on a firing. */
 export interface RunPatch {
   evaluatedUntil: Date;
