@@ -4,6 +4,7 @@
  * Nothing else in the service reads process.env.
  */
 import os from 'node:os';
+import ipaddr from 'ipaddr.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -34,7 +35,14 @@ export interface Config {
   metricsToken: string | null;
   schedulerEnabled: boolean;
   schedulerTickMs: number;
-  trustProxy: boolean;
+  /**
+   * Which proxies may tell the client address in `X-Forwarded-For`: `false` trusts none (the
+   * socket address is the client); a number trusts that many hops nearest the server; a list
+   * trusts only proxies at those addresses or CIDRs. Never the left-most, client-written entry.
+   */
+  trustProxy: false | number | string[];
+  /** 401 and 403 answers per minute per client IP before its calls get 429; 0 turns the limit off. */
+  authFailuresPerMinute: number;
   /** Redis for state several instances share (the agent API's rate limits); null keeps it in memory. */
   redisUrl: string | null;
   agentApi: {
@@ -44,6 +52,8 @@ export interface Config {
     anonymousPerMinute: number;
     /** Calls per minute per API key. */
     keyPerMinute: number;
+    /** Anonymous calls per minute per caller IP across every agent_name. */
+    ipPerMinute: number;
   };
   empire: {
     /** Refuse unsigned toolset events (`unsigned`) instead of admitting them in compatibility mode. */
@@ -68,6 +78,8 @@ export interface Config {
     /** Allow webhooks to private, loopback and link-local addresses (tests, lab setups). */
     allowPrivate: boolean;
     timeoutMs: number;
+    /** Ports webhooks may be sent to. */
+    allowedPorts: number[];
   };
   integrations: {
     chatWebhookUrl: string | null;
@@ -137,6 +149,53 @@ function agentApiTenant(env: Env): string | null {
   return slug;
 }
 
+/**
+ * OBSERVATORY_TRUST_PROXY: `0` (or unset) trusts no proxy; a whole number trusts that many hops
+ * nearest the server; otherwise a comma-separated list of proxy addresses or CIDRs. `true`/`yes`
+ * are refused: trusting every hop would take the left-most, client-written address.
+ */
+function trustProxy(env: Env): false | number | string[] {
+  const raw = text(env, 'OBSERVATORY_TRUST_PROXY');
+  if (raw === null || raw === '0') return false;
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops > 16) throw new ConfigError('OBSERVATORY_TRUST_PROXY', `a hop count must be between 0 and 16, got ${hops}`);
+    return hops;
+  }
+  const entries = raw.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  for (const entry of entries) {
+    if (!isAddressOrCidr(entry)) {
+      throw new ConfigError(
+        'OBSERVATORY_TRUST_PROXY',
+        `must be 0, a hop count (the number of proxies in front of the service) or a comma-separated list of proxy addresses or CIDRs; "${entry}" is none of these`,
+      );
+    }
+  }
+  return entries;
+}
+
+function isAddressOrCidr(entry: string): boolean {
+  try {
+    if (entry.includes('/')) ipaddr.parseCIDR(entry);
+    else ipaddr.parse(entry);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** OBSERVATORY_OUTBOUND_ALLOWED_PORTS: comma-separated TCP ports webhooks may use (default 80 and 443). */
+function portList(env: Env, name: string, fallback: number[]): number[] {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  const ports = raw.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  if (ports.length === 0) throw new ConfigError(name, 'must list at least one port');
+  return [...new Set(ports.map((p) => {
+    if (!/^\d+$/.test(p) || Number(p) < 1 || Number(p) > 65535) throw new ConfigError(name, `must be a comma-separated list of ports 1 to 65535; "${p}" is not`);
+    return Number(p);
+  }))].sort((a, b) => a - b);
+}
+
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -184,12 +243,14 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken,
     schedulerEnabled: flag(env, 'OBSERVATORY_SCHEDULER', true),
     schedulerTickMs: integer(env, 'OBSERVATORY_SCHEDULER_TICK_MS', 15_000, 100, 3_600_000),
-    trustProxy: flag(env, 'OBSERVATORY_TRUST_PROXY', false),
+    trustProxy: trustProxy(env),
+    authFailuresPerMinute: integer(env, 'OBSERVATORY_AUTH_FAILURES_PER_MINUTE', 100, 0, 1_000_000_000),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     agentApi: {
       tenant: agentApiTenant(env),
       anonymousPerMinute: integer(env, 'OBSERVATORY_AGENT_API_ANON_PER_MINUTE', 20, 1, 1_000_000_000),
       keyPerMinute: integer(env, 'OBSERVATORY_AGENT_API_KEY_PER_MINUTE', 200, 1, 1_000_000_000),
+      ipPerMinute: integer(env, 'OBSERVATORY_AGENT_API_IP_PER_MINUTE', 120, 1, 1_000_000_000),
     },
     empire: {
       requireSignedEvents: flag(env, 'OBSERVATORY_REQUIRE_SIGNED_EVENTS', false),
@@ -206,6 +267,7 @@ export function loadConfig(env: Env = process.env): Config {
     outbound: {
       allowPrivate: flag(env, 'OBSERVATORY_ALLOW_PRIVATE_OUTBOUND', false),
       timeoutMs: integer(env, 'OBSERVATORY_OUTBOUND_TIMEOUT_MS', 5_000, 100, 60_000),
+      allowedPorts: portList(env, 'OBSERVATORY_OUTBOUND_ALLOWED_PORTS', [80, 443]),
     },
     integrations: {
       chatWebhookUrl: url(env, 'OBSERVATORY_CHAT_WEBHOOK_URL', ['https:', 'http:']),

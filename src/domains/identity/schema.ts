@@ -21,6 +21,8 @@ export const apiTokens = pgTable(
       .references(() => users.id),
     name: text('name').notNull(),
     scopes: jsonb('scopes').$type<string[]>().notNull(),
+    /** The toolsets this token may write events for; null: not bound (every toolset). */
+    toolsets: jsonb('toolsets').$type<string[] | null>(),
     tokenHash: text('token_hash').notNull().unique(),
     prefix: text('prefix').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
@@ -40,6 +42,11 @@ export const sessions = pgTable(
       .notNull()
       .references(() => users.id),
     passkeyId: uuid('passkey_id'),
+    /**
+     * The most this session may carry: the scopes of the passkey that opened it. The session's
+     * scopes are these intersected with the operator's current scopes (docs/operations.md).
+     */
+    scopes: jsonb('scopes').$type<string[]>().notNull().default([]),
     createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
     expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
     lastSeenAt: timestamp('last_seen_at', { withTimezone: true, mode: 'date' }).notNull(),
@@ -62,6 +69,11 @@ export const passkeys = pgTable(
     publicKey: text('public_key').notNull(),
     counter: bigint('counter', { mode: 'number' }).notNull(),
     transports: jsonb('transports').$type<string[]>().notNull(),
+    /**
+     * The scopes of the credential that registered this passkey: the ceiling of every session it
+     * opens. Passkeys registered before this column existed get none (register them again).
+     */
+    scopes: jsonb('scopes').$type<string[]>().notNull().default([]),
     deviceLabel: text('device_label').notNull(),
     deviceType: text('device_type').notNull(),
     backedUp: boolean('backed_up').notNull(),
@@ -76,13 +88,19 @@ export const passkeys = pgTable(
  * Outstanding WebAuthn challenges. Kept in the database, not in memory, so a ceremony may start
  * on one instance and finish on another.
  */
-export const webauthnChallenges = pgTable('webauthn_challenges', {
-  id: uuid('id').primaryKey(),
-  purpose: text('purpose').notNull(),
-  userId: uuid('user_id'),
-  challenge: text('challenge').notNull(),
-  deviceLabel: text('device_label'),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
-  expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
-  consumedAt: timestamp('consumed_at', { withTimezone: true, mode: 'date' }),
-});
+export const webauthnChallenges = pgTable(
+  'webauthn_challenges',
+  {
+    id: uuid('id').primaryKey(),
+    purpose: text('purpose').notNull(),
+    userId: uuid('user_id'),
+    challenge: text('challenge').notNull(),
+    deviceLabel: text('device_label'),
+    /** The address that started an unauthenticated ceremony (login), so outstanding ones can be capped per address. */
+    clientIp: text('client_ip'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull(),
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+    consumedAt: timestamp('consumed_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [index('webauthn_challenges_client_ip_idx').on(t.clientIp, t.expiresAt), index('webauthn_challenges_expires_idx').on(t.expiresAt)],
+);

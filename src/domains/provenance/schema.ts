@@ -47,3 +47,15 @@ export const provenanceAttestations = pgTable(
     index('provenance_attestations_toolset_accepted_idx').on(t.toolset, t.acceptedAt, t.id),
   ],
 );
+
+/**
+ * Per-toolset admission policy set by an operator: `require_signed` refuses unsigned events of
+ * this toolset (`unsigned`) even while OBSERVATORY_REQUIRE_SIGNED_EVENTS leaves compatibility
+ * mode on for the others. A toolset without a row follows the global setting.
+ */
+export const toolsetPolicies = pgTable('toolset_policies', {
+  toolset: text('toolset').primaryKey(),
+  requireSigned: boolean('require_signed').notNull(),
+  updatedBy: text('updated_by'),
+  updatedAt: ts('updated_at').notNull(),
+});

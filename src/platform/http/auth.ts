@@ -35,7 +35,7 @@ export async function authenticate(
   if (endpoint.auth === 'none' || endpoint.auth === 'tenant-signature' || endpoint.auth === 'agent-key') return null;
   const token = bearerToken(request);
   if (endpoint.auth === 'metrics' && token !== null && metricsToken !== null && safeEqual(token, metricsToken)) {
-    return { userId: 'metrics', username: 'metrics', scopes: new Set(), via: 'metrics-token', tokenId: null, sessionId: null };
+    return { userId: 'metrics', username: 'metrics', scopes: new Set(), toolsets: null, via: 'metrics-token', tokenId: null, sessionId: null };
   }
   let principal: Principal | null = null;
   if (token !== null) {

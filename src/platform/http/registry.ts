@@ -46,6 +46,8 @@ export interface Principal {
   userId: string;
   username: string;
   scopes: ReadonlySet<Scope>;
+  /** The toolsets a bound token may write events for; null when the credential is not bound to toolsets. */
+  toolsets: ReadonlySet<string> | null;
   via: 'bearer' | 'session' | 'metrics-token';
   tokenId: string | null;
   sessionId: string | null;
@@ -217,11 +219,19 @@ export function toFastifyPath(path: string): string {
   return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
 }
 
-/** Throws when two entries share an id or a (method, path); run once when the app is built. */
+/**
+ * Throws when two entries share an id or a (method, path), or when an endpoint whose caller is
+ * authenticated by a signature or an agent API key names no check that does it (the server does
+ * not check those modes itself, so such an endpoint would be open to anyone). Run once when the
+ * app is built, so a bad registry stops start-up.
+ */
 export function assertRegistryConsistent(endpoints: readonly Endpoint[]): void {
   const ids = new Set<string>();
   const routes = new Set<string>();
   for (const e of endpoints) {
+    if ((e.auth === 'tenant-signature' || e.auth === 'agent-key') && e.verifyCaller === null) {
+      throw new Error(`endpoint ${e.id} (auth ${e.auth}) names no verifyCaller: nothing would authenticate its caller`);
+    }
     if (ids.has(e.id)) throw new Error(`endpoint id ${e.id} is declared twice`);
     ids.add(e.id);
     const key = `${e.method} ${e.path}`;

@@ -17,7 +17,8 @@ export interface ServerOptions {
   metrics: Metrics;
   metricsToken: string | null;
   logger: FastifyBaseLogger;
-  trustProxy: boolean;
+  /** false, a hop count or proxy addresses/CIDRs (config.trustProxy); never `true`. */
+  trustProxy: false | number | string[];
 }
 
 declare module 'fastify' {
@@ -45,7 +46,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: options.logger,
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: options.trustProxy,
+    trustProxy: proxyTrust(options.trustProxy),
     genReqId: () => randomUUID(),
     return503OnClosing: true,
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
@@ -162,6 +163,17 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     });
   }
   return app;
+}
+
+/**
+ * Fastify's form of config.trustProxy. A hop count trusts the `hops` addresses nearest the
+ * server (the socket peer is hop 0), so the client is the address the outermost trusted proxy
+ * saw; whatever a client wrote further left in `X-Forwarded-For` is never taken.
+ */
+export function proxyTrust(trust: false | number | string[]): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (trust === false || trust === 0) return false;
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return trust;
 }
 
 /** The first string (or object key) in a parsed JSON value that holds U+0000, as `body.a[2].b`; null when none does. */

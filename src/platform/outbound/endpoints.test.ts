@@ -20,6 +20,7 @@ const principal = (scopes: Scope[]): Principal => ({
   userId: '0b7f9a1c-5d2e-4c6b-8e3a-1f2d3c4b5a69',
   username: 'operator',
   scopes: new Set(scopes),
+  toolsets: null,
   via: 'bearer',
   tokenId: null,
   sessionId: null,
