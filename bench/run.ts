@@ -25,7 +25,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { pino } from 'pino';
+import { createLogger } from '../src/platform/logger.ts';
 import { type App, createApp } from '../src/app.ts';
 import { loadConfig } from '../src/platform/config.ts';
 import { createTestDatabase, type TestDatabase } from '../test/helpers/database.ts';
@@ -344,8 +344,10 @@ async function main(): Promise<number> {
       OBSERVATORY_SCHEDULER: '0',
       OBSERVATORY_ADMIN_TOKEN: ADMIN_TOKEN,
       OBSERVATORY_PUBLIC_URL: 'http://127.0.0.1:8080',
-      // The agent-search scenario calls from one IP far beyond the public limit of 20 a minute.
+      // The agent-search scenario calls from one IP far beyond the public limits of 20 a minute
+      // per (IP, agent_name) and 120 a minute per IP.
       OBSERVATORY_AGENT_API_ANON_PER_MINUTE: '1000000000',
+      OBSERVATORY_AGENT_API_IP_PER_MINUTE: '1000000000',
       ...(process.env.BENCH_AGENT_API_TENANT ? { OBSERVATORY_AGENT_API_TENANT: process.env.BENCH_AGENT_API_TENANT } : {}),
       HOST: '127.0.0.1',
       PORT: '0',
@@ -358,7 +360,7 @@ async function main(): Promise<number> {
     app = await createApp({
       config,
       ...(database ? { database } : {}),
-      logger: pino({ level: config.logLevel }),
+      logger: createLogger(config.logLevel),
     });
     await app.server.listen({ host: '127.0.0.1', port: 0 });
     const address = app.server.server.address();

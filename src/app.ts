@@ -1,5 +1,4 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { pino } from 'pino';
 import { type AgentApiDomain, createAgentApiDomain } from './domains/agent-api/wiring.ts';
 import { createEmpireDomain, type EmpireDomain } from './domains/empire/wiring.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
@@ -16,8 +15,10 @@ import { type Clock, systemClock } from './platform/clock.ts';
 import type { Config } from './platform/config.ts';
 import { type Database, openDatabase } from './platform/db/client.ts';
 import type { Endpoint } from './platform/http/registry.ts';
+import { createAuthFailureLimiter } from './platform/http/auth-failures.ts';
 import { buildServer } from './platform/http/server.ts';
 import { createScheduler, type Scheduler } from './platform/jobs/scheduler.ts';
+import { createLogger } from './platform/logger.ts';
 import { createMetrics } from './platform/metrics.ts';
 import { outboundEndpoints } from './platform/outbound/endpoints.ts';
 import { createOutbound, type Outbound, outboundJobs } from './platform/outbound/service.ts';
@@ -73,7 +74,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     });
 
     const metrics = createMetrics(() => database.poolStats());
-    const logger: FastifyBaseLogger = options.logger ?? pino({ level: config.logLevel });
+    const logger: FastifyBaseLogger = options.logger ?? createLogger(config.logLevel);
     const outbound = createOutbound({ db: database.db, clock, config, log: logger });
     const honeypot = await createHoneypotDomain({ db: database.db, clock, audit, config, log: logger, outbound });
     const agentApi = await createAgentApiDomain({
@@ -104,6 +105,14 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...agentApi.endpoints(() => endpoints),
       ...empire.endpoints(),
     ];
+    const authFailures =
+      config.authFailuresPerMinute > 0
+        ? await createAuthFailureLimiter({
+            perMinute: config.authFailuresPerMinute,
+            redisUrl: config.redisUrl,
+            ...(options.rateKeyPrefix !== undefined ? { keyPrefix: options.rateKeyPrefix } : {}),
+          })
+        : null;
     const app = buildServer({
       endpoints,
       credentials: identity.credentials,
@@ -112,6 +121,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       metricsToken: config.metricsToken,
       logger,
       trustProxy: config.trustProxy,
+      authFailures,
     });
     await app.ready();
 
@@ -130,6 +140,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         await scheduler.stop();
         await app.close();
         await agentApi.close();
+        await authFailures?.close();
         await empire.close();
         await honeypot.close();
         if (ownsDatabase) await database.close();

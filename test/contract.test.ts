@@ -18,7 +18,8 @@ let endpoints: readonly Endpoint[];
 const tokenWithout = new Map<string, string>();
 
 beforeAll(async () => {
-  t = await startTestApp();
+  // This file probes a 401 and a 403 on every endpoint on purpose: no failure limit here.
+  t = await startTestApp({ env: { OBSERVATORY_AUTH_FAILURES_PER_MINUTE: '0' } });
   endpoints = t.app.endpoints;
   for (const scope of SCOPES) tokenWithout.set(scope, await t.tokenWith(SCOPES.filter((s) => s !== scope)));
 });

@@ -82,7 +82,9 @@ describe('npm start', () => {
     expect((await api(second, `${V1}/account`, printed!)).status).toBe(200);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-  });
+    // Two cold starts of `npm start` (tsx compiling, PGlite opening a data directory): about 18 s
+    // alone on 2 cores, and more while the other test worker runs beside it.
+  }, 90_000);
 
   it('makes sure OBSERVATORY_ADMIN_TOKEN exists with every scope, and answers health without auth', async () => {
     const running = start({ OBSERVATORY_ADMIN_TOKEN: ADMIN });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import { type App, createApp } from '../../src/app.ts';
@@ -38,6 +39,7 @@ export async function startTestApp(
   options: { clock?: Clock; env?: Record<string, string>; testDb?: TestDatabase; rateKeyPrefix?: string } = {},
 ): Promise<TestApp> {
   const testDb = options.testDb ?? (await createTestDatabase());
+  const rateKeyPrefix = `test-${randomUUID()}`;
   const apps: App[] = [];
   const databases: Database[] = [];
   const boot = async (env: Record<string, string>) => {
@@ -48,7 +50,9 @@ export async function startTestApp(
       database,
       logger: pino({ level: 'silent' }),
       ...(options.clock ? { clock: options.clock } : {}),
-      ...(options.rateKeyPrefix ? { rateKeyPrefix: options.rateKeyPrefix } : {}),
+      // Test files run side by side on one Redis: each app counts under its own prefix unless a
+      // test shares one between instances on purpose.
+      rateKeyPrefix: options.rateKeyPrefix ?? rateKeyPrefix,
     });
     apps.push(app);
     return app;

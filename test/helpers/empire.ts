@@ -1,7 +1,7 @@
 import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import { EMPIRE_INGEST_PATH } from '../../src/domains/empire/endpoints.ts';
 import { type EmpireEvent, signedBytesOf } from '../../src/domains/empire/ingest.ts';
-import { V1 } from '../../src/platform/http/registry.ts';
+import { type Scope, V1 } from '../../src/platform/http/registry.ts';
 import type { TestApp } from './app.ts';
 
 export const EMPIRE_INGEST = EMPIRE_INGEST_PATH;
@@ -27,4 +27,18 @@ export async function registerKey(t: TestApp, toolset: string, publicKeyB64: str
 
 export function ingestEmpire(t: TestApp, toolset: string, events: EmpireEvent[], token?: string | null) {
   return t.call({ method: 'POST', url: EMPIRE_INGEST, payload: { toolset, events }, ...(token !== undefined ? { token } : {}) });
+}
+
+/** Sends `body` as it is (raw JSON text: what JSON.stringify cannot write, such as 1e999 or a lone surrogate escape). */
+export function ingestRaw(t: TestApp, body: string, token?: string | null) {
+  return t.call({ method: 'POST', url: EMPIRE_INGEST, payload: body, headers: { 'content-type': 'application/json' }, ...(token !== undefined ? { token } : {}) });
+}
+
+/** A bearer token with these scopes, bound to these toolsets (through the token API); returns its plaintext. */
+export async function tokenBoundTo(t: TestApp, scopes: Scope[], toolsets: string[]): Promise<string> {
+  const res = await t.call({ method: 'POST', url: `${V1}/tokens`, payload: { name: `bound-to-${toolsets.length}`, scopes, toolsets } });
+  if (res.statusCode !== 200) throw new Error(`token create failed: ${res.statusCode} ${res.body}`);
+  const created = res.json<{ token: string; toolsets: string[] | null }>();
+  if (JSON.stringify([...(created.toolsets ?? [])].sort()) !== JSON.stringify([...toolsets].sort())) throw new Error(`token bound to ${JSON.stringify(created.toolsets)}`);
+  return created.token;
 }

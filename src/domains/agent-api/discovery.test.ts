@@ -8,7 +8,7 @@ import { toOpenApi30Schema } from '../../platform/http/openapi.ts';
 // document, the two feeds, robots.txt and llms.txt.
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ env: { OBSERVATORY_AGENT_API_ANON_PER_MINUTE: '100000' } });
+  t = await startTestApp({ env: { OBSERVATORY_AGENT_API_ANON_PER_MINUTE: '100000', OBSERVATORY_AGENT_API_IP_PER_MINUTE: '100000' } });
 });
 afterAll(async () => t?.close());
 const get = (url: string) => t.call({ method: 'GET', url, token: null });
@@ -61,6 +61,8 @@ describe('capabilities and discovery', () => {
     expect(body.categories.map((c: { name: string }) => c.name)).toEqual(['tech', 'finance', 'travel', 'health', 'facts']);
     expect(body.categories.every((c: { topics: number }) => c.topics >= 30)).toBe(true);
     expect(body.rateLimits.anonymous.requests).toBe(100000);
+    expect(body.rateLimits.anonymousPerAddress).toMatchObject({ requests: 100000, perSeconds: 60 });
+    expect(body.rateLimits.unknownApiKeys).toMatchObject({ requests: 10, perSeconds: 60 });
   });
 
   it('serves /.well-known/agent-api with absolute links to everything', async () => {

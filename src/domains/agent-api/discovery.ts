@@ -1,4 +1,5 @@
 import { Feed } from 'feed';
+import { UNKNOWN_KEY_LOOKUPS_PER_MINUTE } from './caller.ts';
 import { BATCH_QUERIES_MAX, CATEGORIES, PAGE_MAX, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, TOPICS_LIMIT_MAX } from './service.ts';
 
 /**
@@ -11,7 +12,10 @@ export const API_DESCRIPTION =
   'Search short reference topics on technology, finance, travel, health and general facts. Free without a key; an API key raises the rate limit.';
 
 export interface Limits {
+  /** Per (caller IP, agent_name). */
   anonymousPerMinute: number;
+  /** Anonymous calls per caller address (IPv6: its /64), whatever the agent_name. */
+  ipPerMinute: number;
   keyPerMinute: number;
 }
 
@@ -43,7 +47,9 @@ export const PATHS = {
 function rateLimits(limits: Limits) {
   return {
     anonymous: { requests: limits.anonymousPerMinute, perSeconds: 60, key: 'caller IP and agent_name' },
+    anonymousPerAddress: { requests: limits.ipPerMinute, perSeconds: 60, key: 'caller IP (IPv6: its /64), across all agent_name values' },
     apiKey: { requests: limits.keyPerMinute, perSeconds: 60, key: 'API key' },
+    unknownApiKeys: { requests: UNKNOWN_KEY_LOOKUPS_PER_MINUTE, perSeconds: 60, key: 'caller IP (IPv6: its /64)', note: 'presented keys that are unknown or revoked' },
     headers: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After'],
     batchCost: 'one request per query in the batch',
   };
@@ -124,7 +130,7 @@ export function llmsTxt(baseUrl: string, limits: Limits, categories: readonly st
     '',
     `Call \`GET ${at(PATHS.search)}?query=<terms>&agent_name=<your agent>\` (or POST the same fields as JSON). ` +
       `Results carry slug, title, category, summary, url, createdAt and a relevance score, with page, limit, total and nextPage. ` +
-      `Categories: ${categories.join(', ')}. Without a key: ${limits.anonymousPerMinute} requests per minute per caller and agent_name; ` +
+      `Categories: ${categories.join(', ')}. Without a key: ${limits.anonymousPerMinute} requests per minute per caller and agent_name, ${limits.ipPerMinute} per caller in all; ` +
       `with a key (Authorization: Bearer or X-API-Key): ${limits.keyPerMinute} per minute.`,
     '',
     '## API',

@@ -162,7 +162,7 @@ export function agentApiEndpoints(deps: {
       ...publicRoute,
       id: 'searchTopics',
       title: 'Search topics',
-      description: `Full-text topic search. \`query\` is required; \`limit\` defaults to ${SEARCH_LIMIT_DEFAULT} and is at most ${SEARCH_LIMIT_MAX}; results are sorted by \`createdAt\` (default) or \`title\`, each with a relevance score. Anonymous callers get ${limits.anonymousPerMinute} calls per minute per (IP, agent_name); an API key gets ${limits.keyPerMinute}.`,
+      description: `Full-text topic search. \`query\` is required; \`limit\` defaults to ${SEARCH_LIMIT_DEFAULT} and is at most ${SEARCH_LIMIT_MAX}; results are sorted by \`createdAt\` (default) or \`title\`, each with a relevance score. Anonymous callers get ${limits.anonymousPerMinute} calls per minute per (IP, agent_name) and ${limits.ipPerMinute} per IP across all agent_name values; an API key gets ${limits.keyPerMinute}.`,
       method: 'GET',
       path: PATHS.search,
       query: SearchInput,

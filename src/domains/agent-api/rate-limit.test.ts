@@ -4,6 +4,7 @@ import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
 
 // Rate limits of the public agent API (spec C Limits): 20 calls a minute per (caller IP,
 // agent_name) without a key, 200 per key, X-RateLimit-* on every answer, 429 + Retry-After.
+// The ceilings against abuse (per address, unknown keys) are tested in abuse.test.ts.
 let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp();
@@ -147,7 +148,7 @@ describe('API keys (D6)', () => {
 describe.runIf(process.env.REDIS_URL)('with Redis (REDIS_URL)', () => {
   it('makes two instances share one limit', async () => {
     const prefix = `test-${randomUUID()}`;
-    const shared = await startTestApp({ env: { REDIS_URL: process.env.REDIS_URL! }, rateKeyPrefix: prefix });
+    const shared = await startTestApp({ env: { REDIS_URL: process.env.REDIS_URL!, OBSERVATORY_AGENT_API_IP_PER_MINUTE: '30' }, rateKeyPrefix: prefix });
     try {
       const other = await shared.secondInstance();
       expect(shared.app.agentApi.limiter.store).toBe('redis');
@@ -159,8 +160,20 @@ describe.runIf(process.env.REDIS_URL)('with Redis (REDIS_URL)', () => {
       const last = await call(other);
       expect(last.statusCode).toBe(429);
       expect((await call(shared.app)).statusCode).toBe(429);
+
+      // The per-address ceiling and the unknown-key allowance are shared as well.
+      const rotate = (app: typeof other, i: number) => app.server.inject({ method: 'GET', url: `/api/agent?query=passport&agent_name=n${i}`, remoteAddress: '198.51.100.51' });
+      for (let i = 0; i < 30; i++) expect((await rotate(i % 2 ? other : shared.app, i)).statusCode, `rotated call ${i}`).toBe(200);
+      expect((await rotate(shared.app, 30)).statusCode).toBe(429);
+      expect((await rotate(other, 31)).statusCode).toBe(429);
+      const bogus = (app: typeof other) =>
+        app.server.inject({ method: 'GET', url: '/api/agent?query=passport', remoteAddress: '198.51.100.52', headers: { 'x-api-key': `agk_${randomUUID()}` } });
+      for (let i = 0; i < 10; i++) expect((await bogus(i % 2 ? other : shared.app)).statusCode).toBe(401);
+      expect((await bogus(shared.app)).statusCode).toBe(429);
+      expect((await bogus(other)).statusCode).toBe(429);
     } finally {
       await shared.close();
     }
-  });
+    // It starts an app of its own, which takes a while on a busy machine.
+  }, 120_000);
 });

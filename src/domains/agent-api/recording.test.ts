@@ -6,7 +6,7 @@ import { CHROME_UA, GPTBOT_UA } from '../../../test/helpers/honeypot.ts';
 // tenant (`agent-api` by default), stored through the honeypot's ingest path after the answer.
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ env: { OBSERVATORY_AGENT_API_ANON_PER_MINUTE: '100000', OBSERVATORY_LIAR_THRESHOLD: '3' } });
+  t = await startTestApp({ env: { OBSERVATORY_AGENT_API_ANON_PER_MINUTE: '100000', OBSERVATORY_AGENT_API_IP_PER_MINUTE: '100000', OBSERVATORY_LIAR_THRESHOLD: '3' } });
 });
 afterAll(async () => t?.close());
 

@@ -7,7 +7,7 @@ import { loadSeedCorpus, type SearchPage, type TopicResult } from './service.ts'
 // are raised so these tests never meet the rate limiter (rate-limit.test.ts covers it).
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ env: { OBSERVATORY_AGENT_API_ANON_PER_MINUTE: '100000' } });
+  t = await startTestApp({ env: { OBSERVATORY_AGENT_API_ANON_PER_MINUTE: '100000', OBSERVATORY_AGENT_API_IP_PER_MINUTE: '100000' } });
 });
 afterAll(async () => t?.close());
 

@@ -101,9 +101,6 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
   const inFlight = new Map<string, Promise<Found>>();
   // misses: searches sent to the database; joined: misses that waited for an identical one in flight.
   const cacheStats = { hits: 0, misses: 0, joined: 0 };
-  // Keyed by the key's hash; `null` remembers an unknown key so a caller cannot make each call a lookup.
-  const keyCache = new LRUCache<string, { key: ResolvedKey | null }>({ max: 10_000, ttl: KEY_CACHE_TTL_MS });
-
   let cacheVersion = 0;
 
   /** A topic as results list it: no body, its URL under the bait root. */
@@ -284,15 +281,13 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
       return { id: row.id, key: plaintext, prefix: row.prefix, plan: row.plan, name: row.name, createdAt: row.createdAt.toISOString() };
     },
 
-    /** The key a caller presented, or null when it is unknown or revoked. */
+    /**
+     * The key a caller presented, or null when it is unknown or revoked. One database read each
+     * time: the caller check (caller.ts) remembers answers and rations lookups per address.
+     */
     async resolveKey(plaintext: string): Promise<ResolvedKey | null> {
-      const hash = sha256Hex(plaintext);
-      const cached = keyCache.get(hash);
-      if (cached) return cached.key;
-      const row = await repo.findApiKeyByHash(db, hash);
-      const key = row && row.revokedAt === null ? { id: row.id, plan: row.plan } : null;
-      keyCache.set(hash, { key });
-      return key;
+      const row = await repo.findApiKeyByHash(db, sha256Hex(plaintext));
+      return row && row.revokedAt === null ? { id: row.id, plan: row.plan } : null;
     },
 
     /**

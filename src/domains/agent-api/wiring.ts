@@ -6,7 +6,8 @@ import type { Db } from '../../platform/db/client.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import { createRateLimiter, type RateLimiter } from '../../platform/rate-limit.ts';
 import type { HoneypotDomain } from '../honeypot/wiring.ts';
-import { ANONYMOUS_TIER, createCallerCheck, KEY_TIER } from './caller.ts';
+import { callerTiers, createCallerCheck } from './caller.ts';
+import type { Limits } from './discovery.ts';
 import { agentApiEndpoints } from './endpoints.ts';
 import { type CallRecorder, createCallRecorder } from './recorder.ts';
 import { type AgentApiService, createAgentApiService } from './service.ts';
@@ -47,14 +48,12 @@ export async function createAgentApiDomain(deps: {
       notes: 'Calls to the public agent search API, recorded by Observatory itself (OBSERVATORY_AGENT_API_TENANT).',
     });
   }
-  const limits = { anonymousPerMinute: config.agentApi.anonymousPerMinute, keyPerMinute: config.agentApi.keyPerMinute };
+  const { anonymousPerMinute, ipPerMinute, keyPerMinute } = config.agentApi;
+  const limits: Limits = { anonymousPerMinute, ipPerMinute, keyPerMinute };
   const limiter = await createRateLimiter({
     redisUrl: config.redisUrl,
     ...(deps.rateKeyPrefix !== undefined ? { keyPrefix: deps.rateKeyPrefix } : {}),
-    tiers: [
-      { name: ANONYMOUS_TIER, points: limits.anonymousPerMinute, durationSec: 60 },
-      { name: KEY_TIER, points: limits.keyPerMinute, durationSec: 60 },
-    ],
+    tiers: callerTiers(limits),
   });
   const recorder = createCallRecorder({
     tenantSlug: tenant,
@@ -62,7 +61,8 @@ export async function createAgentApiDomain(deps: {
     log: deps.log,
     sink: { record: (slug, events) => deps.honeypot.recordEvents(slug, events) },
   });
-  const checkCaller = createCallerCheck({ limiter, resolveKey: (plaintext) => service.resolveKey(plaintext) });
+  // Looked up through `service` at each call, so a test can watch the lookups (vi.spyOn).
+  const checkCaller = createCallerCheck({ limiter, clock: deps.clock, resolveKey: (plaintext) => service.resolveKey(plaintext) });
   return {
     service,
     recorder,

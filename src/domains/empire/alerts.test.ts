@@ -16,7 +16,8 @@ import type { EmpireEvent } from './ingest.ts';
 const MINUTE = 60_000;
 const JOB = 'empire-alert-evaluate';
 const clock = new ManualClock('2026-11-24T10:00:00.000Z');
-const ENV = { OBSERVATORY_ALLOW_PRIVATE_OUTBOUND: '1', OBSERVATORY_OUTBOUND_TIMEOUT_MS: '2000' };
+/** The receiver's random port joins the outbound port allow-list once it is listening (beforeAll). */
+const ENV: Record<string, string> = { OBSERVATORY_ALLOW_PRIVATE_OUTBOUND: '1', OBSERVATORY_OUTBOUND_TIMEOUT_MS: '2000' };
 const HOOK_SECRET = 'empire-hook-secret-0123456789';
 /** The part of a chat webhook URL that is its credential; it must never be read back. */
 const SLACK_PATH = '/slack/services/T0001/B0002/EmpireSECRETpath77';
@@ -80,6 +81,7 @@ function serviceWithLag(graphLag: GraphLagProvider) {
 
 beforeAll(async () => {
   rx = await startReceiver();
+  ENV.OBSERVATORY_OUTBOUND_ALLOWED_PORTS = `80,443,${rx.port}`;
   t = await startTestApp({ clock, env: ENV });
 });
 afterAll(async () => {

@@ -25,6 +25,7 @@ import type { Outbound } from '../../platform/outbound/service.ts';
 import { isToolsetName } from '../provenance/service.ts';
 import { checkPredicate, DEFAULT_MIN_TENANTS, type EmpirePredicate, normalizePredicate, parseStoredPredicate, windowMsOf } from './alerts.predicates.ts';
 import * as repo from './alerts.repository.ts';
+import { assertToolsetInReach } from '../../platform/http/auth.ts';
 
 /**
  * Empire alert rules (spec A "Empire alert rule", B group 2, C Events 7): creation and changes
@@ -265,6 +266,7 @@ export function createEmpireAlertService(deps: EmpireAlertServiceDeps) {
           field: 'path.toolset',
         });
       }
+      assertToolsetInReach(ctx.principal, input.toolset, 'create alert rules for');
       const problem = checkPredicate(input.predicate, { toolset: input.toolset });
       if (problem) throw badRequest('invalid-predicate', problem.human, { field: `body.${problem.field}` });
       const unusable = validateDestinations(input.destinations, config);
@@ -305,6 +307,7 @@ export function createEmpireAlertService(deps: EmpireAlertServiceDeps) {
       return withTransaction(db, async (tx) => {
         const row = await repo.lockRule(tx, id);
         assertThat(row, notFound(`There is no empire alert rule ${id}.`));
+        if (row.toolset !== null) assertToolsetInReach(ctx.principal, row.toolset, 'change alert rules of');
         const now = clock.now();
         const patch: repo.RulePatch = changedFields(row, input, now);
         if (Object.keys(patch).length === 0) return { rule: toRuleView(row) };

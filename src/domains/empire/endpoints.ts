@@ -2,18 +2,33 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
 import { defineEndpoint, type Endpoint, Nullable, StringEnum } from '../../platform/http/registry.ts';
-import { EmpireIngestBody, type EmpireIngest, type EmpireIngestResult } from './ingest.ts';
+import { EmpireIngestBody, type EmpireIngest, type EmpireIngestOutcome } from './ingest.ts';
 
 const generatedAt = '2026-11-24T08:00:00.000Z';
 export const EMPIRE_INGEST_PATH = '/api/observatory/empire/ingest';
 
 /** What the ingest sample of a request needs once the answer is out. */
-const answered = new WeakMap<FastifyRequest, { result: EmpireIngestResult; receivedAt: Date }>();
+const answered = new WeakMap<FastifyRequest, { outcome: EmpireIngestOutcome; receivedAt: Date }>();
 
-/** The outcome an empire ingest request is sampled with for the SLO (docs/empire.md). */
-export function sampleOutcome(status: number, result: EmpireIngestResult | undefined, errorReason: string | undefined): string {
-  if (status === 200) return result && result.rejected > 0 ? 'rejected-events' : 'ok';
-  return errorReason ?? `http-${status}`;
+/**
+ * The outcome an empire ingest request is sampled with for the SLO (docs/empire.md, "SLO
+ * samples"). An unsigned event admitted although its toolset has an active key outranks refused
+ * events: a sender could otherwise hide a downgrade behind one badly signed event per batch.
+ */
+export function sampleOutcome(status: number, outcome: EmpireIngestOutcome | undefined, errorReason: string | undefined): string {
+  if (status !== 200) return errorReason ?? `http-${status}`;
+  if (outcome && outcome.compatWithKeys > 0) return 'compat-unsigned-with-keys';
+  return outcome && outcome.result.rejected > 0 ? 'rejected-events' : 'ok';
+}
+
+/**
+ * The toolset a request's sample belongs to: the one its body names, unless the caller was refused
+ * it (403): a token bound to other toolsets must not be able to spoil that toolset's SLO.
+ */
+function sampledToolset(request: FastifyRequest): string | null {
+  const toolset = (request.body as { toolset?: unknown } | undefined)?.toolset;
+  if (typeof toolset !== 'string' || request.errorReason === 'forbidden') return null;
+  return toolset.slice(0, 128);
 }
 
 export function empireIngestEndpoints(deps: { ingest: EmpireIngest; clock: Clock }): Endpoint[] {
@@ -23,7 +38,7 @@ export function empireIngestEndpoints(deps: { ingest: EmpireIngest; clock: Clock
       id: 'empireIngest',
       title: 'Ingest toolset events',
       description:
-        'A toolset sends up to 500 events (spec D4). Each signed event is verified with Ed25519 against the toolset\'s provenance keys over its RFC 8785 canonical bytes; unsigned events are admitted in compatibility mode unless OBSERVATORY_REQUIRE_SIGNED_EVENTS=1. Every admission decision is stored as an attestation; an id sent before is a duplicate. Each request is sampled for the empire SLO.',
+        'A toolset sends up to 500 events (spec D4). Each signed event is verified with Ed25519 against the toolset\'s provenance keys over its RFC 8785 canonical bytes; unsigned events are admitted in compatibility mode unless OBSERVATORY_REQUIRE_SIGNED_EVENTS=1 or the toolset\'s own policy makes it signed-only. Every admission decision is stored as an attestation; an id sent before is a duplicate. A token bound to toolsets writes only for those (403 otherwise). An event whose payload is deeper than 32 levels or over 64 KiB canonical, holds a non-finite number or a lone surrogate, or whose ts is over 30 days old or 5 minutes ahead refuses the whole request (400 invalid-body naming the field). Each request is sampled for the empire SLO.',
       method: 'POST',
       path: EMPIRE_INGEST_PATH,
       auth: 'session-or-bearer',
@@ -60,21 +75,22 @@ export function empireIngestEndpoints(deps: { ingest: EmpireIngest; clock: Clock
         ],
       },
       onResponse: async (request: FastifyRequest, reply: FastifyReply) => {
+        // A flood refused by the failure limit is sampled once per address and window (server.ts).
+        if (request.floodRefused) return;
         const done = answered.get(request);
-        const toolset = (request.body as { toolset?: unknown } | undefined)?.toolset;
         ingest.recordSample({
-          toolset: typeof toolset === 'string' ? toolset.slice(0, 128) : null,
+          toolset: sampledToolset(request),
           receivedAt: done?.receivedAt ?? clock.now(),
-          outcome: sampleOutcome(reply.statusCode, done?.result, request.errorReason),
+          outcome: sampleOutcome(reply.statusCode, done?.outcome, request.errorReason),
           latencyMs: reply.elapsedTime,
-          eventCount: done?.result.accepted ?? 0,
+          eventCount: done?.outcome.result.accepted ?? 0,
         });
       },
-      handler: async ({ body, request }) => {
+      handler: async ({ body, principal, request }) => {
         const receivedAt = clock.now();
-        const result = await ingest.ingest(body);
-        answered.set(request, { result, receivedAt });
-        return result;
+        const outcome = await ingest.ingest(body, principal);
+        answered.set(request, { outcome, receivedAt });
+        return outcome.result;
       },
     }),
   ];

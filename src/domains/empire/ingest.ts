@@ -7,11 +7,13 @@ import { createBufferedWrites } from '../../platform/db/buffered-writes.ts';
 import type { Db } from '../../platform/db/client.ts';
 import { SLO_SAMPLE_RETENTION_MS } from '../../platform/db/retention.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
-import { Nullable } from '../../platform/http/registry.ts';
+import { assertToolsetInReach } from '../../platform/http/auth.ts';
+import { Nullable, type Principal } from '../../platform/http/registry.ts';
 import { type Ed25519Verifier } from '../../platform/ed25519-pool.ts';
 import { candidateKeys, type Decision, decideAdmission, type RejectionReason, type VerifyingKey } from '../provenance/admission.ts';
 import type { AttestationRow } from '../provenance/repository.ts';
 import { type ProvenanceService, TOOLSET_PATTERN } from '../provenance/service.ts';
+import { checkEvents } from './event-checks.ts';
 import * as repo from './repository.ts';
 
 /** Spec D4: at most this many events per request. */
@@ -25,10 +27,12 @@ export const EmpireEvent = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 128, description: 'The toolset\'s own id for the event, unique per toolset; sending it again stores nothing new.' }),
     eventType: Type.String({ minLength: 1, maxLength: 128 }),
-    ts: Type.Optional(Type.String({ format: 'date-time', description: 'When it happened; default the receive time.' })),
+    ts: Type.Optional(Type.String({ format: 'date-time', description: 'When it happened; default the receive time. At most 30 days in the past and 5 minutes in the future.' })),
     tenant: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     causedBy: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 128, description: 'The id of the event of the same toolset that caused this one.' }))),
-    payload: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Any JSON object.' })),
+    payload: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), { description: 'Any JSON object: at most 32 levels deep and 64 KiB in its RFC 8785 form, finite numbers, well-formed Unicode.' }),
+    ),
     keyId: Type.Optional(Type.String({ format: 'uuid', description: 'The provenance key that signed it; without it every key of the toolset is tried.' })),
     signatureB64: Type.Optional(Type.String({ maxLength: 200, description: 'Standard base64 of the Ed25519 signature over the event\'s RFC 8785 canonical bytes.' })),
   },
@@ -57,6 +61,16 @@ export interface EmpireIngestResult {
   duplicates: number;
   rejected: number;
   results: EventResult[];
+}
+
+/** The answer, and what the request's SLO sample needs besides. */
+export interface EmpireIngestOutcome {
+  result: EmpireIngestResult;
+  /**
+   * Events admitted in compatibility mode although the toolset had an active key: a toolset that
+   * can sign sent them unsigned (a misconfigured sender, or a stolen bearer token without the key).
+   */
+  compatWithKeys: number;
 }
 
 /**
@@ -106,49 +120,56 @@ export function createEmpireIngest(deps: {
   provenance: ProvenanceService;
   /** Checks the Ed25519 signatures (off the HTTP thread). */
   verifier: Ed25519Verifier;
-  requireSigned: boolean;
   log: FastifyBaseLogger;
 }) {
   const { db, clock, provenance } = deps;
   const samples = createBufferedWrites<repo.SampleRow>({ write: (rows) => repo.insertSamples(db, rows), log: deps.log, what: 'empire ingest samples' });
 
   /** Checks every signature against its candidate keys (on the verifier's threads) and decides each event. */
-  async function decideAll(pending: readonly Judged[], keys: readonly VerifyingKey[]): Promise<void> {
+  async function decideAll(pending: readonly Judged[], keys: readonly VerifyingKey[], requireSigned: boolean): Promise<void> {
     const candidates = pending.map((j) => candidateKeys(j.event, keys));
     const checks = pending.flatMap((j, i) => candidates[i]!.map((key) => ({ publicKeyB64: key.publicKeyB64, message: j.bytes, signatureB64: j.event.signatureB64! })));
     const results = await deps.verifier.verifyMany(checks);
     let next = 0;
     pending.forEach((j, i) => {
       const verified = results.slice(next, (next += candidates[i]!.length));
-      j.decision = decideAdmission({ ts: j.ts, signatureB64: j.event.signatureB64 }, candidates[i]!, verified, deps.requireSigned);
+      j.decision = decideAdmission({ ts: j.ts, signatureB64: j.event.signatureB64 }, candidates[i]!, verified, requireSigned);
     });
   }
 
-  /** Decides every event; a failed signature is checked once more against keys read afresh (a key registered on another instance). */
-  async function judge(toolset: string, events: readonly EmpireEvent[], now: Date): Promise<Judged[]> {
+  /**
+   * Decides every event under the toolset's keys and signing rule, read once for the request; a
+   * failed signature is checked once more against keys read afresh (a key registered on another
+   * instance). Also says whether the toolset had an active key.
+   */
+  async function judge(toolset: string, events: readonly EmpireEvent[], now: Date): Promise<{ judged: Judged[]; hasActiveKey: boolean }> {
     const judged = events.map((event): Judged => {
       const bytes = signedBytesOf(toolset, event);
       const ts = event.ts === undefined ? now : new Date(event.ts);
       return { event, bytes, eventHash: sha256Hex(bytes), ts, decision: UNDECIDED, attestationId: randomUUID() };
     });
-    await decideAll(judged, await provenance.verifyingKeys(toolset));
+    const admission = await provenance.admissionOf(toolset);
+    await decideAll(judged, admission.keys, admission.requireSigned);
     const failed = judged.filter((j) => j.decision.rejectionReason !== null && j.decision.rejectionReason !== 'unsigned');
-    if (failed.length > 0) await decideAll(failed, await provenance.verifyingKeys(toolset, true));
-    return judged;
+    if (failed.length > 0) await decideAll(failed, await provenance.verifyingKeys(toolset, true), admission.requireSigned);
+    return { judged, hasActiveKey: admission.keys.some((k) => k.retiredAt === null) };
   }
 
   return {
     /**
-     * Admits, attests and stores a batch (spec D4). Repeats of an id (earlier or within the batch)
-     * are duplicates: nothing new is stored or attested. Every other event gets one attestation
-     * row, committed with the events admitted.
+     * Admits, attests and stores a batch (spec D4) for `caller` (null: an internal caller, bound to
+     * no toolset). Repeats of an id (earlier or within the batch) are duplicates: nothing new is
+     * stored or attested. Every other event gets one attestation row, committed with the events
+     * admitted. A batch with an event that cannot be canonicalised or stored is refused whole.
      */
-    async ingest(body: EmpireIngestBody): Promise<EmpireIngestResult> {
+    async ingest(body: EmpireIngestBody, caller: Principal | null): Promise<EmpireIngestOutcome> {
       const now = clock.now();
       const { toolset } = body;
+      assertToolsetInReach(caller, toolset, 'write events for');
+      checkEvents(body.events, now);
       const firstOfId = new Map<string, EmpireEvent>();
       for (const event of body.events) if (!firstOfId.has(event.id)) firstOfId.set(event.id, event);
-      const judged = await judge(toolset, [...firstOfId.values()], now);
+      const { judged, hasActiveKey } = await judge(toolset, [...firstOfId.values()], now);
 
       const rows: repo.EventRow[] = [];
       for (const j of judged) {
@@ -214,7 +235,8 @@ export function createEmpireIngest(deps: {
         else duplicates += 1;
         return { id: event.id, eventId: newIds.get(event.id) ?? earlierIds.get(event.id) ?? null, compatMode: j.decision.compatMode, rejectionReason: null };
       });
-      return { accepted, duplicates, rejected, results };
+      const compatWithKeys = hasActiveKey ? judged.filter((j) => j.decision.compatMode).length : 0;
+      return { result: { accepted, duplicates, rejected, results }, compatWithKeys };
     },
 
     /** Buffers one request's outcome and latency for the empire SLO; never fails the caller. */

@@ -174,7 +174,7 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
       description:
         'Per toolset, the outcomes and latency of its ingest requests received in the window (`1h`, `24h` or `7d`, default `24h`): every toolset sampled in the last 7 days is listed, by name. ' +
         `Latency percentiles are exact over every sample. Badge: \`unknown\` under ${SLO_BADGE_THRESHOLDS.minSamples} samples; \`green\` at an ok rate of at least ${SLO_BADGE_THRESHOLDS.green.okRatePct}% and p95 at most ${SLO_BADGE_THRESHOLDS.green.p95Ms} ms; ` +
-        `\`yellow\` at ${SLO_BADGE_THRESHOLDS.yellow.okRatePct}% and ${SLO_BADGE_THRESHOLDS.yellow.p95Ms} ms; else \`red\` (docs/empire.md). \`ok\` is a request whose every event was admitted or a duplicate.`,
+        `\`yellow\` at ${SLO_BADGE_THRESHOLDS.yellow.okRatePct}% and ${SLO_BADGE_THRESHOLDS.yellow.p95Ms} ms; else \`red\` (docs/empire.md). \`ok\` is a request whose every event was admitted or a duplicate, none of them unsigned while the toolset had an active key; such a request is \`compat-unsigned-with-keys\` (a signing downgrade), one with refused events \`rejected-events\`, a refused request its error reason.`,
       method: 'GET',
       path: `${V1}/empire/slo`,
       auth: 'session-or-bearer',

@@ -9,7 +9,8 @@ import { sloBadge } from './slo.ts';
 
 /** The dashboard, overview, SLO and replay views over events ingested through the API. */
 
-const clock = new ManualClock('2026-11-24T12:10:00.000Z');
+// Late in the 12:00 hour, so the event stamped 13:00 (d-future) is within ingest's 5-minute bound on ts.
+const clock = new ManualClock('2026-11-24T12:56:00.000Z');
 let t: TestApp;
 const key = nodeKeyPair();
 let keyId: string;
@@ -42,7 +43,7 @@ beforeAll(async () => {
     { id: 'd-linked', eventType: 'crawl.page', ts: '2026-11-24T10:00:00.000Z', causedBy: 'd-first' },
     // One minute before the 24-hour window: counted in 7 days only.
     { id: 'd-before', eventType: 'crawl.page', ts: '2026-11-23T12:59:00.000Z', tenant: 'acme' },
-    // Stamped in the next hour: counted nowhere.
+    // Stamped in the next hour (4 minutes ahead of the clock): counted nowhere.
     { id: 'd-future', eventType: 'crawl.page', ts: '2026-11-24T13:00:00.000Z', tenant: 'acme' },
   ]);
   await ingestOk('quiet-lab', [{ id: 'q-1', eventType: 'tick', ts: '2026-11-14T12:00:00.000Z' }]);
@@ -181,7 +182,7 @@ describe('GET /empire/{toolset}/replay', () => {
     const r = await ok<Replay>(`${V1}/empire/dash-lab/replay?eventId=d-now-1`);
     expect(r).toMatchObject({ schema: 'svc-empire-replay.v1', mode: 'event', toolset: 'dash-lab', id: 'd-now-1', matches: true, fields: [] });
     expect(r.compared).toEqual(['schemaVersion', 'eventHash', 'attestedEventHash', 'bodyBytes', 'admission']);
-    expect(r.envelope).toEqual({ schemaVersion: 1, receivedAt: '2026-11-24T12:10:00.000Z', sourceTenant: 'acme', bodyBytes: expect.any(Number), eventType: 'crawl.page', causedBy: null });
+    expect(r.envelope).toEqual({ schemaVersion: 1, receivedAt: '2026-11-24T12:56:00.000Z', sourceTenant: 'acme', bodyBytes: expect.any(Number), eventType: 'crawl.page', causedBy: null });
     // The same event by the eventId ingest answered.
     const byUuid = await ok<Replay>(`${V1}/empire/dash-lab/replay?eventId=${r.eventId}`);
     expect(byUuid).toMatchObject({ id: 'd-now-1', matches: true });

@@ -105,7 +105,7 @@ export function envelopeOf(row: repo.StoredEmpireEvent) {
   };
 }
 
-export function createReplayService(deps: { db: Db; provenance: ProvenanceService; requireSigned: boolean }) {
+export function createReplayService(deps: { db: Db; provenance: ProvenanceService }) {
   const { db, provenance } = deps;
 
   /** The admission attestations of stored rows, by event id (absent when none is found). */
@@ -124,8 +124,9 @@ export function createReplayService(deps: { db: Db; provenance: ProvenanceServic
   }
 
   async function replayRows(toolset: string, rows: readonly repo.StoredEmpireEvent[]) {
-    const [attestations, keys] = await Promise.all([attestationsOf(rows), provenance.verifyingKeys(toolset, true)]);
-    return rows.map((row) => ({ row, ...replayEvent(row, attestations.get(row.eventId) ?? null, keys, deps.requireSigned) }));
+    // Today's rule: the global flag or the toolset's own signed-only policy, as ingest applies them.
+    const [attestations, admission] = await Promise.all([attestationsOf(rows), provenance.admissionOf(toolset, true)]);
+    return rows.map((row) => ({ row, ...replayEvent(row, attestations.get(row.eventId) ?? null, admission.keys, admission.requireSigned) }));
   }
 
   return {

@@ -37,17 +37,17 @@ export interface EmpireDomain {
 
 /** Builds the empire layer (toolset ingest, spec D4) and provenance (spec B group 5) it verifies with. */
 export function createEmpireDomain(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger; outbound: Outbound }): EmpireDomain {
-  const provenance = createProvenanceService({ db: deps.db, clock: deps.clock, audit: deps.audit });
+  const provenance = createProvenanceService({ db: deps.db, clock: deps.clock, audit: deps.audit, requireSignedGlobally: deps.config.empire.requireSignedEvents });
   const forecaster = createForecaster({ db: deps.db, clock: deps.clock });
   const incidents = createIncidentService({ db: deps.db, clock: deps.clock, audit: deps.audit });
   const notes = createNoteService({ db: deps.db, clock: deps.clock, audit: deps.audit });
   const verifier = createEd25519Verifier({ threads: deps.config.empire.verifyThreads });
   // No knowledge-graph materialiser exists yet: graph_lag_gte rules see an unknown lag and never fire (docs/empire-alerts.md).
   const alerts = createEmpireAlertService({ db: deps.db, clock: deps.clock, audit: deps.audit, outbound: deps.outbound, config: deps.config, log: deps.log, graphLag: unknownGraphLag });
-  const ingest = createEmpireIngest({ db: deps.db, clock: deps.clock, provenance, verifier, requireSigned: deps.config.empire.requireSignedEvents, log: deps.log });
+  const ingest = createEmpireIngest({ db: deps.db, clock: deps.clock, provenance, verifier, log: deps.log });
   const dashboards = createDashboardService({ db: deps.db, clock: deps.clock });
   const slo = createSloService({ db: deps.db, clock: deps.clock, flushSamples: ingest.flushSamples });
-  const replay = createReplayService({ db: deps.db, provenance, requireSigned: deps.config.empire.requireSignedEvents });
+  const replay = createReplayService({ db: deps.db, provenance });
   return {
     provenance,
     ingest,

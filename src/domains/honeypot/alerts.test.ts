@@ -14,6 +14,7 @@ const MINUTE = 60_000;
 const clock = new ManualClock('2026-11-23T10:00:00.000Z');
 let t: TestApp;
 let rx: Receiver;
+let downPort: number;
 const tenantSecrets = new Map<string, string>();
 
 /** A GPTBot user agent; from an IP outside OpenAI's published ranges it is a LIAR. */
@@ -74,7 +75,18 @@ const hook = (path: string) => ({ kind: 'webhook', url: `${rx.origin}${path}`, s
 
 beforeAll(async () => {
   rx = await startReceiver();
-  t = await startTestApp({ clock, env: { OBSERVATORY_ALLOW_PRIVATE_OUTBOUND: '1', OBSERVATORY_LIAR_THRESHOLD: '5', OBSERVATORY_OUTBOUND_TIMEOUT_MS: '2000' } });
+  // Outbound ports are limited to the allow-list: the receiver's random port, and a port where
+  // nothing listens (taken now, so the list can hold it).
+  downPort = await closedPort();
+  t = await startTestApp({
+    clock,
+    env: {
+      OBSERVATORY_ALLOW_PRIVATE_OUTBOUND: '1',
+      OBSERVATORY_OUTBOUND_ALLOWED_PORTS: `80,443,${rx.port},${downPort}`,
+      OBSERVATORY_LIAR_THRESHOLD: '5',
+      OBSERVATORY_OUTBOUND_TIMEOUT_MS: '2000',
+    },
+  });
   for (const slug of ['alerts-a', 'alerts-b']) await addTenant(slug);
 });
 afterAll(async () => {
@@ -469,8 +481,7 @@ describe('evaluation and fan-out', () => {
 
   it('never blocks ingest on an unreachable destination', async () => {
     await addTenant('down-site');
-    const port = await closedPort();
-    const id = await createRule({ tenant: 'down-site', name: 'Down', predicate: { kind: 'event_count_above', count: 0, windowMinutes: 5 }, destinations: [{ kind: 'slack', url: `http://127.0.0.1:${port}/x` }] });
+    const id = await createRule({ tenant: 'down-site', name: 'Down', predicate: { kind: 'event_count_above', count: 0, windowMinutes: 5 }, destinations: [{ kind: 'slack', url: `http://127.0.0.1:${downPort}/x` }] });
     clock.advance(2 * MINUTE);
     await ingest('down-site', [browser(1)]);
     clock.advance(2 * MINUTE);

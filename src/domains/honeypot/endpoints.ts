@@ -4,8 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
 import { assertThat, notFound } from '../../platform/errors.ts';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } from '../../platform/http/registry.ts';
-import { IngestBody, type IngestService } from './ingest.ts';
-import type * as repo from './repository.ts';
+import { IngestBody, type IngestService, type VerifiedRequest } from './ingest.ts';
 import { signatureHeader } from './signature.ts';
 import type { TenantService } from './tenants.ts';
 
@@ -31,7 +30,7 @@ const exampleTenant = {
 const SlugParams = Type.Object({ slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }) });
 
 const IngestedEventSchema = Type.Object({
-  id: Nullable(Type.String()),
+  id: Nullable(Type.String({ description: 'The sender\'s id, or the `sig-…` id derived from the signed request when it gave none.' })),
   eventId: Type.String({ format: 'uuid' }),
   uaClass: Type.String(),
   fingerprintId: Type.String(),
@@ -135,7 +134,7 @@ export function honeypotEndpoints(deps: { tenants: TenantService; ingest: Ingest
       id: 'ingestHoneypotEvents',
       title: 'Ingest honeypot events',
       description:
-        'Honeypot sites send 1 to 500 events per request (1 MiB at most), signed with the tenant secret: headers `X-Observatory-Tenant: <slug>` and `X-Observatory-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, t within 300 s. A 200 means the events are committed. Events with an `id` already stored for the tenant count as duplicates. When a fingerprint is tarpitted, the router should delay its own response by `delayMs`.',
+        'Honeypot sites send 1 to 500 events per request (1 MiB at most), signed with the tenant secret: headers `X-Observatory-Tenant: <slug>` and `X-Observatory-Signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, t within 300 s. A 200 means the events are committed. Events with an `id` already stored for the tenant count as duplicates; an event without `id` gets one derived from the signed request (`sig-…`, reported in `events[].id`), so a replayed request stores nothing again. When a fingerprint is tarpitted, the router should delay its own response by `delayMs`.',
       method: 'POST',
       path: INGEST_PATH,
       auth: 'tenant-signature',
@@ -165,14 +164,16 @@ export function honeypotEndpoints(deps: { tenants: TenantService; ingest: Ingest
       },
       verifyCaller: async (request) => {
         const slug = request.headers['x-observatory-tenant'];
-        const tenant = await ingest.verify(
+        const verified = await ingest.verify(
           typeof slug === 'string' ? slug : undefined,
           typeof request.headers['x-observatory-signature'] === 'string' ? request.headers['x-observatory-signature'] : undefined,
           request.rawBody ?? '',
         );
-        verifiedTenant.set(request, tenant);
+        verifiedRequests.set(request, verified);
       },
       onResponse: async (request: FastifyRequest, reply: FastifyReply) => {
+        // A flood refused by the failure limit is sampled once per address and window (server.ts).
+        if (request.floodRefused) return;
         const slug = request.headers['x-observatory-tenant'];
         const outcome = ingestOutcome.get(request);
         ingest.recordSample({
@@ -184,9 +185,9 @@ export function honeypotEndpoints(deps: { tenants: TenantService; ingest: Ingest
         });
       },
       handler: async ({ body, request }) => {
-        const tenant = verifiedTenant.get(request) as repo.TenantRow;
+        const { tenant, replayKey } = verifiedRequests.get(request) as VerifiedRequest;
         const receivedAt = clock.now();
-        const result = await ingest.ingest(tenant, body);
+        const result = await ingest.ingest(tenant, body, { replayKey });
         ingestOutcome.set(request, { eventCount: result.accepted, receivedAt });
         return result;
       },
@@ -248,8 +249,10 @@ export function honeypotEndpoints(deps: { tenants: TenantService; ingest: Ingest
         const t = Math.floor(acceptedAt.getTime() / 1000);
         let outcome = 'ok';
         try {
+          // The event carries a fresh random id, so every call stores a new event even within
+          // one second (its replay key would repeat only if the body did).
           const verified = await ingest.verify(tenant.slug, signatureHeader(tenant.signingSecret, t, rawBody), rawBody);
-          const result = await ingest.ingest(verified, ingest.parseBody(rawBody));
+          const result = await ingest.ingest(verified.tenant, ingest.parseBody(rawBody), { replayKey: verified.replayKey });
           const [stored] = result.events;
           return { ok: true, tenant: tenant.slug, eventId: stored!.eventId, path, uaClass: stored!.uaClass, acceptedAt: acceptedAt.toISOString() };
         } catch (error) {
@@ -263,5 +266,5 @@ export function honeypotEndpoints(deps: { tenants: TenantService; ingest: Ingest
   ];
 }
 
-/** The tenant whose signature verified, handed from verifyCaller to the handler. */
-const verifiedTenant = new WeakMap<FastifyRequest, repo.TenantRow>();
+/** The tenant whose signature verified and the request's replay key, handed from verifyCaller to the handler. */
+const verifiedRequests = new WeakMap<FastifyRequest, VerifiedRequest>();

@@ -153,6 +153,12 @@ describe('signed ingest (refusals), each sampled with its outcome', () => {
     expect(res.statusCode).toBe(200);
   });
 
+  it('refuses a leap second, which JSON Schema admits and Date cannot hold, with 400 naming the field', async () => {
+    const res = await send({ events: [{ path: '/', ip: '198.51.100.1', ts: '2026-11-22T23:59:60Z' }] });
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json()).toMatchObject({ reason: 'invalid-body', field: 'body.events[0].ts' });
+  });
+
   it('refuses a body over 1 MiB with 413, and samples it', async () => {
     const raw = JSON.stringify({ events: [{ path: '/'.padEnd(1024 * 1024, 'x'), ip: '198.51.100.1' }] });
     const res = await send(null, { raw });

@@ -11,13 +11,12 @@ import { isDatabaseUnavailable, withTransaction } from '../../platform/db/transa
 import { badRequest, ServiceError } from '../../platform/errors.ts';
 import { Nullable } from '../../platform/http/registry.ts';
 import * as repo from './repository.ts';
-import { checkSignature, parseSignatureHeader } from './signature.ts';
+import { checkSignature, derivedEventId, type ParsedSignature, parseSignatureHeader, replayKeyOf } from './signature.ts';
+import { EVENT_TS_MAX_FUTURE_MS, eventTimeProblem } from '../../platform/event-time.ts';
 import { decideTarpit, TARPIT_DELAY_MS, TARPIT_WINDOW_MS } from './tarpit.ts';
 import { verifyingSecrets } from './tenants.ts';
 
 export const MAX_EVENTS_PER_REQUEST = 500;
-export const MAX_PAST_MS = 30 * 24 * 60 * 60 * 1000;
-export const MAX_FUTURE_MS = 5 * 60 * 1000;
 export const REPLAY_SCHEMA_VERSION = 1;
 
 export const IngestEvent = Type.Object({
@@ -86,6 +85,7 @@ export interface Fingerprinter {
 }
 
 export interface IngestedEvent {
+  /** The sender's id, else the id derived from the signed request; null only for unsigned internal recording without ids. */
   id: string | null;
   eventId: string;
   uaClass: string;
@@ -122,6 +122,22 @@ const INGEST_REFUSALS = {
   'stale-signature': 'The signature timestamp is more than 300 seconds from the server clock.',
 } as const;
 
+/** A request whose signature verified: its tenant and the key its id-less events derive their ids from. */
+export interface VerifiedRequest {
+  tenant: repo.TenantRow;
+  /** `replayKeyOf(t, rawBody)` (signature.ts). */
+  replayKey: string;
+}
+
+export interface IngestOptions {
+  /**
+   * The verified request's replay key. Given, each event without an `id` gets
+   * `derivedEventId(replayKey, index)`, so a replay of the request is a duplicate (spec D3).
+   * Absent (events the service saw itself, which carry their own ids), id-less events stay id-less.
+   */
+  replayKey?: string;
+}
+
 /** Events one group commit holds at most (docs/honeypot.md, "Group commit"). */
 export const GROUP_MAX_EVENTS = 2000;
 /** Group commits written at the same time by one instance. */
@@ -139,7 +155,7 @@ interface PreparedBatch {
   entries: Derived[];
   /** For each request event, the index of the entry it stands for (a repeated id points at its first). */
   slotOf: number[];
-  /** The sender id of each request event. */
+  /** The id of each request event: the sender's, else the derived one (null when neither). */
   senderIds: (string | null)[];
 }
 
@@ -162,7 +178,7 @@ export function createIngestService(deps: IngestDeps) {
    * fails against a cached tenant row is checked once more against a fresh read (a secret rotated
    * on another instance).
    */
-  async function verify(slug: string | undefined, signature: string | undefined, rawBody: string): Promise<repo.TenantRow> {
+  async function verify(slug: string | undefined, signature: string | undefined, rawBody: string): Promise<VerifiedRequest> {
     const now = clock.now();
     const parsed = parseSignatureHeader(signature);
     const check = (row: repo.TenantRow) => checkSignature(parsed, verifyingSecrets(row, now), rawBody, now.getTime());
@@ -176,7 +192,8 @@ export function createIngestService(deps: IngestDeps) {
     }
     if (result !== 'ok') throw new ServiceError(401, result, INGEST_REFUSALS[result]);
     if (tenant.disabledAt !== null) throw new ServiceError(403, 'tenant-disabled', `Tenant ${tenant.slug} is disabled; its events are refused.`);
-    return tenant;
+    // `parsed` is non-null here: a null header never checks 'ok'.
+    return { tenant, replayKey: replayKeyOf((parsed as ParsedSignature).t, rawBody) };
   }
 
   function checkEventBounds(events: IngestEvent[], now: Date): void {
@@ -184,18 +201,16 @@ export function createIngestService(deps: IngestDeps) {
       if (!fingerprints.isValidIp(event.ip)) {
         throw badRequest('invalid-body', `body.events[${i}].ip is not an IPv4 or IPv6 address.`, { field: `body.events[${i}].ip` });
       }
-      if (event.ts !== undefined) {
-        const at = Date.parse(event.ts);
-        if (at < now.getTime() - MAX_PAST_MS || at > now.getTime() + MAX_FUTURE_MS) {
-          throw badRequest('invalid-body', `body.events[${i}].ts must be at most 30 days in the past and 5 minutes in the future.`, {
-            field: `body.events[${i}].ts`,
-          });
-        }
+      const problem = event.ts === undefined ? null : eventTimeProblem(event.ts, now);
+      if (problem !== null) {
+        throw badRequest('invalid-body', `body.events[${i}].ts ${problem}; it must be at most 30 days in the past and 5 minutes in the future.`, {
+          field: `body.events[${i}].ts`,
+        });
       }
     });
   }
 
-  async function derive(tenant: repo.TenantRow, event: IngestEvent, now: Date): Promise<Derived> {
+  async function derive(tenant: repo.TenantRow, event: IngestEvent, senderId: string | null, now: Date): Promise<Derived> {
     const ua = event.ua ?? '';
     const headers = event.headers ?? {};
     const method = (event.method ?? 'GET').toUpperCase();
@@ -208,7 +223,7 @@ export function createIngestService(deps: IngestDeps) {
     const row: repo.EventRow = {
       id: randomUUID(),
       tenantId: tenant.id,
-      senderId: event.id ?? null,
+      senderId,
       ts: event.ts ? new Date(event.ts) : now,
       receivedAt: now,
       method,
@@ -233,22 +248,26 @@ export function createIngestService(deps: IngestDeps) {
     return { row, uaNormalized };
   }
 
-  /** Checks, classifies and enriches a verified body; nothing is written yet. */
-  async function prepare(tenant: repo.TenantRow, body: IngestBody): Promise<PreparedBatch> {
+  /**
+   * Checks, classifies and enriches a verified body; nothing is written yet. An event without an
+   * id takes the one derived from the signed request, so replaying the request stores nothing.
+   */
+  async function prepare(tenant: repo.TenantRow, body: IngestBody, options: IngestOptions): Promise<PreparedBatch> {
     const now = clock.now();
     checkEventBounds(body.events, now);
     const batch: PreparedBatch = { entries: [], slotOf: [], senderIds: [] };
     const firstOfSender = new Map<string, number>();
-    for (const event of body.events) {
-      batch.senderIds.push(event.id ?? null);
-      const earlierInBatch = event.id === undefined ? undefined : firstOfSender.get(event.id);
+    for (const [index, event] of body.events.entries()) {
+      const senderId = event.id ?? (options.replayKey === undefined ? null : derivedEventId(options.replayKey, index));
+      batch.senderIds.push(senderId);
+      const earlierInBatch = senderId === null ? undefined : firstOfSender.get(senderId);
       if (earlierInBatch !== undefined) {
         batch.slotOf.push(earlierInBatch);
         continue;
       }
-      if (event.id !== undefined) firstOfSender.set(event.id, batch.entries.length);
+      if (senderId !== null) firstOfSender.set(senderId, batch.entries.length);
       batch.slotOf.push(batch.entries.length);
-      batch.entries.push(await derive(tenant, event, now));
+      batch.entries.push(await derive(tenant, event, senderId, now));
     }
     return batch;
   }
@@ -330,7 +349,7 @@ export function createIngestService(deps: IngestDeps) {
       else firstInGroup.set(key, entry);
     }
     const liarFrom = new Date(now.getTime() - TARPIT_WINDOW_MS);
-    const liarTo = new Date(now.getTime() + MAX_FUTURE_MS);
+    const liarTo = new Date(now.getTime() + EVENT_TS_MAX_FUTURE_MS);
 
     let storedBefore = new Map<string, Original>();
     const storedBeforeOf = (row: repo.EventRow) => (row.senderId === null ? undefined : storedBefore.get(keyOf(row.tenantId, row.senderId)));
@@ -400,10 +419,11 @@ export function createIngestService(deps: IngestDeps) {
     verify,
     /**
      * Classifies, enriches and stores a verified batch; it shares a transaction with the batches
-     * of concurrent requests (group commit) and resolves after that transaction commits.
+     * of concurrent requests (group commit) and resolves after that transaction commits. Signed
+     * ingest passes the request's `replayKey`.
      */
-    async ingest(tenant: repo.TenantRow, body: IngestBody): Promise<IngestResult> {
-      return groups.submit(await prepare(tenant, body));
+    async ingest(tenant: repo.TenantRow, body: IngestBody, options: IngestOptions = {}): Promise<IngestResult> {
+      return groups.submit(await prepare(tenant, body, options));
     },
     parseBody: parseIngestBody,
     /** Buffers one ingest request's outcome and latency for the SLO; never fails the caller. */

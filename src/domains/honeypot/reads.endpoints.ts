@@ -21,7 +21,7 @@ const Count = Type.Integer({ minimum: 0 });
 const Event = Type.Object({
   id: Type.String({ format: 'uuid' }),
   tenant: Type.String(),
-  senderId: Nullable(Type.String({ description: 'The id the honeypot gave the event, if any.' })),
+  senderId: Nullable(Type.String({ description: 'The id the honeypot gave the event; for one sent without, the sig-… id derived from its signed request (replays are duplicates); null for events recorded internally without one.' })),
   ts: IsoDate,
   receivedAt: IsoDate,
   method: Type.String(),

@@ -5,6 +5,8 @@
  * against the events table.
  */
 
+import { EVENT_TS_MAX_FUTURE_MS } from '../../platform/event-time.ts';
+
 export const HOUR_MS = 3_600_000;
 
 /** The dashboard windows and how many hour buckets each spans (the current hour included). */
@@ -15,11 +17,8 @@ export const WINDOW_HOURS: Record<Window, number> = { '24h': 24, '7d': 7 * 24, '
 /** Start of the oldest hour bucket of each window. */
 export type WindowStarts = Record<Window, Date>;
 
-/**
- * How far ahead of its receive time an event's `ts` may be. Equal to ingest's MAX_FUTURE_MS
- * (a test checks); kept here so this module imports nothing from ingest.
- */
-export const MAX_TS_AHEAD_MS = 5 * 60 * 1000;
+/** How far ahead of its receive time an event's `ts` may be (spec D3). */
+export const MAX_TS_AHEAD_MS = EVENT_TS_MAX_FUTURE_MS;
 
 /** The classes counted as "known and verified" (docs/vendors.md). */
 export const VERIFIED_CLASSES: readonly string[] = ['KNOWN_LLM_AGENT', 'VERIFIED_CRAWLER'];

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkSignature, parseSignatureHeader, signatureHeader, signPayload } from './signature.ts';
+import { checkSignature, derivedEventId, parseSignatureHeader, replayKeyOf, signatureHeader, signPayload } from './signature.ts';
 
 const SECRET = 'whsec_test_secret_value_0123456789';
 const NOW = Date.parse('2026-11-23T10:00:00Z');
@@ -71,5 +71,24 @@ describe('checkSignature', () => {
       expect(checkSignature(h, [secret], raw, NOW)).toBe('ok');
       expect(checkSignature(h, [`${secret}x`], raw, NOW)).toBe('bad-signature');
     }));
+  });
+});
+
+describe('replay keys and derived ids', () => {
+  it('derive sig- + 32 hex per (signed message, position), the same every time', () => {
+    const key = replayKeyOf(T, '{"events":[{"path":"/","ip":"192.0.2.1"}]}');
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    expect(replayKeyOf(T, '{"events":[{"path":"/","ip":"192.0.2.1"}]}')).toBe(key);
+    const ids = [0, 1, 2].map((i) => derivedEventId(key, i));
+    for (const id of ids) expect(id).toMatch(/^sig-[0-9a-f]{32}$/);
+    expect(new Set(ids).size).toBe(3);
+    expect(derivedEventId(key, 1)).toBe(ids[1]);
+  });
+
+  it('change with t and with any byte of the body', () => {
+    const body = '{"events":[{"path":"/","ip":"192.0.2.1"}]}';
+    const key = replayKeyOf(T, body);
+    expect(replayKeyOf(T + 1, body)).not.toBe(key);
+    expect(replayKeyOf(T, `${body} `)).not.toBe(key);
   });
 });

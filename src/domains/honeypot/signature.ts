@@ -1,4 +1,4 @@
-import { hmacSha256Hex, safeEqual } from '../../platform/crypto.ts';
+import { hmacSha256Hex, safeEqual, sha256Hex } from '../../platform/crypto.ts';
 
 /** A signature whose timestamp is further than this from the server clock is refused (spec D3). */
 export const SIGNATURE_WINDOW_SEC = 300;
@@ -52,4 +52,30 @@ export function checkSignature(parsed: ParsedSignature | null, secrets: string[]
     for (const candidate of parsed.v1) if (safeEqual(candidate, expected)) matched = true;
   }
   return matched ? 'ok' : 'bad-signature';
+}
+
+/**
+ * The replay key of a verified request: lowercase hex SHA-256 of `<t>.<raw body>`, the exact
+ * message the signature covers (docs/honeypot.md, "Replayed requests").
+ *
+ * Why the signed message and not a `v1` value: the header may carry several `v1` values and only
+ * one has to verify, so a replayer can add junk values or, during a secret rotation, drop one of
+ * two valid ones; `t` and the body are what it cannot change without breaking the signature. It
+ * is also the same under every secret, so which secret verified does not matter.
+ */
+export function replayKeyOf(t: number, rawBody: string): string {
+  return sha256Hex(`${t}.${rawBody}`);
+}
+
+/** Prefix of the ids given to events a signed request sent without one. */
+export const DERIVED_ID_PREFIX = 'sig-';
+
+/**
+ * The id of the event at `index` (0-based, in `events`) of a signed request that gave it none:
+ * `sig-` + the first 32 hex characters of SHA-256(`<replay key>:<index>`). A replay of the same
+ * request derives the same ids, so it is a duplicate; two identical events of one request differ
+ * by position and are both stored.
+ */
+export function derivedEventId(replayKey: string, index: number): string {
+  return `${DERIVED_ID_PREFIX}${sha256Hex(`${replayKey}:${index}`).slice(0, 32)}`;
 }

@@ -1,14 +1,17 @@
 import { Type } from '@sinclair/typebox';
 import { SESSION_COOKIE } from '../../platform/http/auth.ts';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, SCOPES, V1 } from '../../platform/http/registry.ts';
-import type { IdentityService } from './service.ts';
+import { TOOLSET_PATTERN } from '../provenance/service.ts';
+import { type IdentityService, MAX_TOKEN_TOOLSETS } from './service.ts';
 
 const ScopeName = Type.Union(SCOPES.map((s) => Type.Literal(s)));
+const ToolsetName = Type.String({ pattern: TOOLSET_PATTERN, description: 'A toolset name: a letter, then 2 to 127 letters, digits or "-".' });
 
 const TokenFields = {
   id: Type.String({ format: 'uuid' }),
   name: Type.String(),
   scopes: Type.Array(Type.String()),
+  toolsets: Nullable(Type.Array(Type.String(), { description: 'The toolsets the token may write events for; null: not bound to toolsets.' })),
   prefix: Type.String({ description: 'The first characters of the token, to tell tokens apart.' }),
   userId: Type.String({ format: 'uuid' }),
   createdAt: IsoDate,
@@ -21,6 +24,7 @@ const exampleToken = {
   id: '3f0c7d0e-2f43-4a53-9d55-6a4f0a0b9c11',
   name: 'grafana-reader',
   scopes: ['read:dashboard'],
+  toolsets: null as string[] | null,
   prefix: 'svctok_Q2x9aB',
   userId: '0b7f9a1c-5d2e-4c6b-8e3a-1f2d3c4b5a69',
   createdAt: '2026-11-23T08:00:00.000Z',
@@ -52,7 +56,7 @@ export function identityEndpoints(identity: IdentityService): Endpoint[] {
     defineEndpoint({
       id: 'createToken',
       title: 'Create an API token',
-      description: 'Issues a token `svctok_<random>` (256 bits) carrying the listed scopes. The plaintext is in this response only; a scope the caller does not hold is refused with 403.',
+      description: 'Issues a token `svctok_<random>` (256 bits) carrying the listed scopes. The plaintext is in this response only; a scope the caller does not hold is refused with 403. `toolsets` (optional, 1 to 50 toolset names) binds the token to those toolsets: it may then write toolset events only for them. A caller that is itself bound to toolsets can only create tokens bound to some of its own (omitting `toolsets` gives the new token the caller\'s toolsets; naming another toolset is 403). A token bound to toolsets cannot register passkeys.',
       method: 'POST',
       path: `${V1}/tokens`,
       auth: 'session-or-bearer',
@@ -63,6 +67,7 @@ export function identityEndpoints(identity: IdentityService): Endpoint[] {
       body: Type.Object({
         name: Type.String({ minLength: 1, maxLength: 100 }),
         scopes: Type.Array(ScopeName, { minItems: 1, maxItems: SCOPES.length, uniqueItems: true }),
+        toolsets: Type.Optional(Type.Array(ToolsetName, { minItems: 1, maxItems: MAX_TOKEN_TOOLSETS, uniqueItems: true })),
       }),
       response: {
         schemaId: 'svc-observatory-token-create.v1',
@@ -72,6 +77,9 @@ export function identityEndpoints(identity: IdentityService): Endpoint[] {
         schema: 'svc-observatory-token-create.v1',
         generatedAt,
         ...exampleToken,
+        name: 'edge-toolset-writer',
+        scopes: ['write:events'],
+        toolsets: ['edge-eu', 'edge-us'],
         token: 'svctok_Q2x9aBexampleexampleexampleexampleexam',
       },
       handler: async ({ principal, body, requestId }) =>

@@ -177,7 +177,7 @@ export function passkeyEndpoints(passkeys: PasskeyService, options: PasskeyEndpo
     defineEndpoint({
       id: 'startPasskeyRegistration',
       title: 'Start registering a passkey',
-      description: 'Returns a WebAuthn registration challenge: pass `options` to `navigator.credentials.create`, then post the result with `challengeId` to the finish call within 5 minutes. Your active passkeys are excluded so an authenticator is not registered twice.',
+      description: 'Returns a WebAuthn registration challenge: pass `options` to `navigator.credentials.create`, then post the result with `challengeId` to the finish call within 5 minutes. Your active passkeys are excluded so an authenticator is not registered twice. Call it from an operator session, or with a token that carries every scope of its operator and is not bound to toolsets; any other token gets 403 `forbidden`.',
       method: 'POST',
       path: `${V1}/account/passkeys/register/start`,
       auth: 'session-or-bearer',
@@ -196,13 +196,14 @@ export function passkeyEndpoints(passkeys: PasskeyService, options: PasskeyEndpo
         challengeId: '8e2f4a6c-1b3d-4f5e-9a7b-c0d1e2f3a4b5',
         options: exampleCreationOptions,
       },
+      errors: [403],
       handler: async ({ principal, body, requestId }) =>
         passkeys.startRegistration({ principal: who(principal), requestId }, { deviceLabel: body.deviceLabel }),
     }),
     defineEndpoint({
       id: 'finishPasskeyRegistration',
       title: 'Finish registering a passkey',
-      description: 'Verifies the authenticator\'s attestation against the challenge and stores the passkey. A challenge is good for one attempt: unknown, expired, used or someone else\'s gives 400 `challenge-invalid`; a response that does not verify gives 400 `passkey-verification-failed`; an already registered authenticator gives 409.',
+      description: 'Verifies the authenticator\'s attestation against the challenge and stores the passkey. The passkey records the scopes of the credential that finishes the registration: a session it opens never carries more (nor more than the operator holds at the time). Needs the same credential as the start (a session, or a token with every scope of its operator and no toolset binding; else 403). A challenge is good for one attempt: unknown, expired, used or someone else\'s gives 400 `challenge-invalid`; a response that does not verify gives 400 `passkey-verification-failed`; an already registered authenticator gives 409.',
       method: 'POST',
       path: `${V1}/account/passkeys/register/finish`,
       auth: 'session-or-bearer',
@@ -222,7 +223,7 @@ export function passkeyEndpoints(passkeys: PasskeyService, options: PasskeyEndpo
         ok: true,
         passkey: { ...examplePasskey, lastUsedAt: null },
       },
-      errors: [409],
+      errors: [403, 409],
       handler: async ({ principal, body, requestId }) => ({
         ok: true as const,
         passkey: await passkeys.finishRegistration(
@@ -239,7 +240,7 @@ export function passkeyEndpoints(passkeys: PasskeyService, options: PasskeyEndpo
     defineEndpoint({
       id: 'revokePasskey',
       title: 'Revoke a passkey',
-      description: 'Revokes one of your passkeys: it can no longer log in, on any instance. Revoking a revoked passkey returns it unchanged.',
+      description: 'Revokes one of your passkeys: it can no longer log in, on any instance, and the sessions it opened end. Revoking a revoked passkey returns it unchanged. Like registration, it needs an operator session or a token with every scope of its operator and no toolset binding (else 403).',
       method: 'POST',
       path: `${V1}/account/passkeys/{id}/revoke`,
       auth: 'session-or-bearer',
@@ -254,6 +255,7 @@ export function passkeyEndpoints(passkeys: PasskeyService, options: PasskeyEndpo
         generatedAt,
         passkey: { ...examplePasskey, revokedAt: '2026-11-23T08:00:00.000Z' },
       },
+      errors: [403],
       handler: async ({ principal, params, requestId }) => ({
         passkey: await passkeys.revokePasskey({ principal: who(principal), requestId }, params.id),
       }),
@@ -261,7 +263,7 @@ export function passkeyEndpoints(passkeys: PasskeyService, options: PasskeyEndpo
     defineEndpoint({
       id: 'startPasskeyLogin',
       title: 'Start a passkey login',
-      description: 'Returns a WebAuthn authentication challenge: pass `options` to `navigator.credentials.get`, then post the result with `challengeId` to the login finish call within 5 minutes. With `username` the challenge lists that operator\'s passkeys; without it the browser offers its discoverable passkeys.',
+      description: 'Returns a WebAuthn authentication challenge: pass `options` to `navigator.credentials.get`, then post the result with `challengeId` to the login finish call within 5 minutes. With `username` the challenge lists that operator\'s passkeys (a username that cannot log in gets credentials that look alike and fail at the finish); without it the browser offers its discoverable passkeys. One address (an IPv6 /64) may hold 10 unfinished login challenges at a time, and everyone together 10,000: beyond that 429 `rate-limited` with `Retry-After`, the seconds until the oldest one expires.',
       method: 'POST',
       path: `${V1}/account/login/start`,
       auth: 'none',
@@ -280,7 +282,8 @@ export function passkeyEndpoints(passkeys: PasskeyService, options: PasskeyEndpo
         challengeId: '2c4e6a8b-0d1f-4a3c-8e5b-7d9f1a3c5e7b',
         options: exampleRequestOptions,
       },
-      handler: async ({ body }) => passkeys.startLogin({ username: body.username }),
+      errors: [429],
+      handler: async ({ body, request }) => passkeys.startLogin({ username: body.username, clientIp: request.ip }),
     }),
     defineEndpoint({
       id: 'finishPasskeyLogin',

@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, isNull } from 'drizzle-orm';
+import { and, count, desc, eq, gt, isNull, lte, min, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/client.ts';
 import type { UserRow } from './repository.ts';
 import { passkeys, users, webauthnChallenges } from './schema.ts';
@@ -9,6 +9,47 @@ export type ChallengePurpose = 'registration' | 'authentication';
 
 export async function insertChallenge(db: Db, row: ChallengeRow): Promise<void> {
   await db.insert(webauthnChallenges).values(row);
+}
+
+/**
+ * Serialises login starts from one address group until the transaction ends, so its count of
+ * outstanding challenges and the insert that follows cannot interleave with another start's.
+ */
+export async function lockLoginAddress(tx: Db, clientIp: string): Promise<void> {
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${`webauthn-login:${clientIp}`}))`);
+}
+
+/** Deletes the expired challenges of one address group (an index range on (client_ip, expires_at)). */
+export async function deleteExpiredChallengesOf(db: Db, clientIp: string, now: Date): Promise<number> {
+  const rows = await db
+    .delete(webauthnChallenges)
+    .where(and(eq(webauthnChallenges.clientIp, clientIp), lte(webauthnChallenges.expiresAt, now)))
+    .returning({ id: webauthnChallenges.id });
+  return rows.length;
+}
+
+/**
+ * Login challenges that can still be used (not consumed, not expired): how many, and when the
+ * first of them expires. With `clientIp`, only that address group's; without, everyone's.
+ */
+export async function outstandingLoginChallenges(
+  db: Db,
+  now: Date,
+  clientIp?: string,
+): Promise<{ count: number; firstExpiresAt: Date | null }> {
+  const [row] = await db
+    .select({ n: count(), first: min(webauthnChallenges.expiresAt) })
+    .from(webauthnChallenges)
+    .where(
+      and(
+        eq(webauthnChallenges.purpose, 'authentication'),
+        clientIp === undefined ? undefined : eq(webauthnChallenges.clientIp, clientIp),
+        isNull(webauthnChallenges.consumedAt),
+        gt(webauthnChallenges.expiresAt, now),
+      ),
+    );
+  const first = row?.first ?? null;
+  return { count: Number(row?.n ?? 0), firstExpiresAt: first === null ? null : new Date(first) };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, isNull, lt, or } from 'drizzle-orm';
+import { and, asc, count, desc, eq, isNull, lt, lte, or } from 'drizzle-orm';
 import type { Db } from '../../platform/db/client.ts';
 import { apiTokens, sessions, users, webauthnChallenges } from './schema.ts';
 
@@ -33,6 +33,20 @@ export async function findTokenWithUser(db: Db, tokenHash: string): Promise<{ to
     .where(eq(apiTokens.tokenHash, tokenHash))
     .limit(1);
   return row ?? null;
+}
+
+/**
+ * The stored hash of the oldest token: a secret only the database knows, the same on every
+ * instance, and fixed (tokens are revoked, never deleted or re-hashed). Null on a database with no
+ * token (start-up always makes one).
+ */
+export async function oldestTokenHash(db: Db): Promise<string | null> {
+  const [row] = await db
+    .select({ tokenHash: apiTokens.tokenHash })
+    .from(apiTokens)
+    .orderBy(asc(apiTokens.createdAt), asc(apiTokens.id))
+    .limit(1);
+  return row?.tokenHash ?? null;
 }
 
 export async function countTokens(db: Db): Promise<number> {
@@ -115,9 +129,10 @@ export async function deleteExpired(db: Db, now: Date): Promise<{ sessions: numb
     .delete(sessions)
     .where(or(lt(sessions.expiresAt, now), lt(sessions.revokedAt, new Date(now.getTime() - 86_400_000))))
     .returning({ id: sessions.id });
+  // A challenge is dead from its own expiry on (consume takes only expires_at > now), used or not.
   const goneChallenges = await db
     .delete(webauthnChallenges)
-    .where(lt(webauthnChallenges.expiresAt, now))
+    .where(lte(webauthnChallenges.expiresAt, now))
     .returning({ id: webauthnChallenges.id });
   return { sessions: goneSessions.length, challenges: goneChallenges.length };
 }

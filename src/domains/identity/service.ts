@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { randomToken, sha256Hex } from '../../platform/crypto.ts';
@@ -7,6 +7,7 @@ import { withTransaction } from '../../platform/db/transaction.ts';
 import { assertThat, badRequest, conflict, forbidden, notFound } from '../../platform/errors.ts';
 import type { CredentialResolver } from '../../platform/http/auth.ts';
 import { isScope, type Principal, SCOPES, type Scope } from '../../platform/http/registry.ts';
+import { isToolsetName } from '../provenance/service.ts';
 import * as repo from './repository.ts';
 
 export const ADMIN_USERNAME = 'admin';
@@ -19,6 +20,8 @@ export interface TokenView {
   id: string;
   name: string;
   scopes: string[];
+  /** The toolsets the token may write events for; null when it is not bound to toolsets. */
+  toolsets: string[] | null;
   prefix: string;
   userId: string;
   createdAt: string;
@@ -31,6 +34,7 @@ export function toTokenView(row: repo.TokenRow): TokenView {
     id: row.id,
     name: row.name,
     scopes: row.scopes,
+    toolsets: row.toolsets ?? null,
     prefix: row.prefix,
     userId: row.userId,
     createdAt: row.createdAt.toISOString(),
@@ -45,12 +49,47 @@ export function generateTokenPlaintext(): string {
 
 export const hashToken = (plaintext: string) => sha256Hex(plaintext);
 
-function scopesOf(stored: string[]): Set<Scope> {
+function scopesOf(stored: readonly string[]): Set<Scope> {
   return new Set(stored.filter(isScope));
+}
+
+/** The scopes in `ceiling` that the operator still holds: no credential ever outranks its operator. */
+function withinOperator(ceiling: readonly string[], user: repo.UserRow): Set<Scope> {
+  const userScopes = scopesOf(user.scopes);
+  return new Set([...scopesOf(ceiling)].filter((s) => userScopes.has(s)));
+}
+
+/** At most this many toolsets on one token (the endpoint schema says the same). */
+export const MAX_TOKEN_TOOLSETS = 50;
+
+/**
+ * The toolsets a new token is bound to. A caller bound to toolsets can only hand on a subset of
+ * its own, and asking for none hands on all of its own; an unbound caller (a session, an unbound
+ * token) may bind a token to any toolsets or leave it unbound.
+ */
+function toolsetsForNewToken(principal: Principal, requested: readonly string[] | undefined): string[] | null {
+  const own = principal.toolsets;
+  if (requested === undefined) return own === null ? null : [...own].sort();
+  const wanted = [...new Set(requested)].sort();
+  if (wanted.length === 0 || wanted.length > MAX_TOKEN_TOOLSETS || !wanted.every(isToolsetName)) {
+    // The endpoint schema refuses these first; this guards callers that are not HTTP.
+    throw badRequest('invalid-body', `toolsets is a list of 1 to ${MAX_TOKEN_TOOLSETS} toolset names (a letter, then 2 to 127 letters, digits or "-").`, {
+      field: 'body.toolsets',
+    });
+  }
+  if (own !== null) {
+    const outside = wanted.filter((t) => !own.has(t));
+    if (outside.length > 0) {
+      throw forbidden(`A token bound to toolsets can only create tokens bound to some of its own toolsets; it is not bound to: ${outside.join(', ')}.`);
+    }
+  }
+  return wanted;
 }
 
 export function createIdentityService(deps: { db: Db; clock: Clock; audit: AuditLog; sessionTtlHours: number }) {
   const { db, clock, audit } = deps;
+  /** The base of derivedSecret, read once. */
+  let derivedBase: Promise<string> | null = null;
 
 
   async function ensureAdminUser(tx: Db): Promise<repo.UserRow> {
@@ -87,11 +126,10 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
       }
       // A token never holds more than its operator does now: taking a scope from an operator
       // takes it from their tokens too.
-      const userScopes = scopesOf(found.user.scopes);
       return {
         userId: found.user.id,
         username: found.user.username,
-        scopes: new Set([...scopesOf(found.token.scopes)].filter((s) => userScopes.has(s))),
+        scopes: withinOperator(found.token.scopes, found.user),
         toolsets: found.token.toolsets ? new Set(found.token.toolsets) : null,
         via: 'bearer',
         tokenId: found.token.id,
@@ -105,10 +143,12 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
         return null;
       }
       if (now.getTime() - found.session.lastSeenAt.getTime() > 60_000) await repo.touchSession(db, found.session.id, now);
+      // A session carries what the passkey that opened it carries (the scopes of the credential
+      // that registered it), and never more than the operator holds now.
       return {
         userId: found.user.id,
         username: found.user.username,
-        scopes: scopesOf(found.user.scopes),
+        scopes: withinOperator(found.session.scopes, found.user),
         toolsets: null,
         via: 'session',
         tokenId: null,
@@ -133,14 +173,15 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
         if (adminToken !== null) {
           const found = await repo.findTokenWithUser(tx, hashToken(adminToken));
           if (!found) {
-            const row = newTokenRow(admin.id, 'OBSERVATORY_ADMIN_TOKEN', allScopes, adminToken);
+            const row = newTokenRow(admin.id, 'OBSERVATORY_ADMIN_TOKEN', allScopes, null, adminToken);
             await repo.insertToken(tx, row);
             await audit.record(tx, { verb: 'token.ensure-admin', target: `token:${row.id}`, surface: 'startup', actor, after: toTokenView(row) });
           } else {
             const token = found.token;
-            const healthy = token.userId === admin.id && token.revokedAt === null && allScopes.every((s) => token.scopes.includes(s));
+            const healthy =
+              token.userId === admin.id && token.revokedAt === null && token.toolsets === null && allScopes.every((s) => token.scopes.includes(s));
             if (!healthy) {
-              const change = { userId: admin.id, scopes: allScopes, revokedAt: null };
+              const change = { userId: admin.id, scopes: allScopes, toolsets: null, revokedAt: null };
               await repo.updateToken(tx, token.id, change);
               await audit.record(tx, {
                 verb: 'token.ensure-admin',
@@ -156,20 +197,21 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
         }
         if ((await repo.countTokens(tx)) > 0) return { firstToken: null };
         const plaintext = generateTokenPlaintext();
-        const row = newTokenRow(admin.id, 'first-start', allScopes, plaintext);
+        const row = newTokenRow(admin.id, 'first-start', allScopes, null, plaintext);
         await repo.insertToken(tx, row);
         await audit.record(tx, { verb: 'token.create', target: `token:${row.id}`, surface: 'startup', actor, after: toTokenView(row) });
         return { firstToken: plaintext };
       });
     },
 
-    async createToken(ctx: CallContext, input: { name: string; scopes: Scope[] }) {
+    async createToken(ctx: CallContext, input: { name: string; scopes: Scope[]; toolsets?: string[] | undefined }) {
       const missing = input.scopes.filter((s) => !ctx.principal.scopes.has(s));
       if (missing.length > 0) {
         throw forbidden(`A token cannot carry scopes its creator does not hold: ${missing.join(', ')}.`);
       }
+      const toolsets = toolsetsForNewToken(ctx.principal, input.toolsets);
       const plaintext = generateTokenPlaintext();
-      const row = newTokenRow(ctx.principal.userId, input.name, [...new Set(input.scopes)], plaintext);
+      const row = newTokenRow(ctx.principal.userId, input.name, [...new Set(input.scopes)], toolsets, plaintext);
       await withTransaction(db, async (tx) => {
         await repo.insertToken(tx, row);
         await audit.record(tx, {
@@ -210,8 +252,17 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
       });
     },
 
-    /** Opens a browser session for a user who just proved a passkey; returns the cookie secret. */
-    async openSession(tx: Db, userId: string, passkeyId: string | null): Promise<{ id: string; secret: string; expiresAt: Date }> {
+    /**
+     * Opens a browser session for a user who just proved a passkey; returns the cookie secret.
+     * `scopes` is the most the session may ever carry (the passkey's scopes); none when not given,
+     * so a session opened by mistake without them can do nothing that needs a scope.
+     */
+    async openSession(
+      tx: Db,
+      userId: string,
+      passkeyId: string | null,
+      scopes: readonly string[] = [],
+    ): Promise<{ id: string; secret: string; expiresAt: Date; scopes: string[] }> {
       const now = clock.now();
       const secret = randomToken(32);
       const row: repo.SessionRow = {
@@ -219,14 +270,14 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
         secretHash: sha256Hex(secret),
         userId,
         passkeyId,
-        scopes: [],
+        scopes: [...new Set(scopes)].sort(),
         createdAt: now,
         expiresAt: new Date(now.getTime() + deps.sessionTtlHours * 3_600_000),
         lastSeenAt: now,
         revokedAt: null,
       };
       await repo.insertSession(tx, row);
-      return { id: row.id, secret, expiresAt: row.expiresAt };
+      return { id: row.id, secret, expiresAt: row.expiresAt, scopes: row.scopes };
     },
 
     /** A revoked passkey takes the sessions it opened with it. */
@@ -257,7 +308,7 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
           disabledAt: null,
         };
         await repo.insertUser(tx, user);
-        const token = newTokenRow(user.id, `${input.username}-initial`, scopes, plaintext);
+        const token = newTokenRow(user.id, `${input.username}-initial`, scopes, null, plaintext);
         await repo.insertToken(tx, token);
         await audit.record(tx, {
           verb: 'operator.create',
@@ -270,18 +321,32 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
       });
     },
 
+    /**
+     * A 32-byte key for `purpose` that every instance on this database derives alike and no caller
+     * can learn: HMAC-SHA256 under the stored hash of the oldest token (a secret that never
+     * leaves the database and never changes). Computed once per process. On a database without
+     * tokens (never after start-up) it falls back to a random key of this process.
+     */
+    async derivedSecret(purpose: string): Promise<Buffer> {
+      derivedBase ??= repo.oldestTokenHash(db).then((hash) => hash ?? randomToken(32)).catch((error: unknown) => {
+        derivedBase = null;
+        throw error;
+      });
+      return createHmac('sha256', await derivedBase).update(`observatory:${purpose}`).digest();
+    },
+
     findUser: (id: string) => repo.findUserById(db, id),
     findUserByUsername: (username: string) => repo.findUserByUsername(db, username),
     sweepExpired: (now: Date) => repo.deleteExpired(db, now),
   };
 
-  function newTokenRow(userId: string, name: string, scopes: string[], plaintext: string): repo.TokenRow {
+  function newTokenRow(userId: string, name: string, scopes: string[], toolsets: string[] | null, plaintext: string): repo.TokenRow {
     return {
       id: randomUUID(),
       userId,
       name,
       scopes,
-      toolsets: null,
+      toolsets,
       tokenHash: hashToken(plaintext),
       prefix: plaintext.slice(0, PREFIX_LENGTH),
       createdAt: clock.now(),

@@ -135,3 +135,66 @@ describe('POST /tokens (errors and security)', () => {
     }
   });
 });
+
+describe('tokens bound to toolsets', () => {
+  const list = async (token?: string) => (await t.call({ method: 'GET', url: `${V1}/tokens`, token })).json().tokens as { id: string; toolsets: string[] | null }[];
+
+  it('stores the binding and shows it in create, list and revoke; unbound tokens show null', async () => {
+    const res = await create({ name: 'edge-writer', scopes: ['write:events'], toolsets: ['edge-us', 'alpha-1', 'edge-eu'] });
+    expect(res.statusCode, res.body).toBe(200);
+    const { id, token, toolsets } = res.json();
+    expect(toolsets).toEqual(['alpha-1', 'edge-eu', 'edge-us']);
+    expect((await list()).find((x) => x.id === id)?.toolsets).toEqual(['alpha-1', 'edge-eu', 'edge-us']);
+    // What the ingest enforces: the principal carries the binding.
+    const principal = await t.app.identity.credentials.fromBearer(token);
+    expect(principal?.toolsets).toEqual(new Set(['alpha-1', 'edge-eu', 'edge-us']));
+
+    const unbound = (await create({ name: 'unbound', scopes: ['read:events'] })).json();
+    expect(unbound.toolsets).toBeNull();
+    expect((await list()).find((x) => x.id === unbound.id)?.toolsets).toBeNull();
+    expect((await t.app.identity.credentials.fromBearer(unbound.token))?.toolsets).toBeNull();
+
+    const revoked = (await t.call({ method: 'POST', url: `${V1}/tokens/${id}/revoke` })).json().token;
+    expect(revoked.toolsets).toEqual(['alpha-1', 'edge-eu', 'edge-us']);
+    const audit = (await t.call({ method: 'GET', url: `${V1}/honeypot/ops/audit?verb=token.create` })).json().rows;
+    expect(audit.find((r: { target: string }) => r.target === `token:${id}`).after.toolsets).toEqual(['alpha-1', 'edge-eu', 'edge-us']);
+  });
+
+  it('refuses malformed toolset lists with 400', async () => {
+    for (const toolsets of [[], ['ab'], ['1abc'], ['edge eu'], ['edge-eu', 'edge-eu'], ['x'.repeat(129)], Array.from({ length: 51 }, (_, i) => `toolset-${i}`), [7]]) {
+      const res = await create({ name: 'bad', scopes: ['read:events'], toolsets });
+      expect(res.statusCode, JSON.stringify(toolsets)).toBe(400);
+      expect(res.json().reason, JSON.stringify(toolsets)).toBe('invalid-body');
+    }
+    expect((await create({ name: 'fifty', scopes: ['read:events'], toolsets: Array.from({ length: 50 }, (_, i) => `toolset-${i}`) })).statusCode).toBe(200);
+  });
+
+  it('lets a bound token create tokens only within its own toolsets, inheriting them by default', async () => {
+    const parent = (await create({ name: 'parent', scopes: ['write:tokens', 'write:events'], toolsets: ['edge-eu', 'edge-us'] })).json().token;
+    const inherited = await create({ name: 'child', scopes: ['write:events'] }, parent);
+    expect(inherited.statusCode, inherited.body).toBe(200);
+    expect(inherited.json().toolsets).toEqual(['edge-eu', 'edge-us']);
+    const narrower = await create({ name: 'child-eu', scopes: ['write:events'], toolsets: ['edge-eu'] }, parent);
+    expect(narrower.statusCode, narrower.body).toBe(200);
+    expect(narrower.json().toolsets).toEqual(['edge-eu']);
+
+    for (const toolsets of [['edge-ap'], ['edge-eu', 'edge-ap']]) {
+      const res = await create({ name: 'escape', scopes: ['write:events'], toolsets }, parent);
+      expect(res.statusCode, JSON.stringify(toolsets)).toBe(403);
+      expect(res.json()).toMatchObject({ schema: 'svc-error.v1', reason: 'forbidden' });
+      expect(res.json().human).toContain('edge-ap');
+      expect(res.json().human).not.toContain('edge-eu');
+    }
+    // A bound child that may mint cannot escape either: bindings only ever narrow.
+    const child = (await create({ name: 'minting-child', scopes: ['write:tokens', 'write:events'], toolsets: ['edge-us'] }, parent)).json().token;
+    expect((await create({ name: 'grandchild', scopes: ['write:events'] }, child)).json().toolsets).toEqual(['edge-us']);
+    expect((await create({ name: 'grandchild-eu', scopes: ['write:events'], toolsets: ['edge-eu'] }, child)).statusCode).toBe(403);
+  });
+
+  it('repairs an admin token that was bound to toolsets at the next start', async () => {
+    await t.app.database.db.execute(sql`UPDATE api_tokens SET toolsets = '["edge-eu"]'::jsonb WHERE name = 'OBSERVATORY_ADMIN_TOKEN'`);
+    await t.secondInstance();
+    const admin = await t.app.identity.credentials.fromBearer(ADMIN_TOKEN);
+    expect(admin?.toolsets).toBeNull();
+  });
+});

@@ -48,6 +48,31 @@ const Attestation = Type.Object({
   rejectionReason: Nullable(StringEnum(['unsigned', 'bad-signature', 'key-retired-before-event'] as const)),
 });
 
+const PolicyFields = {
+  toolset: Type.String(),
+  requireSigned: Type.Boolean({ description: 'Effective now: true refuses the toolset\'s unsigned events (rejectionReason unsigned) instead of admitting them in compatibility mode.' }),
+  source: StringEnum(['toolset', 'global'] as const, {
+    description: '`global` when OBSERVATORY_REQUIRE_SIGNED_EVENTS=1 (which no toolset can relax) or the toolset has no policy of its own; `toolset` when its own policy decides.',
+  }),
+  toolsetRequireSigned: Nullable(Type.Boolean({ description: 'The toolset\'s own setting; null when it has none.' })),
+  updatedAt: Nullable(IsoDate),
+  updatedBy: Nullable(Type.String({ description: 'The operator who last changed the toolset\'s own setting.' })),
+  activeKeys: Type.Integer({ minimum: 0, description: 'The toolset\'s provenance keys that are not retired.' }),
+};
+const examplePolicy = {
+  schema: 'svc-provenance-toolset-policy.v1',
+  generatedAt,
+  toolset: 'crawler-lab',
+  requireSigned: true,
+  source: 'toolset',
+  toolsetRequireSigned: true,
+  updatedAt: generatedAt,
+  updatedBy: 'alice',
+  activeKeys: 1,
+};
+const ToolsetParams = Type.Object({
+  toolset: Type.String({ pattern: TOOLSET_PATTERN, description: '3 to 128 characters: a letter, then letters, digits or -.', examples: ['crawler-lab'] }),
+});
 const Limit = PageLimitParam(LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX);
 const BooleanText = StringEnum(['true', 'false'] as const);
 
@@ -112,6 +137,42 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
       response: { schemaId: 'svc-provenance-key.v1', fields: KeyOutcomeFields },
       example: { schema: 'svc-provenance-key.v1', generatedAt, ok: true, key: { ...exampleKey, status: 'retired', retiredAt: generatedAt } },
       handler: async ({ params, principal, requestId }) => provenance.retire({ principal: who(principal), requestId }, params.id),
+    }),
+    defineEndpoint({
+      id: 'getToolsetSigningPolicy',
+      title: 'Read a toolset\'s signing policy',
+      description:
+        'Whether the empire ingest refuses the toolset\'s unsigned events now (requireSigned, effective), and whether that comes from its own policy or the global OBSERVATORY_REQUIRE_SIGNED_EVENTS, with its active key count. A toolset nobody has set answers the global setting.',
+      method: 'GET',
+      path: `${V1}/provenance/toolsets/{toolset}/policy`,
+      auth: 'session-or-bearer',
+      scope: 'read:empire',
+      tag: TAG,
+      kind: 'read',
+      params: ToolsetParams,
+      response: { schemaId: 'svc-provenance-toolset-policy.v1', fields: PolicyFields },
+      example: examplePolicy,
+      handler: async ({ params }) => provenance.policy(params.toolset),
+    }),
+    defineEndpoint({
+      id: 'setToolsetSigningPolicy',
+      title: 'Make a toolset signed-only, or not',
+      description:
+        'requireSigned true refuses the toolset\'s unsigned events with rejectionReason unsigned (while other toolsets may stay in compatibility mode); false returns it to the global setting\'s compatibility mode. Takes effect at once on this instance and within a second on the others. Setting the value it has changes nothing; a change is audited as provenance.policy with before and after. Answers the policy as GET does.',
+      method: 'POST',
+      path: `${V1}/provenance/toolsets/{toolset}/policy`,
+      auth: 'session-or-bearer',
+      scope: 'write:alerts',
+      tag: TAG,
+      kind: 'write',
+      params: ToolsetParams,
+      body: Type.Object(
+        { requireSigned: Type.Boolean({ description: 'true: refuse the toolset\'s unsigned events; false: admit them in compatibility mode unless OBSERVATORY_REQUIRE_SIGNED_EVENTS=1.' }) },
+        { additionalProperties: false, examples: [{ requireSigned: true }] },
+      ),
+      response: { schemaId: 'svc-provenance-toolset-policy.v1', fields: PolicyFields },
+      example: examplePolicy,
+      handler: async ({ params, body, principal, requestId }) => provenance.setPolicy({ principal: who(principal), requestId }, params.toolset, body.requireSigned),
     }),
     defineEndpoint({
       id: 'listProvenanceAttestations',

@@ -2,12 +2,13 @@ import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/client.ts';
 import { olderThan, type TimeCursor } from '../../platform/db/paging.ts';
 import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
-import { provenanceAttestations, provenanceKeys } from './schema.ts';
+import { provenanceAttestations, provenanceKeys, toolsetPolicies } from './schema.ts';
 
-/** The only SQL of provenance: signing keys and attestation rows. */
+/** The only SQL of provenance: signing keys, attestation rows and per-toolset admission policies. */
 
 export type KeyRow = typeof provenanceKeys.$inferSelect;
 export type AttestationRow = typeof provenanceAttestations.$inferSelect;
+export type PolicyRow = typeof toolsetPolicies.$inferSelect;
 
 export async function insertKey(db: Db, row: KeyRow): Promise<void> {
   await db.insert(provenanceKeys).values(row);
@@ -89,4 +90,32 @@ export async function admissionAttestationOf(db: Db, key: { toolset: string; sou
     .orderBy(desc(a.acceptedAt))
     .limit(1);
   return row ?? null;
+}
+
+// Toolset policies
+
+export async function policyOf(db: Db, toolset: string): Promise<PolicyRow | null> {
+  const [row] = await db.select().from(toolsetPolicies).where(eq(toolsetPolicies.toolset, toolset));
+  return row ?? null;
+}
+
+export async function lockPolicy(tx: Db, toolset: string): Promise<PolicyRow | null> {
+  const [row] = await tx.select().from(toolsetPolicies).where(eq(toolsetPolicies.toolset, toolset)).for('update');
+  return row ?? null;
+}
+
+/**
+ * Inserts the toolset's first policy row; false when a row exists already (one a concurrent
+ * request inserted waits for that request to commit first, so a following lockPolicy sees it).
+ */
+export async function insertPolicyIfAbsent(tx: Db, row: PolicyRow): Promise<boolean> {
+  const inserted = await tx.insert(toolsetPolicies).values(row).onConflictDoNothing({ target: toolsetPolicies.toolset }).returning({ toolset: toolsetPolicies.toolset });
+  return inserted.length > 0;
+}
+
+export async function updatePolicy(tx: Db, row: PolicyRow): Promise<void> {
+  await tx
+    .update(toolsetPolicies)
+    .set({ requireSigned: row.requireSigned, updatedBy: row.updatedBy, updatedAt: row.updatedAt })
+    .where(eq(toolsetPolicies.toolset, row.toolset));
 }

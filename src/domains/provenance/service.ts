@@ -6,6 +6,7 @@ import type { Db } from '../../platform/db/client.ts';
 import { decodeTimeCursor, isUuid, pageOf } from '../../platform/db/paging.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { notFound } from '../../platform/errors.ts';
+import { assertToolsetInReach } from '../../platform/http/auth.ts';
 import type { RejectionReason, VerifyingKey } from './admission.ts';
 import { parsePublicKey } from './ed25519.ts';
 import * as repo from './repository.ts';
@@ -17,8 +18,38 @@ const TOOLSET = new RegExp(TOOLSET_PATTERN);
 export const isToolsetName = (name: string): boolean => TOOLSET.test(name);
 export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 200;
-/** How long ingest may verify with a toolset's keys as read before; a failed check reads them again. */
+/**
+ * How long ingest may use a toolset's keys and policy as read before (per instance; this instance's
+ * own register, retire and policy change clear it at once). A failed signature check reads the keys
+ * again; a policy changed on another instance takes effect here within this bound.
+ */
 export const KEY_CACHE_MS = 1000;
+
+/** What the admission of a toolset's events depends on besides the events themselves. */
+export interface ToolsetAdmission {
+  keys: VerifyingKey[];
+  /** Effective: OBSERVATORY_REQUIRE_SIGNED_EVENTS, or the toolset's own policy. */
+  requireSigned: boolean;
+}
+
+/** `svc-provenance-toolset-policy.v1` (docs/empire.md, "Signed-only toolsets"). */
+export interface PolicyView {
+  toolset: string;
+  /** Effective: what ingest applies to the toolset's unsigned events now. */
+  requireSigned: boolean;
+  /** `global` when OBSERVATORY_REQUIRE_SIGNED_EVENTS is on or the toolset has no policy of its own. */
+  source: 'toolset' | 'global';
+  /** The toolset's own setting; null when it has none. */
+  toolsetRequireSigned: boolean | null;
+  updatedAt: string | null;
+  updatedBy: string | null;
+  activeKeys: number;
+}
+
+interface CachedAdmission {
+  keys: VerifyingKey[];
+  policy: repo.PolicyRow | null;
+}
 
 export interface KeyView {
   id: string;
@@ -69,24 +100,102 @@ function toAttestationView(row: repo.AttestationRow): AttestationView {
   };
 }
 
-export function createProvenanceService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
-  const { db, clock, audit } = deps;
-  const keyCache = new LRUCache<string, VerifyingKey[]>({ max: 10_000, ttl: KEY_CACHE_MS });
+function toPolicyView(toolset: string, policy: repo.PolicyRow | null, requireSignedGlobally: boolean, activeKeys: number): PolicyView {
+  const own = policy?.requireSigned ?? null;
+  return {
+    toolset,
+    requireSigned: requireSignedGlobally || own === true,
+    source: requireSignedGlobally || own === null ? 'global' : 'toolset',
+    toolsetRequireSigned: own,
+    updatedAt: policy?.updatedAt.toISOString() ?? null,
+    updatedBy: policy?.updatedBy ?? null,
+    activeKeys,
+  };
+}
 
-  async function loadVerifyingKeys(toolset: string): Promise<VerifyingKey[]> {
-    const keys: VerifyingKey[] = [];
-    for (const row of await repo.keysOfToolset(db, toolset)) keys.push({ id: row.id, publicKeyB64: row.publicKeyB64, createdAt: row.createdAt, retiredAt: row.retiredAt });
-    keyCache.set(toolset, keys);
-    return keys;
+/** The stored policy as audit rows show it before and after a change. */
+const auditedPolicy = (row: repo.PolicyRow | null) => (row === null ? null : { ...row, updatedAt: row.updatedAt.toISOString() });
+
+export function createProvenanceService(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+  /** OBSERVATORY_REQUIRE_SIGNED_EVENTS: every toolset is signed-only, whatever its own policy. */
+  requireSignedGlobally: boolean;
+}) {
+  const { db, clock, audit } = deps;
+  // Keys and policy are read together: ingest needs both for every batch, and one cache entry
+  // keeps them from disagreeing about when they were read.
+  const admissionCache = new LRUCache<string, CachedAdmission>({ max: 10_000, ttl: KEY_CACHE_MS });
+
+  async function loadAdmission(toolset: string): Promise<CachedAdmission> {
+    const [rows, policy] = await Promise.all([repo.keysOfToolset(db, toolset), repo.policyOf(db, toolset)]);
+    const keys = rows.map((row): VerifyingKey => ({ id: row.id, publicKeyB64: row.publicKeyB64, createdAt: row.createdAt, retiredAt: row.retiredAt }));
+    const entry = { keys, policy };
+    admissionCache.set(toolset, entry);
+    return entry;
   }
+
+  const cachedAdmission = async (toolset: string, fresh: boolean) => (!fresh && admissionCache.get(toolset)) || loadAdmission(toolset);
+
+  async function policyNow(toolset: string): Promise<PolicyView> {
+    const { keys, policy } = await loadAdmission(toolset);
+    return toPolicyView(toolset, policy, deps.requireSignedGlobally, keys.filter((k) => k.retiredAt === null).length);
+  }
+
+  /**
+   * The toolset's policy row, locked until the transaction ends; null when there was none and
+   * `row` has been inserted as its first (so two first writes cannot both audit a `before` of null).
+   */
+  async function lockOrInsertPolicy(tx: Db, row: repo.PolicyRow): Promise<repo.PolicyRow | null> {
+    const existing = await repo.lockPolicy(tx, row.toolset);
+    if (existing !== null || (await repo.insertPolicyIfAbsent(tx, row))) return existing;
+    // A concurrent request inserted the first row; the insert waited for its commit, so lock that.
+    return repo.lockPolicy(tx, row.toolset);
+  }
+
+  const recordPolicyChange = (tx: Db, ctx: CallContext, before: repo.PolicyRow | null, after: repo.PolicyRow) =>
+    audit.record(tx, {
+      verb: 'provenance.policy',
+      target: `toolset-policy:${after.toolset}`,
+      surface: 'api',
+      actor: actorOf(ctx.principal),
+      before: auditedPolicy(before),
+      after: auditedPolicy(after),
+      requestId: ctx.requestId,
+    });
 
   return {
     /**
-     * The keys ingest verifies a toolset's events with. `fresh` reads them again (a signature that
-     * failed against the cached keys may be by a key registered on another instance).
+     * The keys and the effective signing rule ingest admits a toolset's events with, read at most
+     * KEY_CACHE_MS before. `fresh` reads them again (a signature that failed against the cached
+     * keys may be by a key registered on another instance).
      */
+    async admissionOf(toolset: string, fresh = false): Promise<ToolsetAdmission> {
+      const { keys, policy } = await cachedAdmission(toolset, fresh);
+      return { keys, requireSigned: deps.requireSignedGlobally || policy?.requireSigned === true };
+    },
+    /** The keys ingest verifies a toolset's events with (as admissionOf). */
     async verifyingKeys(toolset: string, fresh = false): Promise<VerifyingKey[]> {
-      return (!fresh && keyCache.get(toolset)) || loadVerifyingKeys(toolset);
+      return (await cachedAdmission(toolset, fresh)).keys;
+    },
+    /** The toolset's signing policy as it stands now (read afresh, not from the ingest's cache). */
+    policy: policyNow,
+    /**
+     * Sets whether the toolset's unsigned events are refused. Setting the value it has changes and
+     * audits nothing; a change is audited as `provenance.policy` with the row before and after.
+     */
+    async setPolicy(ctx: CallContext, toolset: string, requireSigned: boolean): Promise<PolicyView> {
+      assertToolsetInReach(ctx.principal, toolset, 'change the signing policy of');
+      const row: repo.PolicyRow = { toolset, requireSigned, updatedBy: ctx.principal.username, updatedAt: clock.now() };
+      await withTransaction(db, async (tx) => {
+        const before = await lockOrInsertPolicy(tx, row);
+        if (before !== null && before.requireSigned === requireSigned) return;
+        if (before !== null) await repo.updatePolicy(tx, row);
+        await recordPolicyChange(tx, ctx, before, row);
+      });
+      admissionCache.delete(toolset);
+      return policyNow(toolset);
     },
 
     /** Attestation rows by id (those that exist), as stored. */
@@ -102,6 +211,7 @@ export function createProvenanceService(deps: { db: Db; clock: Clock; audit: Aud
       if (toolset === undefined || !TOOLSET.test(toolset)) {
         return { ok: false, reason: 'invalid-toolset', human: 'toolset must be 3 to 128 characters: a letter, then letters, digits or -.' };
       }
+      assertToolsetInReach(ctx.principal, toolset, 'register keys for');
       if (publicKeyB64 === undefined) return { ok: false, reason: 'invalid-public-key-encoding', human: 'publicKeyB64 is required.' };
       const parsed = parsePublicKey(publicKeyB64);
       if ('problem' in parsed) {
@@ -130,7 +240,7 @@ export function createProvenanceService(deps: { db: Db; clock: Clock; audit: Aud
         await audit.record(tx, { verb: 'provenance.register', target: `provenance-key:${row.id}`, surface: 'api', actor: actorOf(ctx.principal), after: key, requestId: ctx.requestId });
         return { ok: true, key };
       });
-      keyCache.delete(toolset);
+      admissionCache.delete(toolset);
       return outcome;
     },
 
@@ -140,6 +250,7 @@ export function createProvenanceService(deps: { db: Db; clock: Clock; audit: Aud
       const outcome = await withTransaction(db, async (tx) => {
         const row = await repo.lockKey(tx, id);
         if (!row) throw notFound(`There is no provenance key ${id}.`);
+        assertToolsetInReach(ctx.principal, row.toolset, 'retire keys of');
         if (row.status === 'retired') return { row, changed: false };
         const retired = await repo.retireKey(tx, id, clock.now());
         await audit.record(tx, {
@@ -153,7 +264,7 @@ export function createProvenanceService(deps: { db: Db; clock: Clock; audit: Aud
         });
         return { row: retired, changed: true };
       });
-      keyCache.delete(outcome.row.toolset);
+      admissionCache.delete(outcome.row.toolset);
       return { ok: true, key: toKeyView(outcome.row) };
     },
 

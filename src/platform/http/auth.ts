@@ -51,3 +51,13 @@ export async function authenticate(
   }
   return principal;
 }
+
+/**
+ * A credential bound to toolsets (a token created with `toolsets`) acts on those toolsets only:
+ * writing their events, their signing keys and policy, their alert rules. Anything else is 403
+ * naming the toolset. An unbound token, a session, or an internal caller (null) reaches every toolset.
+ */
+export function assertToolsetInReach(principal: Principal | null, toolset: string, action: string): void {
+  if (principal === null || principal.toolsets === null || principal.toolsets.has(toolset)) return;
+  throw forbidden(`This token is bound to other toolsets and may not ${action} toolset ${toolset}.`);
+}

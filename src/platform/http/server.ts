@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
-import { badRequest } from '../errors.ts';
+import { badRequest, ServiceError } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
 import { authenticate, type CredentialResolver } from './auth.ts';
+import type { AuthFailureLimiter } from './auth-failures.ts';
 import { renderError } from './errors.ts';
 import { assertRegistryConsistent, type Endpoint, ErrorEnvelope, type Principal, toFastifyPath } from './registry.ts';
 
@@ -19,6 +20,8 @@ export interface ServerOptions {
   logger: FastifyBaseLogger;
   /** false, a hop count or proxy addresses/CIDRs (config.trustProxy); never `true`. */
   trustProxy: false | number | string[];
+  /** The per-address limit on 401 and 403 answers; null when OBSERVATORY_AUTH_FAILURES_PER_MINUTE is 0. */
+  authFailures?: AuthFailureLimiter | null;
 }
 
 declare module 'fastify' {
@@ -31,6 +34,11 @@ declare module 'fastify' {
     rawBody: string | undefined;
     /** The `reason` of the error this request was answered with, if any. */
     errorReason: string | undefined;
+    /**
+     * Refused by the failure limit after the first refusal of its window: per-request samplers
+     * (the ingest SLOs) skip it, so a flood writes one row per address per window, not one per call.
+     */
+    floodRefused: boolean;
   }
   interface FastifyInstance {
     /** Every route the server registered (HEAD twins excluded); the contract test compares it with the registry. */
@@ -54,6 +62,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.decorateRequest('principal', null);
   app.decorateRequest('rawBody', undefined);
   app.decorateRequest('errorReason', undefined);
+  app.decorateRequest('floodRefused', false);
+  const authFailures = options.authFailures ?? null;
   const registeredRoutes: { method: string; url: string }[] = [];
   app.decorate('registeredRoutes', registeredRoutes);
   app.addHook('onRoute', (route) => {
@@ -87,6 +97,11 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.addHook('onResponse', async (request, reply) => {
     const endpointId = request.routeOptions.config.endpointId ?? 'unmatched';
     metrics.observeRequest(endpointId, request.method, reply.statusCode, reply.elapsedTime / 1000);
+    if (authFailures !== null && (reply.statusCode === 401 || reply.statusCode === 403)) {
+      await authFailures.recordFailure(request.ip, clock.now().getTime()).catch((error: unknown) => {
+        request.log.warn({ err: error }, 'could not count an authentication failure');
+      });
+    }
   });
 
   app.setErrorHandler((error, request, reply) => {
@@ -140,6 +155,18 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       // Authentication runs before the body is read, so a caller without a credential learns
       // nothing about what the body should look like.
       onRequest: async (request) => {
+        if (authFailures !== null && guardedByFailureLimit(endpoint)) {
+          const block = authFailures.blocked(request.ip, clock.now().getTime());
+          if (block !== null) {
+            request.floodRefused = !block.first;
+            throw new ServiceError(
+              429,
+              'rate-limited',
+              `Too many failed authentications from this address; try again in ${block.retryAfterSec} s.`,
+              { retryAfterSec: block.retryAfterSec },
+            );
+          }
+        }
         request.principal = await authenticate(endpoint, request, credentials, metricsToken);
       },
       handler: async (request, reply) => {
@@ -166,6 +193,15 @@ export function buildServer(options: ServerOptions): FastifyInstance {
 }
 
 /**
+ * Every endpoint that checks a credential, signature or key (and the passkey login, which is one)
+ * is closed to an address over its failure limit; public reads (health, readiness) stay open so
+ * probes and load balancers are never refused.
+ */
+function guardedByFailureLimit(endpoint: Endpoint): boolean {
+  return !(endpoint.auth === 'none' && endpoint.kind === 'read');
+}
+
+/**
  * Fastify's form of config.trustProxy. A hop count trusts the `hops` addresses nearest the
  * server (the socket peer is hop 0), so the client is the address the outermost trusted proxy
  * saw; whatever a client wrote further left in `X-Forwarded-For` is never taken.
@@ -176,21 +212,37 @@ export function proxyTrust(trust: false | number | string[]): boolean | string[]
   return trust;
 }
 
-/** The first string (or object key) in a parsed JSON value that holds U+0000, as `body.a[2].b`; null when none does. */
+/**
+ * The first string (or object key) in a parsed JSON value that holds U+0000, as `body.a[2].b`;
+ * null when none does. Walked with an explicit stack, not recursion: a body nested thousands of
+ * levels deep must get its 400, not overflow the call stack.
+ */
 export function fieldWithNul(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = fieldWithNul(value[i], `${path}[${i}]`);
-      if (found !== null) return found;
-    }
-    return null;
-  }
-  if (value !== null && typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value)) {
-      if (key.includes('\u0000')) return `${path}.${key.replaceAll('\u0000', '\\u0000')}`;
-      const found = fieldWithNul(inner, `${path}.${key}`);
-      if (found !== null) return found;
+  // Each visited node keeps its parent and its own path segment; the path is spelled only for the
+  // node found, so a deep document costs no quadratic string building.
+  const parents: number[] = [-1];
+  const segments: string[] = [path];
+  const spell = (node: number, last = ''): string => {
+    let out = last;
+    for (let n = node; n !== -1; n = parents[n]!) out = segments[n]! + out;
+    return out;
+  };
+  const pending: [unknown, number][] = [[value, 0]];
+  while (pending.length > 0) {
+    const [current, node] = pending.pop()!;
+    const child = (inner: unknown, segment: string) => {
+      parents.push(node);
+      segments.push(segment);
+      pending.push([inner, parents.length - 1]);
+    };
+    if (typeof current === 'string') {
+      if (current.includes('\u0000')) return spell(node);
+    } else if (Array.isArray(current)) {
+      for (let i = current.length - 1; i >= 0; i--) child(current[i], `[${i}]`);
+    } else if (current !== null && typeof current === 'object') {
+      const entries = Object.entries(current);
+      for (const [key] of entries) if (key.includes('\u0000')) return spell(node, `.${key.replaceAll('\u0000', '\\u0000')}`);
+      for (let i = entries.length - 1; i >= 0; i--) child(entries[i]![1], `.${entries[i]![0]}`);
     }
   }
   return null;

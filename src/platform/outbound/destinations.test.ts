@@ -9,7 +9,7 @@ const configured = loadConfig({
   OBSERVATORY_CI_DISPATCH_URL: 'https://api.github.com/repos/acme/ops/dispatches',
   OBSERVATORY_CI_DISPATCH_TOKEN: 'ghp_example',
 });
-const labs = loadConfig({ OBSERVATORY_ALLOW_PRIVATE_OUTBOUND: '1' });
+const labs = loadConfig({ OBSERVATORY_ALLOW_PRIVATE_OUTBOUND: '1', OBSERVATORY_OUTBOUND_ALLOWED_PORTS: '80,443,9000' });
 const SECRET = 'a-webhook-secret-of-32-characters';
 
 describe('Destinations schema', () => {
@@ -61,6 +61,35 @@ describe('validateDestinations', () => {
     expect(validateDestinations([{ kind: 'slack', url: 'https://[::ffff:a00:1]/x' }], bare)).toMatch(/IPv4-mapped private/);
     expect(validateDestinations([{ kind: 'slack', url: 'http://user:pw@hooks.example/x' }], labs)).toMatch(/user name or password/);
     expect(validateDestinations([], bare)).toBe('at least one destination is required');
+  });
+});
+
+describe('validateDestinations: ports', () => {
+  it('refuses a URL on a port outside OBSERVATORY_OUTBOUND_ALLOWED_PORTS (default 80 and 443), private outbound or not', () => {
+    const refusal = 'port 8080 is not an allowed outbound port (allowed: 80, 443; set OBSERVATORY_OUTBOUND_ALLOWED_PORTS)';
+    expect(validateDestinations([{ kind: 'webhook', url: 'https://hooks.example:8080/x', secret: SECRET }], bare)).toBe(`destinations[0] (webhook): ${refusal}`);
+    expect(validateDestinations([{ kind: 'slack', url: 'http://hooks.example:8080/x' }], bare)).toBe(`destinations[0] (slack): ${refusal}`);
+    expect(validateDestinations([{ kind: 'webhook', url: 'http://127.0.0.1:6379/', secret: SECRET }], labs)).toMatch(/port 6379 is not an allowed outbound port/);
+    expect(validateDestinations([{ kind: 'slack', url: 'https://hooks.example:443/x' }, { kind: 'slack', url: 'http://hooks.example/x' }], bare)).toBeNull();
+    const listed = loadConfig({ OBSERVATORY_OUTBOUND_ALLOWED_PORTS: '443,8080' });
+    expect(validateDestinations([{ kind: 'slack', url: 'https://hooks.example:8080/x' }], listed)).toBeNull();
+    expect(validateDestinations([{ kind: 'slack', url: 'http://hooks.example/x' }], listed)).toMatch(/port 80 is not an allowed outbound port \(allowed: 443, 8080;/);
+  });
+
+  it('checks the configured metrics and CI URLs too, naming the variable', () => {
+    const offPort = loadConfig({
+      OBSERVATORY_METRICS_FORWARD_URL: 'https://metrics.example:9091/push',
+      OBSERVATORY_CI_DISPATCH_URL: 'https://ci.example:8443/dispatch',
+      OBSERVATORY_CI_DISPATCH_TOKEN: 'ghp_example',
+    });
+    expect(validateDestinations([{ kind: 'metrics' }], offPort)).toBe(
+      'destinations[0] (metrics): OBSERVATORY_METRICS_FORWARD_URL is refused: port 9091 is not an allowed outbound port (allowed: 80, 443; set OBSERVATORY_OUTBOUND_ALLOWED_PORTS)',
+    );
+    expect(validateDestinations([{ kind: 'ci_dispatch' }], offPort)).toMatch(/^destinations\[0\] \(ci_dispatch\): OBSERVATORY_CI_DISPATCH_URL is refused: port 8443 is not/);
+    const internal = loadConfig({ OBSERVATORY_METRICS_FORWARD_URL: 'http://10.0.0.5/push' });
+    expect(validateDestinations([{ kind: 'metrics' }], internal)).toBe(
+      'destinations[0] (metrics): OBSERVATORY_METRICS_FORWARD_URL is refused: 10.0.0.5 is not a public address (private)',
+    );
   });
 });
 

@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { Config } from '../config.ts';
-import { bareHost, checkOutboundUrl, OutboundRefused } from './safe-fetch.ts';
+import { bareHost, checkOutboundUrl, type OutboundPolicy, OutboundRefused } from './safe-fetch.ts';
 
 /**
  * Where a fired alert is delivered. Honeypot and empire rules share this one union (spec C,
@@ -116,12 +116,24 @@ export function destinationHost(d: Destination, integrations: Config['integratio
   }
 }
 
+/** Why the URL-only checks refuse `url` under `policy`, or null. */
+function urlRefusal(url: string, policy: OutboundPolicy): string | null {
+  try {
+    checkOutboundUrl(url, policy);
+    return null;
+  } catch (error) {
+    if (error instanceof OutboundRefused) return error.reason;
+    throw error;
+  }
+}
+
 /**
  * Why a list of (schema-valid) destinations cannot be used, or null when every one can: a URL that
- * does not parse, is not http(s), carries credentials, or names a loopback/private literal address
- * or a `localhost` name while private outbound is not allowed; an integration that is not
- * configured. Rule creation answers 400 with this text. Hostnames are not resolved here; the
- * address policy is enforced again, with DNS, at every delivery.
+ * does not parse, is not http(s), carries credentials, uses a port outside
+ * OBSERVATORY_OUTBOUND_ALLOWED_PORTS, or names a loopback/private literal address or a `localhost`
+ * name while private outbound is not allowed; an integration that is not configured, or whose
+ * configured URL fails the same checks. Rule creation answers 400 with this text. Hostnames are
+ * not resolved here; the address and port policy is enforced again, with DNS, at every delivery.
  */
 export function validateDestinations(
   destinations: readonly Destination[],
@@ -130,31 +142,35 @@ export function validateDestinations(
   if (destinations.length === 0) return 'at least one destination is required';
   if (destinations.length > 10) return 'at most 10 destinations are allowed';
   for (const [i, d] of destinations.entries()) {
-    const at = `destinations[${i}] (${d.kind})`;
-    switch (d.kind) {
-      case 'slack':
-      case 'webhook':
-        try {
-          checkOutboundUrl(d.url, config.outbound.allowPrivate);
-        } catch (error) {
-          if (error instanceof OutboundRefused) return `${at}: ${error.reason}`;
-          throw error;
-        }
-        if (d.kind === 'webhook' && (d.secret.length < 16 || d.secret.length > 256)) {
-          return `${at}: the secret must be 16 to 256 characters long`;
-        }
-        break;
-      case 'metrics':
-        if (config.integrations.metricsForwardUrl === null) {
-          return `${at}: the metrics forwarder is not configured (set OBSERVATORY_METRICS_FORWARD_URL)`;
-        }
-        break;
-      case 'ci_dispatch':
-        if (config.integrations.ciDispatchUrl === null || config.integrations.ciDispatchToken === null) {
-          return `${at}: CI dispatch is not configured (set OBSERVATORY_CI_DISPATCH_URL and OBSERVATORY_CI_DISPATCH_TOKEN)`;
-        }
-        break;
-    }
+    const problem = destinationProblem(d, config);
+    if (problem !== null) return `destinations[${i}] (${d.kind}): ${problem}`;
   }
   return null;
+}
+
+function destinationProblem(d: Destination, config: Pick<Config, 'outbound' | 'integrations'>): string | null {
+  const { integrations } = config;
+  switch (d.kind) {
+    case 'slack':
+      return urlRefusal(d.url, config.outbound);
+    case 'webhook':
+      return urlRefusal(d.url, config.outbound) ?? (d.secret.length < 16 || d.secret.length > 256 ? 'the secret must be 16 to 256 characters long' : null);
+    case 'metrics':
+      if (integrations.metricsForwardUrl === null) return 'the metrics forwarder is not configured (set OBSERVATORY_METRICS_FORWARD_URL)';
+      return configuredUrlRefusal('OBSERVATORY_METRICS_FORWARD_URL', integrations.metricsForwardUrl, config.outbound);
+    case 'ci_dispatch':
+      if (integrations.ciDispatchUrl === null || integrations.ciDispatchToken === null) {
+        return 'CI dispatch is not configured (set OBSERVATORY_CI_DISPATCH_URL and OBSERVATORY_CI_DISPATCH_TOKEN)';
+      }
+      return configuredUrlRefusal('OBSERVATORY_CI_DISPATCH_URL', integrations.ciDispatchUrl, config.outbound);
+  }
+}
+
+/**
+ * An operator-configured URL goes through the same policy at delivery; refusing the rule now says
+ * so at once instead of as a silently failed delivery later.
+ */
+function configuredUrlRefusal(variable: string, url: string, policy: OutboundPolicy): string | null {
+  const refused = urlRefusal(url, policy);
+  return refused === null ? null : `${variable} is refused: ${refused}`;
 }

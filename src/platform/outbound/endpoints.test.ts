@@ -12,6 +12,7 @@ import { type Principal, type Scope, V1 } from '../http/registry.ts';
 import { buildServer } from '../http/server.ts';
 import { createMetrics } from '../metrics.ts';
 import { outboundEndpoints } from './endpoints.ts';
+import type { Resolver } from './safe-fetch.ts';
 import { createOutbound } from './service.ts';
 import { closedPort, type Receiver, startReceiver } from './test-receiver.ts';
 
@@ -32,9 +33,14 @@ let database: Database;
 /** Private outbound allowed (as in tests and labs), and the production default. */
 let lax: FastifyInstance;
 let strict: FastifyInstance;
+/** Production defaults, with a DNS that answers an internal address for every name. */
+let internalDns: FastifyInstance;
+const INTERNAL_ADDRESS = '10.20.30.40';
+/** A port where nothing listens, taken before the servers start so the allow-list can hold it. */
+let downPort: number;
 const logLines: string[] = [];
 
-async function server(allowPrivate: boolean): Promise<FastifyInstance> {
+async function server(allowPrivate: boolean, resolve?: Resolver): Promise<FastifyInstance> {
   const clock = new ManualClock('2026-11-23T09:10:00.000Z');
   const logger = pino(
     { level: 'trace' },
@@ -45,8 +51,13 @@ async function server(allowPrivate: boolean): Promise<FastifyInstance> {
       },
     }),
   );
-  const config = loadConfig({ OBSERVATORY_ALLOW_PRIVATE_OUTBOUND: allowPrivate ? '1' : '0', OBSERVATORY_OUTBOUND_TIMEOUT_MS: '1000' });
-  const outbound = createOutbound({ db: database.db, clock, config, log: logger });
+  const config = loadConfig({
+    OBSERVATORY_ALLOW_PRIVATE_OUTBOUND: allowPrivate ? '1' : '0',
+    OBSERVATORY_OUTBOUND_TIMEOUT_MS: '1000',
+    // The test receivers listen on random ports; outbound ports are limited to the allow-list.
+    OBSERVATORY_OUTBOUND_ALLOWED_PORTS: `80,443,${rx.port},${downPort}`,
+  });
+  const outbound = createOutbound({ db: database.db, clock, config, log: logger, ...(resolve ? { resolve } : {}) });
   const app = buildServer({
     endpoints: outboundEndpoints(outbound, createAuditLog({ clock })),
     credentials: {
@@ -66,15 +77,18 @@ async function server(allowPrivate: boolean): Promise<FastifyInstance> {
 
 beforeAll(async () => {
   rx = await startReceiver();
+  downPort = await closedPort();
   testDb = await createTestDatabase();
   database = await testDb.open();
   await database.migrate();
   lax = await server(true);
   strict = await server(false);
+  internalDns = await server(false, async () => [{ address: INTERNAL_ADDRESS, family: 4 }]);
 });
 afterAll(async () => {
   await lax.close();
   await strict.close();
+  await internalDns.close();
   await rx.close();
   await testDb.drop();
 });
@@ -125,8 +139,7 @@ describe('POST /integrations/slack/test', () => {
   });
 
   it('answers ok false with status 0 when the webhook cannot be reached', async () => {
-    const port = await closedPort();
-    const res = await post(lax, { webhookUrl: `http://127.0.0.1:${port}/${URL_SECRET}` });
+    const res = await post(lax, { webhookUrl: `http://127.0.0.1:${downPort}/${URL_SECRET}` });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ ok: false, status: 0 });
     rx.respond = () => 'hang';
@@ -161,6 +174,32 @@ describe('POST /integrations/slack/test', () => {
     }
     expect(rx.requests).toHaveLength(0);
     expect((await post(lax, { webhookUrl: `${rx.origin}/services/${URL_SECRET}` })).json()).toMatchObject({ ok: true });
+  });
+
+  it('does not say which internal address a webhook host resolves to', async () => {
+    const before = logLines.length;
+    const res = await post(internalDns, { webhookUrl: `https://intranet.corp.example/services/${URL_SECRET}` });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({
+      reason: 'outbound-refused',
+      field: 'body.webhookUrl',
+      human: 'The webhook URL was refused: intranet.corp.example resolves to an address outbound calls may not reach.',
+    });
+    expect(res.body).not.toContain(INTERNAL_ADDRESS);
+    expect(logLines.slice(before).join('\n')).not.toContain(INTERNAL_ADDRESS);
+  });
+
+  it('refuses a port outside OBSERVATORY_OUTBOUND_ALLOWED_PORTS, even with private outbound allowed', async () => {
+    for (const port of [22, 5432, 6379]) {
+      const res = await post(lax, { webhookUrl: `http://127.0.0.1:${port}/hook` });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({
+        reason: 'outbound-refused',
+        field: 'body.webhookUrl',
+        human: `The webhook URL was refused: port ${port} is not an allowed outbound port (allowed: 80, 443, ${[rx.port, downPort].sort((a, b) => a - b).join(', ')}; set OBSERVATORY_OUTBOUND_ALLOWED_PORTS).`,
+      });
+    }
+    expect(rx.requests).toHaveLength(0);
   });
 
   it('answers 401 without a credential and 403 without write:alerts, sending nothing', async () => {

@@ -15,7 +15,7 @@ export function outboundEndpoints(outbound: Outbound, audit: AuditLog): Endpoint
       description:
         'Posts one line (`{"text": …}`, Slack\'s incoming-webhook format) to `webhookUrl`, once, and answers with the webhook\'s HTTP status. ' +
         'The URL is forwarded and never stored or logged; the audit row records only its host. ' +
-        'A URL that is not http(s) or points at a loopback, private, link-local or otherwise non-public address answers 400 `outbound-refused`. ' +
+        'A URL that is not http(s), uses a port outside OBSERVATORY_OUTBOUND_ALLOWED_PORTS (default 80 and 443), or points at a loopback, private, link-local or otherwise non-public address answers 400 `outbound-refused` (a name resolving to such an address is refused without naming the address). ' +
         'A webhook that cannot be reached answers 200 with `ok` false and `status` 0; redirects are not followed.',
       method: 'POST',
       path: `${V1}/integrations/slack/test`,

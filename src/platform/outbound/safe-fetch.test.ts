@@ -12,8 +12,11 @@ import {
 import { closedPort, type Receiver, startReceiver } from './test-receiver.ts';
 
 let rx: Receiver;
+/** The default allow-list plus the ports the tests use; the receiver's port is added once known. */
+const ports = [80, 443, 8080, 8443];
 beforeAll(async () => {
   rx = await startReceiver();
+  ports.push(rx.port);
 });
 afterAll(() => rx.close());
 beforeEach(() => {
@@ -21,8 +24,8 @@ beforeEach(() => {
   rx.respond = () => ({ status: 200 });
 });
 
-const strict = { timeoutMs: 2_000, allowPrivate: false };
-const lax = { timeoutMs: 2_000, allowPrivate: true };
+const strict = { timeoutMs: 2_000, allowPrivate: false, allowedPorts: ports };
+const lax = { timeoutMs: 2_000, allowPrivate: true, allowedPorts: ports };
 
 async function refusal(promise: Promise<unknown>): Promise<string> {
   const error = await promise.then(
@@ -79,26 +82,26 @@ describe('checkOutboundUrl', () => {
     ['http://user:pw@example.com/', 'the URL must not carry a user name or password'],
     ['not a url', 'the URL is not an absolute URL'],
   ])('refuses %s even when private addresses are allowed', (url, reason) => {
-    expect(() => checkOutboundUrl(url, true)).toThrow(reason);
+    expect(() => checkOutboundUrl(url, lax)).toThrow(reason);
   });
 
   it('normalises numeric IPv4 spellings before checking them', () => {
     for (const url of ['http://2130706433/', 'http://0x7f.1/', 'http://127.1/', 'http://0177.0.0.1/']) {
-      expect(() => checkOutboundUrl(url, false)).toThrow('127.0.0.1 is not a public address (loopback)');
+      expect(() => checkOutboundUrl(url, strict)).toThrow('127.0.0.1 is not a public address (loopback)');
     }
   });
 
   it('refuses localhost names without asking DNS', () => {
     for (const url of ['http://localhost/', 'http://LOCALHOST./', 'https://api.localhost:8443/x']) {
-      expect(() => checkOutboundUrl(url, false)).toThrow(/is a loopback name/);
-      expect(() => checkOutboundUrl(url, true)).not.toThrow();
+      expect(() => checkOutboundUrl(url, strict)).toThrow(/is a loopback name/);
+      expect(() => checkOutboundUrl(url, lax)).not.toThrow();
     }
   });
 
   it('accepts public hosts and literal public addresses', () => {
-    expect(checkOutboundUrl('https://hooks.slack.com/services/T/B/x', false).hostname).toBe('hooks.slack.com');
-    expect(checkOutboundUrl('http://93.184.216.34:8080/', false).port).toBe('8080');
-    expect(checkOutboundUrl('http://[2606:2800:220:1::1]/', false).hostname).toBe('[2606:2800:220:1::1]');
+    expect(checkOutboundUrl('https://hooks.slack.com/services/T/B/x', strict).hostname).toBe('hooks.slack.com');
+    expect(checkOutboundUrl('http://93.184.216.34:8080/', strict).port).toBe('8080');
+    expect(checkOutboundUrl('http://[2606:2800:220:1::1]/', strict).hostname).toBe('[2606:2800:220:1::1]');
   });
 });
 
@@ -119,12 +122,25 @@ describe('safePost refusals (nothing is sent)', () => {
     expect(rx.requests).toHaveLength(0);
   });
 
-  it('refuses a hostname that resolves to a loopback address', async () => {
+  it('refuses a hostname that resolves to a loopback address without naming the address', async () => {
     const resolve: Resolver = async () => [{ address: '127.0.0.1', family: 4 }];
     const reason = await refusal(safePost(`http://internal.example:${rx.port}/hook`, '{}', { ...strict, resolve }));
-    expect(reason).toBe('internal.example resolves to 127.0.0.1, which is not a public address (loopback)');
+    expect(reason).toBe('internal.example resolves to an address outbound calls may not reach');
     expect(rx.requests).toHaveLength(0);
   });
+
+  it.each(['10.20.30.40', '192.168.7.9', '169.254.169.254', 'fd00::abcd', '::ffff:172.16.0.9', '100.64.3.2'])(
+    'never names the internal address %s a name resolves to (no DNS mapping through refusals)',
+    async (address) => {
+      const resolve: Resolver = async () => [{ address, family: address.includes(':') ? 6 : 4 }];
+      const error = (await safePost('https://db.corp.example/hook', '{}', { ...strict, resolve }).catch((e: unknown) => e)) as OutboundRefused;
+      expect(error).toBeInstanceOf(OutboundRefused);
+      expect(error.reason).toBe('db.corp.example resolves to an address outbound calls may not reach');
+      expect(`${error.message} ${error.reason} ${String(error.stack)}`).not.toContain(address);
+      // Nor does it say which kind of non-public address it was.
+      expect(error.reason).not.toMatch(/loopback|private|link-local|unique-local|carrier|mapped/);
+    },
+  );
 
   it('refuses when ANY resolved address is private, even after public ones', async () => {
     const resolve: Resolver = async () => [
@@ -133,7 +149,9 @@ describe('safePost refusals (nothing is sent)', () => {
       { address: '::ffff:10.0.0.7', family: 6 },
     ];
     const reason = await refusal(safePost('http://mixed.example/hook', '{}', { ...strict, resolve }));
-    expect(reason).toContain('::ffff:10.0.0.7');
+    expect(reason).toBe('mixed.example resolves to an address outbound calls may not reach');
+    expect(reason).not.toContain('10.0.0.7');
+    expect(reason).not.toContain('93.184.216.34');
   });
 
   it('refuses schemes other than http and https even with allowPrivate', async () => {
@@ -145,6 +163,41 @@ describe('safePost refusals (nothing is sent)', () => {
     const addresses = await systemResolver('localhost');
     expect(addresses.length).toBeGreaterThan(0);
     for (const a of addresses) expect(nonPublicKind(a.address)).toBe('loopback');
+  });
+});
+
+describe('outbound ports', () => {
+  const defaults = { allowPrivate: false, allowedPorts: [80, 443] };
+
+  it('allows only the allow-listed ports, counting a scheme\'s default port', () => {
+    expect(checkOutboundUrl('https://hooks.example/x', defaults).hostname).toBe('hooks.example');
+    expect(checkOutboundUrl('http://hooks.example/x', defaults).hostname).toBe('hooks.example');
+    expect(checkOutboundUrl('https://hooks.example:443/x', defaults).hostname).toBe('hooks.example');
+    for (const [url, port] of [
+      ['http://hooks.example:8080/x', 8080],
+      ['https://hooks.example:6379/', 6379],
+      ['http://93.184.216.34:22/', 22],
+      ['https://hooks.example:0/', 0],
+    ] as const) {
+      expect(() => checkOutboundUrl(url, defaults)).toThrow(
+        `port ${port} is not an allowed outbound port (allowed: 80, 443; set OBSERVATORY_OUTBOUND_ALLOWED_PORTS)`,
+      );
+    }
+    expect(checkOutboundUrl('http://hooks.example:8080/x', { allowPrivate: false, allowedPorts: [8080] }).port).toBe('8080');
+    // Only the listed ports: listing 8080 takes 80 and 443 away.
+    expect(() => checkOutboundUrl('https://hooks.example/x', { allowPrivate: false, allowedPorts: [8080] })).toThrow(/port 443 is not/);
+  });
+
+  it('applies even when private addresses are allowed', () => {
+    expect(() => checkOutboundUrl('http://127.0.0.1:5432/', { allowPrivate: true, allowedPorts: [80, 443] })).toThrow(/port 5432 is not/);
+  });
+
+  it('refuses a port outside the list at send time and sends nothing', async () => {
+    const reason = await refusal(safePost(`${rx.origin}/hook`, '{}', { timeoutMs: 2_000, allowPrivate: true, allowedPorts: [80, 443] }));
+    expect(reason).toBe(`port ${rx.port} is not an allowed outbound port (allowed: 80, 443; set OBSERVATORY_OUTBOUND_ALLOWED_PORTS)`);
+    expect(rx.requests).toHaveLength(0);
+    // The same URL with its port listed is sent.
+    expect(await safePost(`${rx.origin}/hook`, '{}', { timeoutMs: 2_000, allowPrivate: true, allowedPorts: [rx.port] })).toEqual({ status: 200, ok: true });
   });
 });
 
@@ -208,7 +261,7 @@ describe('safePost sends', () => {
 
   it('fails with a network error when nothing listens', async () => {
     const port = await closedPort();
-    const error = await safePost(`http://127.0.0.1:${port}/`, '{}', lax).catch((e: unknown) => e);
+    const error = await safePost(`http://127.0.0.1:${port}/`, '{}', { ...lax, allowedPorts: [port] }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OutboundFailed);
     expect((error as Error).message).toContain('ECONNREFUSED');
   });

@@ -8,11 +8,15 @@ import ipaddr from 'ipaddr.js';
  * One outbound POST to a URL someone else chose (a rule's webhook, a chat webhook under test),
  * guarded against server-side request forgery:
  *
- * - only `http:` and `https:` URLs without user-info are sent;
+ * - only `http:` and `https:` URLs without user-info are sent, and only to a port of the
+ *   allow-list (`OBSERVATORY_OUTBOUND_ALLOWED_PORTS`, default 80 and 443), so a webhook cannot be
+ *   aimed at a database, SMTP or admin port of a host it may otherwise reach;
  * - the host is resolved once (`dns.lookup` with `all: true`) and the request is refused when ANY
  *   of its addresses is not global unicast (loopback, RFC 1918, link-local and the metadata
  *   address 169.254.169.254, carrier-grade NAT, unique-local, multicast, unspecified, reserved,
- *   IPv4-mapped/NAT64/6to4/Teredo forms, …), unless `allowPrivate`;
+ *   IPv4-mapped/NAT64/6to4/Teredo forms, …), unless `allowPrivate`. The refusal does not say which
+ *   address the name resolved to: it reaches API callers (the chat webhook test) and listings
+ *   (`last_error`), and naming it would let them map internal DNS;
  * - the connection is pinned to the address that was checked: `http.request` gets a `lookup`
  *   function that answers with that address and never asks DNS again, so a rebinding DNS server
  *   cannot hand out a public address to the check and a private one to the connect. The hostname
@@ -57,11 +61,17 @@ export const systemResolver: Resolver = async (hostname) => {
   return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };
 
-export interface SafePostOptions {
-  headers?: Record<string, string>;
-  timeoutMs: number;
+/** What outbound calls may reach (config.outbound). */
+export interface OutboundPolicy {
   /** Allow loopback, private and other non-public addresses (tests, lab setups). */
   allowPrivate: boolean;
+  /** TCP ports calls may go to; applies whatever `allowPrivate` says. */
+  allowedPorts: readonly number[];
+}
+
+export interface SafePostOptions extends OutboundPolicy {
+  headers?: Record<string, string>;
+  timeoutMs: number;
   /** Replaces DNS resolution (tests); the result is checked and pinned like a real answer. */
   resolve?: Resolver;
 }
@@ -138,17 +148,35 @@ function isLocalhostName(hostname: string): boolean {
   return name === 'localhost' || name.endsWith('.localhost');
 }
 
+/** The port a URL connects to: its explicit port, else its scheme's default. */
+function effectivePort(url: URL): number {
+  if (url.port !== '') return Number(url.port);
+  return url.protocol === 'https:' ? 443 : 80;
+}
+
+/** Why a URL's port may not be used, or null when it may. */
+function portRefusal(url: URL, allowedPorts: readonly number[]): string | null {
+  const port = effectivePort(url);
+  if (allowedPorts.includes(port)) return null;
+  return `port ${port} is not an allowed outbound port (allowed: ${allowedPorts.join(', ')}; set OBSERVATORY_OUTBOUND_ALLOWED_PORTS)`;
+}
+
+/** The refusal for a name that resolves to a non-public address; deliberately without the address. */
+function resolvedRefusal(host: string): string {
+  return `${host} resolves to an address outbound calls may not reach`;
+}
+
 /** The host part of a URL without IPv6 brackets. */
 export function bareHost(url: URL): string {
   return url.hostname.replace(/^\[|\]$/g, '');
 }
 
 /**
- * The checks that need no DNS: scheme, user-info, literal-IP hosts and `localhost` names. Returns
- * the parsed URL or throws OutboundRefused. Used by `safePost` and, synchronously, by
- * `validateDestinations` so a rule with an unusable URL is refused at creation.
+ * The checks that need no DNS: scheme, user-info, literal-IP hosts, `localhost` names and the
+ * port. Returns the parsed URL or throws OutboundRefused. Used by `safePost` and, synchronously,
+ * by `validateDestinations` so a rule with an unusable URL is refused at creation.
  */
-export function checkOutboundUrl(raw: string, allowPrivate: boolean): URL {
+export function checkOutboundUrl(raw: string, policy: OutboundPolicy): URL {
   let url: URL;
   try {
     url = new URL(raw);
@@ -161,13 +189,15 @@ export function checkOutboundUrl(raw: string, allowPrivate: boolean): URL {
   if (url.username !== '' || url.password !== '') throw new OutboundRefused('the URL must not carry a user name or password');
   const host = bareHost(url);
   if (host === '') throw new OutboundRefused('the URL has no host');
-  if (!allowPrivate) {
+  if (!policy.allowPrivate) {
     if (isLocalhostName(host)) throw new OutboundRefused(`${host} is a loopback name`);
     if (isIP(host) !== 0) {
       const refusal = addressRefusal(host);
       if (refusal !== null) throw new OutboundRefused(refusal);
     }
   }
+  const badPort = portRefusal(url, policy.allowedPorts);
+  if (badPort !== null) throw new OutboundRefused(badPort);
   return url;
 }
 
@@ -220,7 +250,7 @@ function describeNetworkError(error: unknown): string {
  * returns the status (2xx is `ok`). The response body is not read.
  */
 export async function safePost(rawUrl: string, body: string, options: SafePostOptions): Promise<SafePostResult> {
-  const url = checkOutboundUrl(rawUrl, options.allowPrivate);
+  const url = checkOutboundUrl(rawUrl, options);
   const host = bareHost(url);
   const signal = AbortSignal.timeout(options.timeoutMs);
   const timedOut = () => new OutboundFailed(`timed out after ${options.timeoutMs} ms`);
@@ -239,15 +269,8 @@ export async function safePost(rawUrl: string, body: string, options: SafePostOp
     if (addresses.length === 0) throw new OutboundFailed(`could not resolve ${host}: no addresses`);
   }
   if (!options.allowPrivate) {
-    for (const { address } of addresses) {
-      const kind = nonPublicKind(address);
-      if (kind === null) continue;
-      throw new OutboundRefused(
-        literal !== 0
-          ? `${address} is not a public address (${kind})`
-          : `${host} resolves to ${address}, which is not a public address (${kind})`,
-      );
-    }
+    // A literal address was already refused by checkOutboundUrl; only DNS answers are left.
+    if (addresses.some(({ address }) => nonPublicKind(address) !== null)) throw new OutboundRefused(resolvedRefusal(host));
   }
   const payload = Buffer.from(body, 'utf8');
   const transport = url.protocol === 'https:' ? https : http;

@@ -29,6 +29,8 @@ let outbound: Outbound;
 function configFor(env: Record<string, string> = {}) {
   return loadConfig({
     OBSERVATORY_ALLOW_PRIVATE_OUTBOUND: '1',
+    // The receiver listens on a random port; outbound ports are limited to the allow-list.
+    OBSERVATORY_OUTBOUND_ALLOWED_PORTS: `80,443,${rx.port}`,
     OBSERVATORY_OUTBOUND_TIMEOUT_MS: '1000',
     OBSERVATORY_METRICS_FORWARD_URL: `${rx.origin}/metrics-in`,
     OBSERVATORY_METRICS_FORWARD_TOKEN: METRICS_TOKEN,
@@ -249,6 +251,39 @@ describe('retries', () => {
     expect(await strict.dispatchDue(clock.now())).toEqual({ sent: 0, retried: 0, failed: 1 });
     expect(await rowOf(id!)).toMatchObject({ status: 'failed', attempts: 1, lastError: 'refused: 127.0.0.1 is not a public address (loopback)' });
     expect(rx.requests).toHaveLength(0);
+  });
+});
+
+describe('delivery-time policy (rules stored before a change)', () => {
+  it('refuses a URL whose port is no longer allowed, sends nothing and gives up at once', async () => {
+    const narrowed = createOutbound({ db, clock, config: configFor({ OBSERVATORY_OUTBOUND_ALLOWED_PORTS: '80,443' }), log: silent });
+    // enqueue does not validate: this is a rule that was accepted before the allow-list changed.
+    const [id] = await enqueue(narrowed, input([{ kind: 'webhook', url: `${rx.origin}/old-rule`, secret: SECRET }, { kind: 'metrics' }]));
+    expect(await narrowed.dispatchDue(clock.now())).toEqual({ sent: 0, retried: 0, failed: 2 });
+    expect(await rowOf(id!)).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      lastError: `refused: port ${rx.port} is not an allowed outbound port (allowed: 80, 443; set OBSERVATORY_OUTBOUND_ALLOWED_PORTS)`,
+    });
+    // The operator-configured metrics forwarder (same receiver port) is held to the same list.
+    expect((await narrowed.listDeliveries({ status: 'failed' })).every((v) => v.lastError?.includes(`port ${rx.port} is not an allowed`))).toBe(true);
+    expect(rx.requests).toHaveLength(0);
+  });
+
+  it('does not record which internal address a webhook host resolved to', async () => {
+    const internal = '10.77.66.55';
+    const strict = createOutbound({
+      db,
+      clock,
+      config: configFor({ OBSERVATORY_ALLOW_PRIVATE_OUTBOUND: '0' }),
+      log: silent,
+      resolve: async () => [{ address: internal, family: 4 }],
+    });
+    const [id] = await enqueue(strict, input([{ kind: 'webhook', url: 'https://vault.corp.example/hook', secret: SECRET }]));
+    expect(await strict.dispatchDue(clock.now())).toEqual({ sent: 0, retried: 0, failed: 1 });
+    const row = await rowOf(id!);
+    expect(row).toMatchObject({ status: 'failed', lastError: 'refused: vault.corp.example resolves to an address outbound calls may not reach' });
+    expect(JSON.stringify(await strict.listDeliveries({}))).not.toContain(internal);
   });
 });
 

@@ -160,12 +160,13 @@ async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T
 export function createOutbound(deps: OutboundDeps): Outbound {
   const { db, clock, config, log } = deps;
   const batchSize = deps.batchSize ?? DEFAULT_BATCH_SIZE;
-  const { timeoutMs, allowPrivate } = config.outbound;
+  const { timeoutMs, allowPrivate, allowedPorts } = config.outbound;
+  const policy = { allowPrivate, allowedPorts };
   // A claimed row stays invisible to other dispatchers this long; longer than a batch can take
   // (each send, DNS included, is bounded by timeoutMs), so a live dispatcher never loses its rows.
   const leaseMs = 120_000 + 2 * timeoutMs * Math.ceil(batchSize / CONCURRENCY);
   const post = (url: string, body: string, headers: Record<string, string>) =>
-    safePost(url, body, { headers, timeoutMs, allowPrivate, ...(deps.resolve ? { resolve: deps.resolve } : {}) });
+    safePost(url, body, { headers, timeoutMs, ...policy, ...(deps.resolve ? { resolve: deps.resolve } : {}) });
 
   function render(id: string, destination: Destination, message: OutboundMessage, at: Date): Request {
     switch (destination.kind) {
@@ -311,7 +312,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     },
 
     async sendSlackTest(url, text) {
-      const host = bareHost(checkOutboundUrl(url, allowPrivate));
+      const host = bareHost(checkOutboundUrl(url, policy));
       try {
         const result = await post(url, JSON.stringify({ text: escapeSlack(text) }), {});
         return { ...result, host };
