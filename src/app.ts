@@ -74,7 +74,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     });
 
     const metrics = createMetrics(() => database.poolStats());
-    const logger: FastifyBaseLogger = options.logger ?? createLogger(config.logLevel);
+    const logger: FastifyBaseLogger = options.logger ?? createLogger(config.logLevel, { format: config.logFormat });
     const outbound = createOutbound({ db: database.db, clock, config, log: logger });
     const honeypot = await createHoneypotDomain({ db: database.db, clock, audit, config, log: logger, outbound });
     const agentApi = await createAgentApiDomain({

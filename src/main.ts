@@ -1,5 +1,6 @@
 import { createApp } from './app.ts';
 import { ConfigError, loadConfig } from './platform/config.ts';
+import { createLogger } from './platform/logger.ts';
 
 /**
  * `npm start`: validate the configuration, open storage (PGlite in DATA_DIR, or DATABASE_URL),
@@ -22,6 +23,8 @@ async function main(): Promise<void> {
   try {
     app = await createApp({
       config,
+      // LOG_FORMAT: readable lines on a terminal, JSON lines otherwise (config.logFormat).
+      logger: createLogger(config.logLevel, { format: config.logFormat }),
       onFirstToken: (token) =>
         process.stdout.write(
           `\nFirst start: created an admin API token with every scope. It is shown once; keep it:\n\n  ${token}\n\n`,

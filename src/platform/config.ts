@@ -17,6 +17,8 @@ export class ConfigError extends Error {
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+/** `json`: one JSON object a line (for collectors); `pretty`: readable lines for a person at a terminal. */
+export type LogFormat = 'json' | 'pretty';
 
 export interface Config {
   host: string;
@@ -26,6 +28,8 @@ export interface Config {
   databaseUrl: string | null;
   dbPoolMax: number;
   logLevel: LogLevel;
+  /** LOG_FORMAT; unset, `pretty` when standard output is a terminal and `json` otherwise. */
+  logFormat: LogFormat;
   /** The address clients use to reach this service; the manifest's baseUrl. */
   publicUrl: string;
   adminToken: string | null;
@@ -198,11 +202,19 @@ function portList(env: Env, name: string, fallback: number[]): number[] {
 
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-export function loadConfig(env: Env = process.env): Config {
+const LOG_FORMATS: LogFormat[] = ['json', 'pretty'];
+
+/**
+ * `env` is the environment; `isTty` says whether standard output is a terminal (it decides the
+ * default LOG_FORMAT), passed in so tests need no terminal.
+ */
+export function loadConfig(env: Env = process.env, isTty: boolean = process.stdout.isTTY === true): Config {
   const host = text(env, 'HOST') ?? '127.0.0.1';
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const logLevel = (text(env, 'LOG_LEVEL') ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  const logFormat = (text(env, 'LOG_FORMAT')?.toLowerCase() ?? (isTty ? 'pretty' : 'json')) as LogFormat;
+  if (!LOG_FORMATS.includes(logFormat)) throw new ConfigError('LOG_FORMAT', `must be one of ${LOG_FORMATS.join(', ')}, got "${text(env, 'LOG_FORMAT')}"`);
 
   const adminToken = text(env, 'OBSERVATORY_ADMIN_TOKEN');
   if (adminToken !== null && !TOKEN_PATTERN.test(adminToken)) {
@@ -235,6 +247,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     dbPoolMax: integer(env, 'DB_POOL_MAX', 10, 1, 200),
     logLevel,
+    logFormat,
     publicUrl,
     adminToken,
     sessionTtlHours: integer(env, 'OBSERVATORY_SESSION_TTL_HOURS', 12, 1, 24 * 30),

@@ -1,5 +1,7 @@
+import { Writable } from 'node:stream';
 import { type DestinationStream, type Logger, pino, stdSerializers } from 'pino';
-import type { LogLevel } from './config.ts';
+import pretty from 'pino-pretty';
+import type { LogFormat, LogLevel } from './config.ts';
 
 /**
  * The service's pino logger. Credentials never reach a log line: the headers that carry them are
@@ -29,7 +31,49 @@ export function scrubError(err: unknown): unknown {
   return out;
 }
 
-export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+export interface LoggerOutput {
+  /** `json` (the default) or `pretty` (config.logFormat). */
+  format?: LogFormat;
+  /** Where lines go; standard output unless given (tests pass a sink). */
+  destination?: DestinationStream;
+  /** Colours in pretty lines; unset, when the destination is standard output and supports them. */
+  colorize?: boolean;
+}
+
+/**
+ * The service logger: JSON lines, or (`format: 'pretty'`) readable lines for a terminal. Pretty
+ * lines go through pino-pretty as a synchronous stream in this thread, not a worker transport:
+ * pino redacts and serializes each record before the stream sees it, so the same secrets are
+ * hidden in both formats, and nothing is lost when the process exits right after a line.
+ * The second argument may also be a bare destination stream (JSON lines to it).
+ */
+export function createLogger(level: LogLevel, output: LoggerOutput | DestinationStream = {}): Logger {
+  const { format = 'json', destination, colorize } = isDestination(output) ? { destination: output } : output;
   const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, serializers: { err: scrubError } };
+  if (format === 'pretty') {
+    const stream = pretty({
+      sync: true,
+      colorize: colorize ?? (destination === undefined && pretty.isColorSupported),
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname',
+      ...(destination ? { destination: asWritable(destination) } : {}),
+    });
+    return pino(options, stream);
+  }
   return destination ? pino(options, destination) : pino(options);
+}
+
+/** pino-pretty pipes into its destination, which must then be a real stream; a bare `{ write }` sink is wrapped. */
+function asWritable(destination: DestinationStream): Writable {
+  if (destination instanceof Writable) return destination;
+  return new Writable({
+    write(chunk: Buffer | string, _encoding, callback) {
+      destination.write(chunk.toString());
+      callback();
+    },
+  });
+}
+
+function isDestination(output: LoggerOutput | DestinationStream): output is DestinationStream {
+  return typeof (output as DestinationStream).write === 'function';
 }

@@ -38,7 +38,9 @@ const searchFields = {
   order: Type.Optional(StringEnum(['asc', 'desc'] as const, { default: 'desc' })),
   category: Type.Optional(CategorySchema),
 };
-const SearchInput = Type.Object(searchFields);
+const SearchInput = Type.Object(searchFields, {
+  examples: [{ query: 'dns', agent_name: 'example-agent', source_url: 'https://example.com/blog/dns', page: 1, limit: 5, sort: 'createdAt', order: 'desc', category: 'tech' }],
+});
 
 const TopicResult = Type.Object({
   slug: Type.String(),
@@ -195,7 +197,7 @@ export function agentApiEndpoints(deps: {
         source_url: searchFields.source_url,
         limit: searchFields.limit,
         category: searchFields.category,
-      }),
+      }, { examples: [{ queries: ['dns', 'index fund'], agent_name: 'example-agent', source_url: 'https://example.com/blog/dns', limit: 5, category: 'tech' }] }),
       response: {
         schemaId: 'svc-agent-search-batch.v1',
         fields: {
@@ -217,7 +219,7 @@ export function agentApiEndpoints(deps: {
         page: searchFields.page,
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: TOPICS_LIMIT_MAX, default: TOPICS_LIMIT_DEFAULT })),
         agent_name: searchFields.agent_name,
-      }),
+      }, { examples: [{ category: 'finance', page: 1, limit: 20, agent_name: 'example-agent' }] }),
       response: { schemaId: 'svc-agent-topics.v1', fields: { topics: Type.Array(Type.Omit(TopicResult, ['score'])), ...Paging } },
       example: {
         schema: 'svc-agent-topics.v1',
@@ -238,7 +240,7 @@ export function agentApiEndpoints(deps: {
       description: 'A topic with its body; 404 for an unknown slug.',
       method: 'GET',
       path: PATHS.topic,
-      params: Type.Object({ slug: Type.String({ minLength: 1, maxLength: 128 }) }),
+      params: Type.Object({ slug: Type.String({ minLength: 1, maxLength: 128 }) }, { examples: [{ slug: 'how-compound-interest-works' }] }),
       errors: [404],
       response: { schemaId: 'svc-agent-topic.v1', fields: { topic: TopicFull } },
       example: {
@@ -363,6 +365,21 @@ export function agentApiEndpoints(deps: {
           }),
           { minItems: 1, maxItems: UPSERT_TOPICS_MAX },
         ),
+      }, {
+        examples: [
+          {
+            topics: [
+              {
+                slug: 'what-is-dns-over-https',
+                title: 'What is DNS over HTTPS?',
+                category: 'tech',
+                summary: 'DNS queries sent inside HTTPS, so the network in between cannot read or change them.',
+                body: 'DNS over HTTPS (DoH) sends each DNS query as an HTTPS request to a resolver...',
+                createdAt: '2026-11-24T12:00:00.000Z',
+              },
+            ],
+          },
+        ],
       }),
       response: { schemaId: 'svc-agent-topics-upsert.v1', fields: { ok: Type.Boolean(), upserted: Type.Integer(), inserted: Type.Integer(), updated: Type.Integer() } },
       example: { schema: 'svc-agent-topics-upsert.v1', generatedAt: '2026-11-24T12:00:00.000Z', ok: true, upserted: 2, inserted: 1, updated: 1 },
@@ -381,7 +398,7 @@ export function agentApiEndpoints(deps: {
       body: Type.Object({
         name: Type.String({ minLength: 1, maxLength: 200 }),
         plan: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,31}$', default: 'paid', description: 'A label for the plan; every plan gets the key rate limit.' })),
-      }),
+      }, { examples: [{ name: 'Example Research Crawler', plan: 'paid' }] }),
       response: {
         schemaId: 'svc-agent-api-key.v1',
         fields: { id: Type.String({ format: 'uuid' }), key: Type.String({ description: 'Shown once.' }), prefix: Type.String(), plan: Type.String(), name: Type.String(), createdAt: IsoDate },

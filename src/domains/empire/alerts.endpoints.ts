@@ -72,8 +72,11 @@ export function empireAlertEndpoints(deps: { alerts: EmpireAlertService }): Endp
       tag: TAG,
       kind: 'read',
       uiPath: UI_PATH,
-      params: Type.Object({ toolset: Toolset }),
-      query: Type.Object({ tenant: Type.Optional({ ...Tenant, description: 'Only the rules made for this source tenant; absent lists every rule of the toolset.' }) }),
+      params: Type.Object({ toolset: Toolset }, { examples: [{ toolset: 'crawler-lab' }] }),
+      query: Type.Object(
+        { tenant: Type.Optional({ ...Tenant, description: 'Only the rules made for this source tenant; absent lists every rule of the toolset.' }) },
+        { examples: [{ tenant: 'acme' }] },
+      ),
       response: {
         schemaId: 'svc-empire-alerts.v1',
         fields: {
@@ -99,7 +102,7 @@ export function empireAlertEndpoints(deps: { alerts: EmpireAlertService }): Endp
       tag: TAG,
       kind: 'write',
       uiPath: UI_PATH,
-      params: Type.Object({ toolset: Toolset }),
+      params: Type.Object({ toolset: Toolset }, { examples: [{ toolset: 'crawler-lab' }] }),
       body: Type.Object(
         {
           name: Name,
@@ -108,7 +111,18 @@ export function empireAlertEndpoints(deps: { alerts: EmpireAlertService }): Endp
           tenant: Type.Optional(Tenant),
           enabled: Type.Optional(Type.Boolean({ description: 'Default true.' })),
         },
-        { additionalProperties: false },
+        {
+          additionalProperties: false,
+          examples: [
+            {
+              name: 'Crawl burst for acme',
+              predicate: { kind: 'empire_count_gte', count: 500, windowMinutes: 15, eventType: 'crawl.started' },
+              destinations: [{ kind: 'webhook', url: 'https://alerts.example.com/observatory', secret: 'whsec-example-0123456789abcdef' }],
+              tenant: 'acme',
+              enabled: true,
+            },
+          ],
+        },
       ),
       response: {
         schemaId: 'svc-empire-alert-create.v1',
@@ -130,14 +144,14 @@ export function empireAlertEndpoints(deps: { alerts: EmpireAlertService }): Endp
       tag: TAG,
       kind: 'write',
       uiPath: UI_PATH,
-      params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
+      params: Type.Object({ id: Type.String({ format: 'uuid' }) }, { examples: [{ id: '4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a7b8' }] }),
       body: Type.Object(
         {
           name: Type.Optional(Name),
           enabled: Type.Optional(Type.Boolean()),
           silenceUntil: Type.Optional(Nullable(IsoDate)),
         },
-        { additionalProperties: false },
+        { additionalProperties: false, examples: [{ name: 'Crawl burst for acme (business hours)', enabled: true, silenceUntil: null }] },
       ),
       response: { schemaId: 'svc-empire-alert.v1', fields: { rule: EmpireAlertRule } },
       example: { schema: 'svc-empire-alert.v1', generatedAt, rule: { ...exampleRule, silenceUntil: '2026-11-24T12:00:00.000Z' } },

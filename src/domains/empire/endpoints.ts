@@ -46,7 +46,18 @@ export function empireIngestEndpoints(deps: { ingest: EmpireIngest; clock: Clock
       tag: 'empire',
       kind: 'write',
       errors: [413],
-      body: EmpireIngestBody,
+      body: {
+        ...EmpireIngestBody,
+        examples: [
+          {
+            toolset: 'crawler-lab',
+            events: [
+              { id: 'crawl-000001', eventType: 'crawl.started', tenant: 'acme', payload: { url: 'https://example.com/', depth: 2 } },
+              { id: 'crawl-000002', eventType: 'crawl.finished', tenant: 'acme', causedBy: 'crawl-000001', payload: { pages: 14 } },
+            ],
+          },
+        ],
+      },
       response: {
         schemaId: 'svc-empire-ingest.v1',
         fields: {

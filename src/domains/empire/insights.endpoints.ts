@@ -10,9 +10,10 @@ import { EMPIRE_SLO_WINDOWS, SLO_BADGE_THRESHOLDS, type SloService } from './slo
 const generatedAt = '2026-11-24T08:00:00.000Z';
 const TAG = 'empire';
 const Count = Type.Integer({ minimum: 0 });
-const ToolsetParams = Type.Object({
-  toolset: Type.String({ pattern: TOOLSET_PATTERN, description: '3 to 128 characters: a letter, then letters, digits or -.' }),
-});
+const ToolsetParams = Type.Object(
+  { toolset: Type.String({ pattern: TOOLSET_PATTERN, description: '3 to 128 characters: a letter, then letters, digits or -.' }) },
+  { examples: [{ toolset: 'crawler-lab' }] },
+);
 const windowKeys = <T extends object>(o: T) => Object.keys(o) as (keyof T & string)[];
 
 const Kpi = Type.Object({
@@ -74,7 +75,7 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
       query: Type.Object({
         tenant: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Only events from this source tenant.' })),
         window: Type.Optional(StringEnum(windowKeys(DASHBOARD_WINDOWS), { default: '24h' })),
-      }),
+      }, { examples: [{ tenant: 'acme', window: '24h' }] }),
       response: {
         schemaId: 'svc-empire-dashboard.v1',
         fields: {
@@ -134,7 +135,10 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
-      query: Type.Object({ federated: Type.Optional(StringEnum(['0', '1'] as const, { description: '`1` fans out to every active region.' })) }),
+      query: Type.Object(
+        { federated: Type.Optional(StringEnum(['0', '1'] as const, { description: '`1` fans out to every active region.' })) },
+        { examples: [{ federated: '0' }] },
+      ),
       response: {
         schemaId: 'svc-empire-overview.v1',
         fields: {
@@ -181,7 +185,7 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
-      query: Type.Object({ window: Type.Optional(StringEnum(windowKeys(EMPIRE_SLO_WINDOWS), { default: '24h' })) }),
+      query: Type.Object({ window: Type.Optional(StringEnum(windowKeys(EMPIRE_SLO_WINDOWS), { default: '24h' })) }, { examples: [{ window: '24h' }] }),
       response: {
         schemaId: 'svc-empire-slo.v1',
         fields: {
@@ -234,7 +238,7 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
         eventId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
         list: Type.Optional(StringEnum(['0', '1'] as const)),
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: REPLAY_LIST_MAX, default: REPLAY_LIST_DEFAULT })),
-      }),
+      }, { examples: [{ list: '1', limit: 20 }] }),
       response: {
         schemaId: 'svc-empire-replay.v1',
         fields: {

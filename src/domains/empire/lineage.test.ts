@@ -116,6 +116,17 @@ describe('{v1}/empire/notes', () => {
     expect(audit.split('empire.note-upsert').length - 1).toBe(2);
   });
 
+  it('takes any colour string of at most 32 characters, or null (spec A: string or null)', async () => {
+    for (const color of ['amber', '#ffaa00', 'chartreuse', 'c'.repeat(32), null]) {
+      const res = await write({ eventId: 'ev-colour', note: 'x', color });
+      expect(res.statusCode, String(color)).toBe(200);
+      expect((await read('eventId=ev-colour')).json().note.color).toBe(color);
+    }
+    const long = await write({ eventId: 'ev-colour', note: 'x', color: 'c'.repeat(33) });
+    expect(long.statusCode).toBe(400);
+    expect(long.json()).toMatchObject({ reason: 'invalid-body', field: 'body.color' });
+  });
+
   it('keeps notes apart by tenant and target kind', async () => {
     await write({ eventId: 'ev-2', note: 'fleet-wide' });
     await write({ eventId: 'ev-2', note: 'for docs-mirror', tenant: 'docs-mirror' });
@@ -130,7 +141,7 @@ describe('{v1}/empire/notes', () => {
       [{ note: 'x' }, 'body.eventId'],
       [{ eventId: 'ev-3' }, 'body.note'],
       [{ eventId: 'ev-3', note: '' }, 'body.note'],
-      [{ eventId: 'ev-3', note: 'x', color: 'chartreuse' }, 'body.color'],
+      [{ eventId: 'ev-3', note: 'x', color: 'c'.repeat(33) }, 'body.color'],
       [{ eventId: 'ev-3', note: 'x', targetKind: 'tenant' }, 'body.targetKind'],
       [{ eventId: 'ev-3', note: 'x', pinned: 'yes' }, 'body.pinned'],
     ] as const) {

@@ -8,9 +8,14 @@ import * as repo from './repository.ts';
 /** What a note may be attached to; `event` unless the caller says otherwise. */
 export const NOTE_TARGET_KINDS = ['event', 'incident'] as const;
 export type NoteTargetKind = (typeof NOTE_TARGET_KINDS)[number];
-/** Colour names the console offers; any `#rrggbb` is taken too. */
+/**
+ * A note's colour is any string of at most NOTE_COLOR_MAX_LENGTH characters, or null (spec A:
+ * "string or null"): `amber`, `#ffaa00` and names of other consoles are all kept as sent. The
+ * console renders these names and any `#rrggbb`; they are a hint, not a rule.
+ */
 export const NOTE_COLORS = ['yellow', 'red', 'orange', 'green', 'blue', 'purple', 'gray'] as const;
-export const NOTE_COLOR_PATTERN = `^(#[0-9a-fA-F]{6}|${NOTE_COLORS.join('|')})$`;
+export const NOTE_COLOR_MAX_LENGTH = 32;
+export const NOTE_COLOR_DESCRIPTION = `Any string of at most ${NOTE_COLOR_MAX_LENGTH} characters, kept as sent; null for none. The console renders ${NOTE_COLORS.join(', ')} and #rrggbb.`;
 
 export interface NoteView {
   id: string;

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Db } from '../../platform/db/client.ts';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, StringEnum, V1 } from '../../platform/http/registry.ts';
 import { LINEAGE_DEPTH_DEFAULT, LINEAGE_DEPTH_MAX, LINEAGE_ROWS_MAX, lineageOf } from './lineage.ts';
-import { NOTE_COLOR_PATTERN, NOTE_TARGET_KINDS, type NoteService } from './notes.ts';
+import { NOTE_COLOR_DESCRIPTION, NOTE_COLOR_MAX_LENGTH, NOTE_TARGET_KINDS, type NoteService } from './notes.ts';
 
 /** Lineage and notes of empire events (spec B group 2). */
 
@@ -61,8 +61,14 @@ export function empireReadEndpoints(deps: { db: Db; notes: NoteService }): Endpo
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
-      params: Type.Object({ eventId: Type.String({ maxLength: 64, description: 'The eventId the ingest answered (a UUID).' }) }),
-      query: Type.Object({ depth: Type.Optional(Type.Integer({ minimum: 1, maximum: LINEAGE_DEPTH_MAX, default: LINEAGE_DEPTH_DEFAULT })) }),
+      params: Type.Object(
+        { eventId: Type.String({ maxLength: 64, description: 'The eventId the ingest answered (a UUID).' }) },
+        { examples: [{ eventId: '7b8c9d0e-1f2a-4b3c-8d4e-5f6a7b8c9d01' }] },
+      ),
+      query: Type.Object(
+        { depth: Type.Optional(Type.Integer({ minimum: 1, maximum: LINEAGE_DEPTH_MAX, default: LINEAGE_DEPTH_DEFAULT })) },
+        { examples: [{ depth: 100 }] },
+      ),
       response: {
         schemaId: 'svc-empire-lineage.v1',
         fields: {
@@ -96,7 +102,10 @@ export function empireReadEndpoints(deps: { db: Db; notes: NoteService }): Endpo
       scope: 'read:events',
       tag: TAG,
       kind: 'read',
-      query: Type.Object({ eventId: Type.String({ ...TargetId, examples: ['7b8c9d0e-1f2a-4b3c-8d4e-5f6a7b8c9d01'] }), tenant: Tenant, targetKind: TargetKind }),
+      query: Type.Object(
+        { eventId: Type.String({ ...TargetId, examples: ['7b8c9d0e-1f2a-4b3c-8d4e-5f6a7b8c9d01'] }), tenant: Tenant, targetKind: TargetKind },
+        { examples: [{ eventId: '7b8c9d0e-1f2a-4b3c-8d4e-5f6a7b8c9d01', tenant: 'acme', targetKind: 'event' }] },
+      ),
       response: { schemaId: 'svc-empire-note.v1', fields: { eventId: Type.String(), tenant: Nullable(Type.String()), note: Nullable(Note) } },
       example: {
         schema: 'svc-empire-note.v1',
@@ -122,11 +131,14 @@ export function empireReadEndpoints(deps: { db: Db; notes: NoteService }): Endpo
           eventId: TargetId,
           note: Type.String({ minLength: 1, maxLength: 10_000 }),
           pinned: Type.Optional(Type.Boolean({ default: false })),
-          color: Type.Optional(Nullable(Type.String({ pattern: NOTE_COLOR_PATTERN, description: 'A colour name of the console or #rrggbb; null for none.' }))),
+          color: Type.Optional(Nullable(Type.String({ maxLength: NOTE_COLOR_MAX_LENGTH, description: NOTE_COLOR_DESCRIPTION }))),
           tenant: Tenant,
           targetKind: TargetKind,
         },
-        { additionalProperties: false },
+        {
+          additionalProperties: false,
+          examples: [{ eventId: '7b8c9d0e-1f2a-4b3c-8d4e-5f6a7b8c9d01', note: 'First crawl from the new range; watch it.', pinned: true, color: 'yellow', tenant: 'acme', targetKind: 'event' }],
+        },
       ),
       response: { schemaId: 'svc-empire-note-upsert.v1', fields: { ok: Type.Boolean(), id: Type.String({ format: 'uuid' }), eventId: Type.String(), updatedAt: IsoDate } },
       example: { schema: 'svc-empire-note-upsert.v1', generatedAt, ok: true, id: '1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f', eventId: exampleEvent(1, 0).eventId, updatedAt: generatedAt },

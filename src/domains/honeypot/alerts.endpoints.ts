@@ -53,7 +53,7 @@ export function alertEndpoints(deps: { alerts: AlertService }): Endpoint[] {
       tag: 'alerts',
       kind: 'read',
       uiPath: '/honeypot/alerts',
-      query: Type.Object({ tenant: Type.Optional({ ...slug, description: 'A tenant slug; absent lists the rules of every tenant.' }) }),
+      query: Type.Object({ tenant: Type.Optional({ ...slug, description: 'A tenant slug; absent lists the rules of every tenant.' }) }, { examples: [{ tenant: 'edge-eu' }] }),
       response: {
         schemaId: 'svc-observatory-alerts.v1',
         fields: { tenant: Nullable(Type.String({ description: 'The tenant asked for; null for all.' })), rules: Type.Array(AlertRule) },
@@ -81,6 +81,16 @@ export function alertEndpoints(deps: { alerts: AlertService }): Endpoint[] {
         predicate: PredicateBody,
         destinations: Destinations,
         enabled: Type.Optional(Type.Boolean({ description: 'Default true.' })),
+      }, {
+        examples: [
+          {
+            tenant: 'edge-eu',
+            name: 'Liars above 25% in an hour',
+            predicate: { kind: 'liar_rate_above', pct: 25, windowMinutes: 60, minEvents: 20 },
+            destinations: [{ kind: 'webhook', url: 'https://alerts.example.com/observatory', secret: 'whsec-example-0123456789abcdef' }],
+            enabled: true,
+          },
+        ],
       }),
       response: {
         schemaId: 'svc-observatory-alert-create.v1',
@@ -102,14 +112,14 @@ export function alertEndpoints(deps: { alerts: AlertService }): Endpoint[] {
       tag: 'alerts',
       kind: 'write',
       uiPath: '/honeypot/alerts',
-      params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
+      params: Type.Object({ id: Type.String({ format: 'uuid' }) }, { examples: [{ id: '0b6f4c1e-8a2d-4e7b-9c3f-5d1a7e9b2c40' }] }),
       body: Type.Object(
         {
           name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
           enabled: Type.Optional(Type.Boolean()),
           silenceUntil: Type.Optional(Nullable(IsoDate)),
         },
-        { additionalProperties: false },
+        { additionalProperties: false, examples: [{ name: 'Liars above 25% in an hour (night shift)', enabled: true, silenceUntil: null }] },
       ),
       response: { schemaId: 'svc-observatory-alert.v1', fields: { rule: AlertRule } },
       example: { schema: 'svc-observatory-alert.v1', generatedAt, rule: { ...exampleRule, silenceUntil: '2026-11-23T12:00:00.000Z' } },

@@ -16,7 +16,7 @@ const WindowedQuery = Type.Object({
     default: '24h',
     description: 'The current hour bucket and the 23, 167 or 719 whole hours before it (UTC).',
   }),
-});
+}, { examples: [{ tenant: 'edge-eu', window: '24h' }] });
 const TenantField = Nullable(Type.String({ description: 'The tenant slug asked for, or null for every tenant.' }));
 const WindowField = Type.String({ description: '`24h`, `7d` or `30d`.' });
 

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
 import { assertThat, notFound } from '../../platform/errors.ts';
-import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } from '../../platform/http/registry.ts';
+import { EmptyBody, defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } from '../../platform/http/registry.ts';
 import { IngestBody, type IngestService, type VerifiedRequest } from './ingest.ts';
 import { signatureHeader } from './signature.ts';
 import type { TenantService } from './tenants.ts';
@@ -27,7 +27,7 @@ const exampleTenant = {
   disabledAt: null,
   notes: 'Behind the public docs mirror.',
 };
-const SlugParams = Type.Object({ slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }) });
+const SlugParams = Type.Object({ slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }) }, { examples: [{ slug: 'edge-eu' }] });
 
 const IngestedEventSchema = Type.Object({
   id: Nullable(Type.String({ description: 'The sender\'s id, or the `sig-…` id derived from the signed request when it gave none.' })),
@@ -58,6 +58,7 @@ export function honeypotEndpoints(deps: { tenants: TenantService; ingest: Ingest
       kind: 'write',
       uiPath: '/honeypot/tenants',
       params: SlugParams,
+      body: EmptyBody,
       response: { schemaId: 'svc-observatory-tenant.v1', fields: { tenant: Tenant } },
       example: { schema: 'svc-observatory-tenant.v1', generatedAt, tenant: { ...exampleTenant, disabledAt: verb === 'disable' ? generatedAt : null } },
       handler: async ({ principal, params, requestId }) => tenants.setDisabled({ principal: who(principal), requestId }, params.slug, verb === 'disable'),
@@ -95,7 +96,7 @@ export function honeypotEndpoints(deps: { tenants: TenantService; ingest: Ingest
         slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$', description: '1 to 64 of a-z, 0-9 and -.' }),
         name: Type.String({ minLength: 1, maxLength: 200 }),
         notes: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
-      }),
+      }, { examples: [{ slug: 'edge-us', name: 'Edge US honeypots', notes: 'us-east-1 and us-west-2 sites' }] }),
       response: {
         schemaId: 'svc-observatory-tenant-create.v1',
         fields: { tenant: Tenant, signingSecret: Type.String({ description: 'Shown once.' }) },
@@ -115,6 +116,7 @@ export function honeypotEndpoints(deps: { tenants: TenantService; ingest: Ingest
       kind: 'write',
       uiPath: '/honeypot/tenants',
       params: SlugParams,
+      body: EmptyBody,
       response: {
         schemaId: 'svc-observatory-tenant-secret.v1',
         fields: { tenant: Tenant, signingSecret: Type.String(), previousValidUntil: IsoDate },
@@ -142,7 +144,28 @@ export function honeypotEndpoints(deps: { tenants: TenantService; ingest: Ingest
       tag: 'ingest',
       kind: 'write',
       errors: [413],
-      body: IngestBody,
+      body: {
+        ...IngestBody,
+        examples: [
+          {
+            events: [
+              {
+                id: 'edge-eu-000001',
+                method: 'GET',
+                path: '/honeypot/topics/dns-over-https',
+                query: 'ref=sitemap',
+                ua: 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.1; +https://openai.com/gptbot)',
+                ip: '52.230.152.7',
+                ja4: 't13d1516h2_8daaf6152771_02713d6af862',
+                asn: 8075,
+                country: 'US',
+                referer: null,
+                headers: { accept: 'text/html', 'accept-language': 'en' },
+              },
+            ],
+          },
+        ],
+      },
       response: {
         schemaId: 'svc-observatory-ingest.v1',
         fields: { accepted: Type.Integer(), duplicates: Type.Integer(), events: Type.Array(IngestedEventSchema) },
@@ -209,7 +232,7 @@ export function honeypotEndpoints(deps: { tenants: TenantService; ingest: Ingest
         path: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, default: '/honeypot/topics/observatory-test-event' })),
         ua: Type.Optional(Type.String({ maxLength: 2048 })),
         ip: Type.Optional(Type.String({ minLength: 2, maxLength: 64 })),
-      }),
+      }, { examples: [{ tenant: 'edge-eu', path: '/honeypot/topics/observatory-test-event', ua: 'Mozilla/5.0 (compatible; ObservatoryTest/1.0)', ip: '203.0.113.9' }] }),
       response: {
         schemaId: 'svc-observatory-test-event.v1',
         fields: {

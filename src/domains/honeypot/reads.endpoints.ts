@@ -104,7 +104,7 @@ export function readEndpoints(deps: { reads: ReadService }): Endpoint[] {
       tag: 'honeypot',
       kind: 'read',
       uiPath: '/honeypot/recent',
-      query: Type.Object({ tenant: TenantQuery, limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }) }),
+      query: Type.Object({ tenant: TenantQuery, limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }) }, { examples: [{ tenant: 'edge-eu', limit: 50 }] }),
       response: { schemaId: 'svc-observatory-recent.v1', fields: { tenant: TenantField, events: Type.Array(Event) } },
       example: { schema: 'svc-observatory-recent.v1', generatedAt, tenant: 'docs-mirror', events: [exampleEvent] },
       handler: async ({ query }) => reads.recent(query),
@@ -121,7 +121,7 @@ export function readEndpoints(deps: { reads: ReadService }): Endpoint[] {
       tag: 'honeypot',
       kind: 'read',
       uiPath: '/honeypot/investigate',
-      query: Type.Object({ tenant: TenantQuery, fingerprintId: FingerprintId }),
+      query: Type.Object({ tenant: TenantQuery, fingerprintId: FingerprintId }, { examples: [{ tenant: 'edge-eu', fingerprintId: '9f86d081884c7d65' }] }),
       response: {
         schemaId: 'svc-observatory-investigate.v1',
         fields: {
@@ -259,7 +259,7 @@ export function readEndpoints(deps: { reads: ReadService }): Endpoint[] {
         list: Type.Optional(Type.Union([Type.Literal('0'), Type.Literal('1')], { description: '`1` lists envelopes instead.' })),
         limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'List form only.' }),
         tenant: TenantQuery,
-      }),
+      }, { examples: [{ list: '1', limit: 20, tenant: 'edge-eu' }] }),
       response: {
         schemaId: 'svc-observatory-replay.v1',
         fields: {
@@ -305,7 +305,7 @@ export function readEndpoints(deps: { reads: ReadService }): Endpoint[] {
       tag: 'honeypot',
       kind: 'read',
       uiPath: '/honeypot/lures',
-      query: Type.Object({ tenant: TenantQuery }),
+      query: Type.Object({ tenant: TenantQuery }, { examples: [{ tenant: 'edge-eu' }] }),
       response: {
         schemaId: 'svc-observatory-lures.v1',
         fields: {
@@ -363,7 +363,7 @@ export function readEndpoints(deps: { reads: ReadService }): Endpoint[] {
       tag: 'honeypot',
       kind: 'read',
       uiPath: '/honeypot/sitemap',
-      query: Type.Object({ tenant: TenantQuery }),
+      query: Type.Object({ tenant: TenantQuery }, { examples: [{ tenant: 'edge-eu' }] }),
       response: {
         schemaId: 'svc-observatory-sitemap.v1',
         fields: {
@@ -408,7 +408,7 @@ export function readEndpoints(deps: { reads: ReadService }): Endpoint[] {
       tag: 'honeypot',
       kind: 'read',
       uiPath: '/honeypot/tarpits',
-      query: Type.Object({ tenant: TenantQuery }),
+      query: Type.Object({ tenant: TenantQuery }, { examples: [{ tenant: 'edge-eu' }] }),
       response: { schemaId: 'svc-observatory-tarpits.v1', fields: { tenant: TenantField, rows: Type.Array(TarpitRow) } },
       example: {
         schema: 'svc-observatory-tarpits.v1',
@@ -432,7 +432,7 @@ export function readEndpoints(deps: { reads: ReadService }): Endpoint[] {
       uiPath: '/honeypot/ops',
       query: Type.Object({
         window: Type.Union([Type.Literal('1h'), Type.Literal('24h'), Type.Literal('7d')], { default: '24h' }),
-      }),
+      }, { examples: [{ window: '24h' }] }),
       response: {
         schemaId: 'svc-observatory-ops-ingest.v1',
         fields: {

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { SESSION_COOKIE } from '../../platform/http/auth.ts';
-import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, SCOPES, V1 } from '../../platform/http/registry.ts';
+import { EmptyBody, defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, SCOPES, V1 } from '../../platform/http/registry.ts';
 import { TOOLSET_PATTERN } from '../provenance/service.ts';
 import { type IdentityService, MAX_TOKEN_TOOLSETS } from './service.ts';
 
@@ -68,7 +68,7 @@ export function identityEndpoints(identity: IdentityService): Endpoint[] {
         name: Type.String({ minLength: 1, maxLength: 100 }),
         scopes: Type.Array(ScopeName, { minItems: 1, maxItems: SCOPES.length, uniqueItems: true }),
         toolsets: Type.Optional(Type.Array(ToolsetName, { minItems: 1, maxItems: MAX_TOKEN_TOOLSETS, uniqueItems: true })),
-      }),
+      }, { examples: [{ name: 'edge-toolset-writer', scopes: ['write:events'], toolsets: ['edge-eu', 'edge-us'] }] }),
       response: {
         schemaId: 'svc-observatory-token-create.v1',
         fields: { ...TokenFields, token: Type.String({ description: 'The plaintext token; shown once.' }) },
@@ -96,7 +96,8 @@ export function identityEndpoints(identity: IdentityService): Endpoint[] {
       tag: 'tokens',
       kind: 'write',
       uiPath: '/settings/tokens',
-      params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
+      params: Type.Object({ id: Type.String({ format: 'uuid' }) }, { examples: [{ id: '3f0c9a52-6a47-4b8e-9a3c-2d7e5b1f8c04' }] }),
+      body: EmptyBody,
       response: { schemaId: 'svc-observatory-token-revoke.v1', fields: { token: Token } },
       example: {
         schema: 'svc-observatory-token-revoke.v1',
@@ -150,6 +151,7 @@ export function identityEndpoints(identity: IdentityService): Endpoint[] {
       scope: null,
       tag: 'account',
       kind: 'write',
+      body: EmptyBody,
       response: { schemaId: 'svc-account-logout.v1', fields: { ok: Type.Boolean(), endedSession: Type.Boolean() } },
       example: { schema: 'svc-account-logout.v1', generatedAt, ok: true, endedSession: true },
       handler: async ({ principal, reply }) => {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { SESSION_COOKIE } from '../../platform/http/auth.ts';
-import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } from '../../platform/http/registry.ts';
+import { EmptyBody, defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } from '../../platform/http/registry.ts';
 import type { PasskeyService } from './passkeys.ts';
 
 /** base64url, as browsers serialise WebAuthn binary fields (padding tolerated). */
@@ -185,7 +185,7 @@ export function passkeyEndpoints(passkeys: PasskeyService, options: PasskeyEndpo
       tag: 'account',
       kind: 'write',
       uiPath: '/settings/account',
-      body: Type.Object({ deviceLabel: Type.Optional(DeviceLabel) }),
+      body: Type.Object({ deviceLabel: Type.Optional(DeviceLabel) }, { examples: [{ deviceLabel: 'YubiKey 5C (desk)' }] }),
       response: {
         schemaId: 'svc-passkey-registration-start.v1',
         fields: { challengeId: Type.String({ format: 'uuid' }), options: CreationOptions },
@@ -215,6 +215,26 @@ export function passkeyEndpoints(passkeys: PasskeyService, options: PasskeyEndpo
         challengeId: Type.String({ format: 'uuid' }),
         response: RegistrationResponse,
         deviceLabel: Type.Optional(DeviceLabel),
+      }, {
+        // Illustrative only: a real response is made by the authenticator over the challenge just issued.
+        examples: [
+          {
+            challengeId: '8e2f4a6c-1b3d-4f5e-9a7b-c0d1e2f3a4b5',
+            response: {
+              id: 'q2Zx3Tn4y5Vb6Nc7Md8Le9Kf0Jg',
+              rawId: 'q2Zx3Tn4y5Vb6Nc7Md8Le9Kf0Jg',
+              type: 'public-key',
+              clientExtensionResults: {},
+              authenticatorAttachment: 'cross-platform',
+              response: {
+                clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiZXhhbXBsZSJ9',
+                attestationObject: 'o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVhE',
+                transports: ['usb', 'nfc'],
+              },
+            },
+            deviceLabel: 'YubiKey 5C (desk)',
+          },
+        ],
       }),
       response: { schemaId: 'svc-passkey-registration-finish.v1', fields: { ok: Type.Literal(true), passkey: Passkey } },
       example: {
@@ -248,7 +268,8 @@ export function passkeyEndpoints(passkeys: PasskeyService, options: PasskeyEndpo
       tag: 'account',
       kind: 'write',
       uiPath: '/settings/account',
-      params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
+      params: Type.Object({ id: Type.String({ format: 'uuid' }) }, { examples: [{ id: '5a7c9e1b-3d5f-4a2c-8e4b-6d8f0a2c4e6a' }] }),
+      body: EmptyBody,
       response: { schemaId: 'svc-passkey-revoke.v1', fields: { passkey: Passkey } },
       example: {
         schema: 'svc-passkey-revoke.v1',
@@ -271,7 +292,7 @@ export function passkeyEndpoints(passkeys: PasskeyService, options: PasskeyEndpo
       tag: 'account',
       kind: 'write',
       uiPath: '/login',
-      body: Type.Object({ username: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }),
+      body: Type.Object({ username: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) }, { examples: [{ username: 'admin' }] }),
       response: {
         schemaId: 'svc-passkey-login-start.v1',
         fields: { challengeId: Type.String({ format: 'uuid' }), options: RequestOptions },
@@ -296,7 +317,30 @@ export function passkeyEndpoints(passkeys: PasskeyService, options: PasskeyEndpo
       tag: 'account',
       kind: 'write',
       uiPath: '/login',
-      body: Type.Object({ challengeId: Type.String({ format: 'uuid' }), response: AuthenticationResponse }),
+      body: Type.Object(
+        { challengeId: Type.String({ format: 'uuid' }), response: AuthenticationResponse },
+        {
+          // Illustrative only: a real assertion is signed by the authenticator over the challenge just issued.
+          examples: [
+            {
+              challengeId: '2c4e6a8b-0d1f-4a3c-8e5b-7d9f1a3c5e7b',
+              response: {
+                id: 'q2Zx3Tn4y5Vb6Nc7Md8Le9Kf0Jg',
+                rawId: 'q2Zx3Tn4y5Vb6Nc7Md8Le9Kf0Jg',
+                type: 'public-key',
+                clientExtensionResults: {},
+                authenticatorAttachment: 'cross-platform',
+                response: {
+                  clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiZXhhbXBsZSJ9',
+                  authenticatorData: 'SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MFAAAAAQ',
+                  signature: 'MEUCIQDexampleexampleexampleexampleexampleAiAexampleexampleexample',
+                  userHandle: 'YjZhMGMxZDItM2U0Zi00YTViLThjNmQtN2U4ZjlhMGIxYzJk',
+                },
+              },
+            },
+          ],
+        },
+      ),
       response: {
         schemaId: 'svc-passkey-login.v1',
         fields: {

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
+import { type Clock, systemClock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db/client.ts';
 import { unavailable } from '../../platform/errors.ts';
 import { buildManifest, buildOpenApi } from '../../platform/http/openapi.ts';
@@ -18,11 +21,84 @@ const ManifestEntry = Type.Object({
   uiPath: Nullable(Type.String()),
   tag: Type.String(),
   kind: Type.Union([Type.Literal('read'), Type.Literal('write')]),
+  paramsSchema: Type.Unknown({ description: 'The path parameters (JSON Schema, with a request example), or null.' }),
   querySchema: Type.Unknown(),
   bodySchema: Type.Unknown(),
   responseSchema: Type.Unknown(),
   example: Type.Unknown(),
 });
+
+/** The service's name and version, as package.json says them. */
+const PACKAGE = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+/** Where a visitor of `/` goes next: this API's documents, health, and the public agent API's documents. */
+const INDEX_LINKS = [
+  { rel: 'manifest', href: `${V1}/manifest`, title: 'Endpoint manifest (API token or operator session)' },
+  { rel: 'openapi', href: `${V1}/openapi.json`, title: 'OpenAPI 3.1 document of this API (API token or operator session)' },
+  { rel: 'health', href: '/healthz', title: 'Liveness' },
+  { rel: 'ready', href: '/readyz', title: 'Readiness: database reachable and migrated' },
+  { rel: 'agent-api-openapi', href: '/api/openapi.json', title: 'Public agent API: OpenAPI 3.0.3 document' },
+  { rel: 'agent-api-discovery', href: '/.well-known/agent-api', title: 'Public agent API: discovery document' },
+] as const;
+
+const IndexLink = Type.Object({ rel: Type.String(), href: Type.String(), title: Type.String() });
+const IndexDocument = Type.Object({
+  schema: Type.Literal('svc-observatory-index.v1'),
+  generatedAt: Type.String({ format: 'date-time' }),
+  name: Type.String(),
+  version: Type.String(),
+  baseUrl: Type.String(),
+  links: Type.Array(IndexLink),
+});
+
+/**
+ * Whether an Accept header prefers HTML to JSON. Each is weighed by its most specific matching
+ * range (the exact type, then its `text/` or `application/` wildcard, then the any-type wildcard),
+ * and HTML wins only when weighed higher: a browser, which lists text/html first and the any-type
+ * wildcard at q=0.8, gets HTML; curl (any type), no header or application/json get JSON.
+ */
+export function prefersHtml(accept: string | undefined): boolean {
+  if (!accept) return false;
+  const ranges = accept.split(',').map((part) => {
+    const [range = '', ...params] = part.split(';').map((p) => p.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    const weight = q === undefined ? 1 : Number(q.slice(2));
+    return { range, weight: Number.isFinite(weight) ? weight : 0 };
+  });
+  const weigh = (type: string) => {
+    const [major] = type.split('/');
+    for (const candidate of [type, `${major}/*`, '*/*']) {
+      const match = ranges.find((r) => r.range === candidate);
+      if (match) return match.weight;
+    }
+    return 0;
+  };
+  return weigh('text/html') > weigh('application/json');
+}
+
+const escapeHtml = (value: string) =>
+  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** The index as a small HTML page: name, version and the same links (all constants; escaped anyway). */
+function indexHtml(version: string): string {
+  const items = INDEX_LINKS.map((l) => `      <li><a href="${escapeHtml(l.href)}"><code>${escapeHtml(l.href)}</code></a> ${escapeHtml(l.title)}</li>`).join('\n');
+  return `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>Observatory ${escapeHtml(version)}</title>
+  </head>
+  <body>
+    <h1>Observatory <small>${escapeHtml(version)}</small></h1>
+    <p>Honeypot analytics, toolset operations and evidence. The API answers JSON; the documents below list every endpoint.</p>
+    <ul>
+${items}
+    </ul>
+  </body>
+</html>
+`;
+}
 
 export interface MetaDeps {
   /** Every endpoint of the app, this group's included; read when asked, after the app is built. */
@@ -30,13 +106,44 @@ export interface MetaDeps {
   baseUrl: string;
   database: Database;
   metrics: Metrics;
+  /** For the index's generatedAt; the system clock unless given. */
+  clock?: Clock;
 }
 
 export function metaEndpoints(deps: MetaDeps): Endpoint[] {
   // The registry cannot change after start-up, so both documents are built once, on first ask.
   let manifest: ReturnType<typeof buildManifest> | null = null;
   let openapi: ReturnType<typeof buildOpenApi> | null = null;
+  const clock = deps.clock ?? systemClock;
   return [
+    defineEndpoint<never, never, never, never, true>({
+      id: 'getIndex',
+      title: 'Service index',
+      description:
+        'What the printed address shows: the service name, its version and links to the manifest, the OpenAPI document, health, readiness and the public agent API documents. An HTML page when the Accept header prefers text/html (a browser), `svc-observatory-index.v1` JSON otherwise. No auth.',
+      method: 'GET',
+      path: '/',
+      auth: 'none',
+      scope: null,
+      tag: 'meta',
+      kind: 'read',
+      response: { raw: IndexDocument },
+      example: { schema: 'svc-observatory-index.v1', generatedAt, name: 'Observatory', version: '0.1.0', baseUrl: 'http://localhost:8080', links: INDEX_LINKS.map((l) => ({ ...l })) },
+      handler: async ({ request, reply }) => {
+        void reply.header('vary', 'Accept');
+        // The registry declares one content type per endpoint; the HTML form is sent here, and
+        // returning the reply tells the server it is answered.
+        if (prefersHtml(request.headers.accept)) return sendHtml(reply, indexHtml(PACKAGE.version));
+        return {
+          schema: 'svc-observatory-index.v1' as const,
+          generatedAt: clock.now().toISOString(),
+          name: 'Observatory',
+          version: PACKAGE.version,
+          baseUrl: deps.baseUrl,
+          links: INDEX_LINKS.map((l) => ({ ...l })),
+        };
+      },
+    }),
     defineEndpoint({
       id: 'getManifest',
       title: 'Endpoint manifest',
@@ -75,6 +182,7 @@ export function metaEndpoints(deps: MetaDeps): Endpoint[] {
             uiPath: '/docs',
             tag: 'meta',
             kind: 'read',
+            paramsSchema: null,
             querySchema: null,
             bodySchema: null,
             responseSchema: { type: 'object' },
@@ -150,4 +258,8 @@ export function metaEndpoints(deps: MetaDeps): Endpoint[] {
       handler: async () => deps.metrics.registry.metrics(),
     }),
   ];
+}
+
+function sendHtml(reply: FastifyReply, html: string): FastifyReply {
+  return reply.type('text/html; charset=utf-8').send(html);
 }

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { defineEndpoint, type Endpoint, IsoDate, Nullable, V1 } from '../../platform/http/registry.ts';
+import { EmptyBody, defineEndpoint, type Endpoint, IsoDate, Nullable, V1 } from '../../platform/http/registry.ts';
 import type { OpsService } from './service.ts';
 
 const generatedAt = '2026-11-23T08:00:00.000Z';
@@ -61,7 +61,7 @@ export function opsEndpoints(ops: OpsService): Endpoint[] {
         limit: Type.Integer({ minimum: 1, maximum: 500, default: 100 }),
         cursor: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })),
         verb: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-      }),
+      }, { examples: [{ limit: 100, cursor: '120', verb: 'tenant.create' }] }),
       response: {
         schemaId: 'svc-observatory-ops-audit.v1',
         fields: { rows: Type.Array(AuditRow), nextCursor: Nullable(Type.String()) },
@@ -99,7 +99,7 @@ export function opsEndpoints(ops: OpsService): Endpoint[] {
       tag: 'ops',
       kind: 'read',
       uiPath: '/ops/jobs',
-      query: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 200, default: 20 }) }),
+      query: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 200, default: 20 }) }, { examples: [{ limit: 20 }] }),
       response: {
         schemaId: 'svc-observatory-ops-cron-health.v1',
         fields: {
@@ -142,7 +142,8 @@ export function opsEndpoints(ops: OpsService): Endpoint[] {
       tag: 'ops',
       kind: 'write',
       uiPath: '/ops/jobs',
-      params: Type.Object({ job: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }) }),
+      params: Type.Object({ job: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }) }, { examples: [{ job: 'session-sweep' }] }),
+      body: EmptyBody,
       response: { schemaId: 'svc-ops-job-run.v1', fields: { job: Type.String(), run: JobRunSchema } },
       example: { schema: 'svc-ops-job-run.v1', generatedAt, job: 'session-sweep', run: exampleRun },
       handler: async ({ params, principal, requestId }) => {

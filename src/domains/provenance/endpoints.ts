@@ -70,9 +70,10 @@ const examplePolicy = {
   updatedBy: 'alice',
   activeKeys: 1,
 };
-const ToolsetParams = Type.Object({
-  toolset: Type.String({ pattern: TOOLSET_PATTERN, description: '3 to 128 characters: a letter, then letters, digits or -.', examples: ['crawler-lab'] }),
-});
+const ToolsetParams = Type.Object(
+  { toolset: Type.String({ pattern: TOOLSET_PATTERN, description: '3 to 128 characters: a letter, then letters, digits or -.', examples: ['crawler-lab'] }) },
+  { examples: [{ toolset: 'crawler-lab' }] },
+);
 const Limit = PageLimitParam(LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX);
 const BooleanText = StringEnum(['true', 'false'] as const);
 
@@ -95,7 +96,7 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
         status: Type.Optional(StringEnum(['active', 'retired'] as const)),
         cursor: TimeCursorParam,
         limit: Limit,
-      }),
+      }, { examples: [{ toolset: 'crawler-lab', status: 'active', cursor: '2026-11-24T12:00:00.000Z', limit: 50 }] }),
       response: { schemaId: 'svc-provenance-keys.v1', fields: { keys: Type.Array(Key), nextCursor: Nullable(Type.String()) } },
       example: { schema: 'svc-provenance-keys.v1', generatedAt, keys: [exampleKey], nextCursor: null },
       handler: async ({ query }) => provenance.listKeys(query),
@@ -115,7 +116,7 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
       body: Type.Object({
         toolset: Type.Optional(Type.String({ description: `3 to 128 characters: a letter, then letters, digits or - (${TOOLSET_PATTERN}).` })),
         publicKeyB64: Type.Optional(Type.String({ description: 'Canonical RFC 4648 base64 of a raw 32-byte Ed25519 public key.' })),
-      }),
+      }, { examples: [{ toolset: 'crawler-lab', publicKeyB64: 'nLZ8FxXAeHwT1lK15f7V18QT+zly6kVUjzZj5hsxue0=' }] }),
       response: { schemaId: 'svc-provenance-key.v1', fields: KeyOutcomeFields },
       example: { schema: 'svc-provenance-key.v1', generatedAt, ok: true, key: exampleKey },
       handler: async ({ body, principal, requestId }) => provenance.register({ principal: who(principal), requestId }, body),
@@ -132,8 +133,8 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
       tag: TAG,
       kind: 'write',
       refusedStatus: 400,
-      params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
-      body: Type.Object({}),
+      params: Type.Object({ id: Type.String({ maxLength: 64 }) }, { examples: [{ id: '6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c' }] }),
+      body: Type.Object({}, { examples: [{}] }),
       response: { schemaId: 'svc-provenance-key.v1', fields: KeyOutcomeFields },
       example: { schema: 'svc-provenance-key.v1', generatedAt, ok: true, key: { ...exampleKey, status: 'retired', retiredAt: generatedAt } },
       handler: async ({ params, principal, requestId }) => provenance.retire({ principal: who(principal), requestId }, params.id),
@@ -192,7 +193,7 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
         rejected: Type.Optional(BooleanText),
         cursor: TimeCursorParam,
         limit: Limit,
-      }),
+      }, { examples: [{ toolset: 'crawler-lab', source: 'empire-ingest', compatMode: 'true', rejected: 'false', cursor: '2026-11-24T12:00:00.000Z', limit: 50 }] }),
       response: { schemaId: 'svc-provenance-attestations.v1', fields: { attestations: Type.Array(Attestation), nextCursor: Nullable(Type.String()) } },
       example: {
         schema: 'svc-provenance-attestations.v1',

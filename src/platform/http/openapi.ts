@@ -10,6 +10,22 @@ export function plainSchema(schema: TSchema | null): Record<string, unknown> | n
   return plain;
 }
 
+/**
+ * A request schema (query or body) as the documents show it: a property with a `default` is not
+ * required, whatever the schema's `required` list says. TypeBox lists every property not wrapped
+ * in `Type.Optional` as required, default or not; the server's Ajv (`useDefaults`) fills a missing
+ * one before `required` is checked, so a client may always leave it out, and the documents say so.
+ */
+export function requestSchema(schema: TSchema | null): Record<string, unknown> | null {
+  const plain = plainSchema(schema);
+  if (!plain || !Array.isArray(plain.required)) return plain;
+  const properties = (plain.properties ?? {}) as Record<string, Record<string, unknown> | undefined>;
+  const required = (plain.required as string[]).filter((name) => properties[name]?.default === undefined);
+  if (required.length > 0) plain.required = required;
+  else delete plain.required;
+  return plain;
+}
+
 const STATUS_TEXT: Record<number, [string, string]> = {
   400: ['BadRequest', 'The body, query or path failed validation, was not JSON, or had the wrong content type.'],
   401: ['Unauthorized', 'No valid bearer token or operator session.'],
@@ -23,18 +39,23 @@ const STATUS_TEXT: Record<number, [string, string]> = {
 };
 
 function parametersOf(location: 'path' | 'query', schema: TSchema | null) {
-  const plain = plainSchema(schema);
+  const plain = requestSchema(schema);
   if (!plain) return [];
   const properties = (plain.properties ?? {}) as Record<string, Record<string, unknown>>;
   const required = new Set((plain.required ?? []) as string[]);
+  // The endpoint's request example (object-level `examples`) gives each parameter its value, so a
+  // client reading one parameter sees the value the working request sends.
+  const request = Array.isArray(plain.examples) ? (plain.examples[0] as Record<string, unknown> | undefined) : undefined;
   return Object.entries(properties).map(([name, property]) => {
     const { description, ...rest } = property;
+    const example = request?.[name];
     return {
       name,
       in: location,
       required: location === 'path' || required.has(name),
       ...(typeof description === 'string' ? { description } : {}),
       schema: rest,
+      ...(example !== undefined ? { example } : {}),
     };
   });
 }
@@ -89,7 +110,7 @@ function operationOf(endpoint: Endpoint, responses: Record<string, unknown>, dia
     security: securityOf(endpoint),
     parameters: [...parametersOf('path', endpoint.params), ...parametersOf('query', endpoint.query)].map((p) => ({ ...p, schema: dialect(p.schema) })),
     responses,
-    ...(endpoint.body ? { requestBody: { required: true, content: { 'application/json': { schema: dialect(plainSchema(endpoint.body)) } } } } : {}),
+    ...(endpoint.body ? { requestBody: { required: true, content: { 'application/json': { schema: dialect(requestSchema(endpoint.body)) } } } } : {}),
   };
 }
 
@@ -252,8 +273,9 @@ export function buildManifest(endpoints: readonly Endpoint[], baseUrl: string) {
       uiPath: e.uiPath,
       tag: e.tag,
       kind: e.kind,
-      querySchema: plainSchema(e.query),
-      bodySchema: plainSchema(e.body),
+      paramsSchema: requestSchema(e.params),
+      querySchema: requestSchema(e.query),
+      bodySchema: requestSchema(e.body),
       responseSchema: e.contentType === 'application/json' ? plainSchema(e.responseSchema) : null,
       example: e.example,
     })),

@@ -241,6 +241,8 @@ export function assertRegistryConsistent(endpoints: readonly Endpoint[]): void {
 }
 
 /** Shared field shapes. */
+/** The body of a POST that takes no fields: an empty body or `{}` (clients send `{}`); anything else is 400. */
+export const EmptyBody = Type.Object({}, { additionalProperties: false, examples: [{}], description: 'No fields; an empty body or {}.' });
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 export const IsoDate = Type.String({ format: 'date-time' });
 /** A string from a fixed list, as a JSON Schema `enum` (validation errors then list the allowed values). */

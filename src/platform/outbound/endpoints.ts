@@ -31,7 +31,10 @@ export function outboundEndpoints(outbound: Outbound, audit: AuditLog): Endpoint
             Type.String({ minLength: 1, maxLength: 500, description: `The line to send; default "${DEFAULT_SLACK_TEST_TEXT}".` }),
           ),
         },
-        { additionalProperties: false },
+        {
+          additionalProperties: false,
+          examples: [{ webhookUrl: 'https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX', text: 'Observatory test message' }],
+        },
       ),
       response: {
         schemaId: 'svc-observatory-slack-test.v1',
