@@ -96,7 +96,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     });
     const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
     const endpoints: Endpoint[] = [
-      ...metaEndpoints({ endpoints: () => endpoints, baseUrl: config.publicUrl, database, metrics }),
+      ...metaEndpoints({ endpoints: () => endpoints, baseUrl: config.publicUrl, database, metrics, clock }),
       ...identityEndpoints(identity),
       ...passkeyEndpoints(passkeys, { cookieSecure: config.cookieSecure }),
       ...opsEndpoints(ops),

@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signatureHeader } from '../src/domains/honeypot/signature.ts';
 import { ConfigError, loadConfig } from '../src/platform/config.ts';
 import { addressKey } from '../src/platform/client-address.ts';
 import { defineEndpoint } from '../src/platform/http/registry.ts';
@@ -10,7 +11,7 @@ import { systemClock } from '../src/platform/clock.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { createMetrics } from '../src/platform/metrics.ts';
 import { ADMIN_TOKEN, startTestApp, type TestApp, V1 } from './helpers/app.ts';
-import { createTenant, INGEST_PATH, signedIngest } from './helpers/honeypot.ts';
+import { createTenant, INGEST_PATH } from './helpers/honeypot.ts';
 
 /**
  * Security findings that live in the platform (docs/operations.md, "Security model"): the
@@ -92,7 +93,7 @@ describe('failed authentication costs the attacker', () => {
       headers: {
         'content-type': 'application/json',
         'x-observatory-tenant': 'storm',
-        'x-observatory-signature': (await import('../src/domains/honeypot/signature.ts')).signatureHeader(secret, unixNow(), JSON.stringify(body)),
+        'x-observatory-signature': signatureHeader(secret, unixNow(), JSON.stringify(body)),
       },
     });
     expect(honest.statusCode).toBe(429);

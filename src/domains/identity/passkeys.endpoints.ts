@@ -141,6 +141,14 @@ const exampleCreationOptions = {
   extensions: { credProps: true },
   hints: [],
 };
+/** The members every example PublicKeyCredential JSON shares (the registration and login finish examples). */
+const exampleCredential = {
+  id: 'q2Zx3Tn4y5Vb6Nc7Md8Le9Kf0Jg',
+  rawId: 'q2Zx3Tn4y5Vb6Nc7Md8Le9Kf0Jg',
+  type: 'public-key',
+  clientExtensionResults: {},
+  authenticatorAttachment: 'cross-platform',
+};
 const exampleRequestOptions = {
   rpId: 'observatory.example.com',
   challenge: 'Zr8c1xK2mPq9sT4vW7yA0bD3fG6hJ9kL2nQ5rU8xZ1c',
@@ -221,11 +229,7 @@ export function passkeyEndpoints(passkeys: PasskeyService, options: PasskeyEndpo
           {
             challengeId: '8e2f4a6c-1b3d-4f5e-9a7b-c0d1e2f3a4b5',
             response: {
-              id: 'q2Zx3Tn4y5Vb6Nc7Md8Le9Kf0Jg',
-              rawId: 'q2Zx3Tn4y5Vb6Nc7Md8Le9Kf0Jg',
-              type: 'public-key',
-              clientExtensionResults: {},
-              authenticatorAttachment: 'cross-platform',
+              ...exampleCredential,
               response: {
                 clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiZXhhbXBsZSJ9',
                 attestationObject: 'o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YVhE',
@@ -325,11 +329,7 @@ export function passkeyEndpoints(passkeys: PasskeyService, options: PasskeyEndpo
             {
               challengeId: '2c4e6a8b-0d1f-4a3c-8e5b-7d9f1a3c5e7b',
               response: {
-                id: 'q2Zx3Tn4y5Vb6Nc7Md8Le9Kf0Jg',
-                rawId: 'q2Zx3Tn4y5Vb6Nc7Md8Le9Kf0Jg',
-                type: 'public-key',
-                clientExtensionResults: {},
-                authenticatorAttachment: 'cross-platform',
+                ...exampleCredential,
                 response: {
                   clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiZXhhbXBsZSJ9',
                   authenticatorData: 'SZYN5YgOjGh0NBcPZHZgW4_krrmihjLHmVzzuoMdl2MFAAAAAQ',
