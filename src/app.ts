@@ -13,9 +13,9 @@ import { createOpsService } from './domains/ops/service.ts';
 import { type AuditLog, createAuditLog } from './platform/audit/service.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import type { Config } from './platform/config.ts';
-import { type Database, openDatabase } from './platform/db/client.ts';
+import { type Database, databaseOptions, openDatabase } from './platform/db/client.ts';
 import type { Endpoint } from './platform/http/registry.ts';
-import { createAuthFailureLimiter } from './platform/http/auth-failures.ts';
+import { type AuthFailureLimiter, createAuthFailureLimiter } from './platform/http/auth-failures.ts';
 import { buildServer } from './platform/http/server.ts';
 import { createScheduler, type Scheduler } from './platform/jobs/scheduler.ts';
 import { createLogger } from './platform/logger.ts';
@@ -38,6 +38,8 @@ export interface App {
   honeypot: HoneypotDomain;
   agentApi: AgentApiDomain;
   empire: EmpireDomain;
+  /** The per-address limit on failed authentication; null when turned off. */
+  authFailures: AuthFailureLimiter | null;
   endpoints: readonly Endpoint[];
   /** Stops the scheduler, drains HTTP, closes storage (unless the database was lent by the caller). */
   close(): Promise<void>;
@@ -61,7 +63,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const ownsDatabase = options.database === undefined;
   const database =
     options.database ??
-    (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax }));
+    (await openDatabase(databaseOptions(config)));
 
   try {
     const audit = createAuditLog({ clock });
@@ -122,6 +124,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       logger,
       trustProxy: config.trustProxy,
       authFailures,
+      limits: config.requestLimits,
     });
     await app.ready();
 
@@ -135,6 +138,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       honeypot,
       agentApi,
       empire,
+      authFailures,
       endpoints,
       async close() {
         await scheduler.stop();

@@ -1,4 +1,3 @@
-import { createApp } from './app.ts';
 import { ConfigError, loadConfig } from './platform/config.ts';
 import { createLogger } from './platform/logger.ts';
 
@@ -19,6 +18,9 @@ async function main(): Promise<void> {
     throw error;
   }
 
+  // Loaded only once the configuration is valid: app.ts pulls in some 600 modules, and a start
+  // refused for its configuration should say so in a second, not after loading them all.
+  const { createApp } = await import('./app.ts');
   let app;
   try {
     app = await createApp({

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plainSchema } from '../src/platform/http/openapi.ts';
 import { type Endpoint, SCOPES, toFastifyPath } from '../src/platform/http/registry.ts';
 import { startTestApp, type TestApp, V1 } from './helpers/app.ts';
+import { exchangeOf, recordExchanges, servedConformance } from './helpers/openapi-conformance.ts';
 
 /**
  * The registry contract. It walks every endpoint the app declares, so endpoints added by later
@@ -13,6 +14,7 @@ import { startTestApp, type TestApp, V1 } from './helpers/app.ts';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 let t: TestApp;
+let traffic: ReturnType<typeof recordExchanges>;
 let endpoints: readonly Endpoint[];
 /** For each scope, a token holding every scope but that one. */
 const tokenWithout = new Map<string, string>();
@@ -21,9 +23,11 @@ beforeAll(async () => {
   // This file probes a 401 and a 403 on every endpoint on purpose: no failure limit here.
   t = await startTestApp({ env: { OBSERVATORY_AUTH_FAILURES_PER_MINUTE: '0' } });
   endpoints = t.app.endpoints;
+  // Every request of this file is checked against the served OpenAPI document at the end.
+  traffic = recordExchanges(t);
   for (const scope of SCOPES) tokenWithout.set(scope, await t.tokenWith(SCOPES.filter((s) => s !== scope)));
-});
-afterAll(() => t.close());
+}, 240_000); // booting an app and its fixtures is slow on a shared machine
+afterAll(() => t?.close());
 
 /**
  * The only v1 endpoints a caller reaches without a credential: the passkey login ceremony, which is
@@ -161,4 +165,38 @@ describe('authentication on every endpoint', () => {
       expect(res.json().schema, e.id).toBe(e.schemaId);
     }
   });
+});
+
+describe('the OpenAPI document agrees with the service (issue 14 item 9)', () => {
+  it('refuses hostile requests with 4xx, as the document refuses them', async () => {
+    const conformance = await servedConformance(t);
+    const hostile = [
+      { method: 'POST', url: `${V1}/tokens`, payload: { name: 5, scopes: ['read:dashboard'] } },
+      { method: 'POST', url: `${V1}/tokens`, payload: { name: 'no-scopes' } },
+      { method: 'POST', url: `${V1}/tokens`, payload: { name: 'scopes-as-text', scopes: 'read:dashboard' } },
+      { method: 'POST', url: `${V1}/tokens`, payload: [{ name: 'an-array' }] },
+      { method: 'POST', url: `${V1}/provenance/keys`, payload: { toolset: 'crawler-lab' } },
+      { method: 'POST', url: `${V1}/honeypot/tenants/edge-eu/rotate-secret`, payload: { unexpected: true } },
+      { method: 'POST', url: `${V1}/provenance/keys/${'k'.repeat(65)}/retire`, payload: {} },
+      { method: 'GET', url: `${V1}/honeypot/investigate`, query: { tenant: 'edge-eu' } },
+      { method: 'GET', url: `${V1}/provenance/keys`, query: { limit: 'many' } },
+      { method: 'GET', url: `${V1}/provenance/keys`, query: { limit: '0' } },
+      { method: 'GET', url: `${V1}/provenance/keys`, query: { status: 'sleeping' } },
+    ] as const;
+    const disagreements: string[] = [];
+    for (const options of hostile) {
+      const res = await t.call(options as never);
+      const { request } = exchangeOf(options as never, res);
+      const documentSays = conformance.checkRequest(request);
+      if (res.statusCode < 400 || res.statusCode > 499) disagreements.push(`${request.method} ${request.url}: the service answered ${res.statusCode} ${res.body.slice(0, 200)}`);
+      if (documentSays.length === 0) disagreements.push(`${request.method} ${request.url}: the document allows it, the service answered ${res.statusCode} ${res.body.slice(0, 200)}`);
+    }
+    expect(disagreements).toEqual([]);
+  });
+
+  it('describes every request sent above and every answer to it', async () => {
+    expect(traffic.exchanges.length).toBeGreaterThan(endpoints.length * 2);
+    const violations = await traffic.violations();
+    expect(violations, `exchanges the served OpenAPI document does not describe:\n${violations.join('\n')}`).toEqual([]);
+  }, 180_000);
 });

@@ -9,6 +9,7 @@ import type { Endpoint } from '../src/platform/http/registry.ts';
 import { startTestApp, type TestApp, V1 } from './helpers/app.ts';
 import { ingestEmpire, nodeKeyPair, registerKey } from './helpers/empire.ts';
 import { createTenant, signedIngest } from './helpers/honeypot.ts';
+import { recordExchanges } from './helpers/openapi-conformance.ts';
 import { SoftAuthenticator } from './helpers/soft-authenticator.ts';
 
 /**
@@ -67,6 +68,7 @@ const OMITTED: Record<string, string> = {
 };
 
 let t: TestApp;
+let traffic: ReturnType<typeof recordExchanges>;
 let endpoints: readonly Endpoint[];
 let tenantSecret: string;
 /** Endpoint id → path parameters that only exist once created (ids made by the fixtures). */
@@ -104,6 +106,8 @@ async function send(e: Endpoint): Promise<LightMyRequestResponse> {
 beforeAll(async () => {
   t = await startTestApp({ env: { OBSERVATORY_AUTH_FAILURES_PER_MINUTE: '0' } });
   endpoints = t.app.endpoints;
+  // Everything sent from here on, fixtures included, is checked against the served OpenAPI document last.
+  traffic = recordExchanges(t);
 
   // The tenant the honeypot examples name.
   tenantSecret = await createTenant(t, TENANT, 'Edge EU honeypots');
@@ -163,7 +167,7 @@ beforeAll(async () => {
   for (const [id, params] of Object.entries(fixtureParams)) {
     for (const [name, value] of Object.entries(params)) if (typeof value !== 'string') throw new Error(`fixture for ${id}.${name} failed`);
   }
-});
+}, 240_000); // booting an app and its fixtures is slow on a shared machine
 afterAll(() => t?.close());
 
 describe('request examples', () => {
@@ -249,4 +253,12 @@ describe('request examples', () => {
     expect(gets.length).toBeGreaterThan(20);
     expect(failures).toEqual([]);
   });
+});
+
+describe('the OpenAPI document agrees with the service (issue 14 item 9)', () => {
+  it('describes every request sent above and every answer to it', async () => {
+    expect(traffic.exchanges.length).toBeGreaterThan(60);
+    const violations = await traffic.violations();
+    expect(violations, `exchanges the served OpenAPI document does not describe:\n${violations.join('\n')}`).toEqual([]);
+  }, 180_000);
 });

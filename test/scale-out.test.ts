@@ -22,7 +22,7 @@ const on = (app: App, method: 'GET' | 'POST', url: string, token: string, payloa
   app.server.inject({ method, url, headers: { authorization: `Bearer ${token}` }, ...(payload ? { payload } : {}) });
 
 describe('two instances on one database', () => {
-  it.runIf(onServer)('uses separate connection pools on the server', () => {
+  it.runIf(onServer)(`uses separate connection pools on the server${onServer ? '' : ' (skipped: DATABASE_URL is not set; on PGlite both instances share one embedded database)'}`, () => {
     expect(other.database === t.app.database).toBe(false);
     expect(other.database.driver).toBe('node-postgres');
   });

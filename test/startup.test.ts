@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/platform/config.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { type Running, startService, waitReady } from './helpers/process.ts';
@@ -9,28 +9,46 @@ import { type Running, startService, waitReady } from './helpers/process.ts';
 /**
  * `npm start` as an operator runs it: a real process, real signals, real restarts, on the
  * embedded database in DATA_DIR (or a fresh database on the server when DATABASE_URL is set).
+ *
+ * Each start costs seconds of CPU (tsx loading some 600 modules, PGlite opening its directory,
+ * the ASN table), so the three independent stories run side by side, each on its own storage:
+ * the configuration error, the crash and restart, and the admin token with SIGINT.
  */
 const ADMIN = 'svctok_startupadmintokenstartupadmintoken0000';
 const V1 = '/api/observatory/v1';
-let dataDir: string;
-let testDb: TestDatabase;
 
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'observatory-start-'));
-  testDb = await createTestDatabase();
-});
+interface Storage {
+  dataDir: string;
+  testDb: TestDatabase;
+}
+const storages: Storage[] = [];
+const started: Running[] = [];
 afterAll(async () => {
-  rmSync(dataDir, { recursive: true, force: true });
-  await testDb.drop();
+  // A test that failed half-way leaves its process running; it must not outlive the file.
+  for (const { child } of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const { dataDir, testDb } of storages) {
+    rmSync(dataDir, { recursive: true, force: true });
+    await testDb.drop();
+  }
 });
 
-const start = (env: Record<string, string>): Running =>
-  startService({ DATA_DIR: dataDir, ...(testDb.url ? { DATABASE_URL: testDb.url } : {}), ...env });
+/** A data directory (and, with DATABASE_URL, a server database) of its own. */
+async function freshStorage(): Promise<Storage> {
+  const storage = { dataDir: mkdtempSync(join(tmpdir(), 'observatory-start-')), testDb: await createTestDatabase() };
+  storages.push(storage);
+  return storage;
+}
+
+function start({ dataDir, testDb }: Storage, env: Record<string, string>): Running {
+  const running = startService({ DATA_DIR: dataDir, ...(testDb.url ? { DATABASE_URL: testDb.url } : {}), ...env });
+  started.push(running);
+  return running;
+}
 
 const api = (running: Running, path: string, token: string, init: RequestInit = {}) =>
   fetch(`${running.base}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
 
-describe('configuration', () => {
+describe.concurrent('configuration', () => {
   it('names the variable of a bad value', () => {
     const cases: [Record<string, string>, string][] = [
       [{ PORT: 'eighty' }, 'PORT'],
@@ -55,16 +73,20 @@ describe('configuration', () => {
   });
 
   it('stops start-up with one clear line naming the variable', async () => {
-    const running = start({ PORT: 'eighty' });
+    // Refused before storage is opened, so it needs none.
+    const running = startService({ PORT: 'eighty' });
+    started.push(running);
     expect(await running.exited).toBe(1);
     const lines = running.stderr().trim().split('\n').filter((l) => !l.includes('ExperimentalWarning'));
     expect(lines.at(-1)).toBe('observatory: configuration error: PORT: must be a whole number, got "eighty"');
-  });
+    // main.ts loads every module before it reads the configuration, so even this costs a full module load.
+  }, 240_000);
 });
 
-describe('npm start', () => {
+describe.concurrent('npm start', () => {
   it('prints a first-start token once, persists acknowledged writes through a crash, and shuts down cleanly', async () => {
-    const first = start({});
+    const storage = await freshStorage();
+    const first = start(storage, {});
     await waitReady(first);
     const printed = /svctok_[A-Za-z0-9_-]{43}/.exec(first.stdout())?.[0];
     expect(printed).toBeDefined();
@@ -75,20 +97,22 @@ describe('npm start', () => {
     first.child.kill('SIGKILL');
     await first.exited;
 
-    const second = start({});
+    const second = start(storage, {});
     await waitReady(second);
     expect(second.stdout()).not.toMatch(/svctok_/);
     expect((await api(second, `${V1}/account`, survivor)).status).toBe(200);
     expect((await api(second, `${V1}/account`, printed!)).status).toBe(200);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-    // Two cold starts of `npm start` (tsx compiling, PGlite opening a data directory): about 18 s
-    // alone on 2 cores, and more while the other test worker runs beside it.
-  }, 90_000);
+    // Two cold starts of `npm start` one after the other (tsx loading modules, PGlite opening a
+    // data directory), while the other starts of this file and the other test worker run beside it.
+  }, 240_000);
 
   it('makes sure OBSERVATORY_ADMIN_TOKEN exists with every scope, and answers health without auth', async () => {
-    const running = start({ OBSERVATORY_ADMIN_TOKEN: ADMIN });
+    const running = start(await freshStorage(), { OBSERVATORY_ADMIN_TOKEN: ADMIN });
     await waitReady(running);
+    // With the admin token configured, no other token is made or printed.
+    expect(running.stdout()).not.toMatch(/svctok_/);
     const health = await fetch(`${running.base}/healthz`);
     expect(health.status).toBe(200);
     const account = (await (await api(running, `${V1}/account`, ADMIN)).json()) as { username: string; scopes: string[] };
@@ -96,5 +120,5 @@ describe('npm start', () => {
     expect(account.scopes).toHaveLength(12);
     running.child.kill('SIGINT');
     expect(await running.exited).toBe(0);
-  });
+  }, 240_000);
 });

@@ -27,6 +27,10 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | null;
   dbPoolMax: number;
+  /** OBSERVATORY_DB_CONNECT_TIMEOUT_MS: how long a request waits for a database connection before 503. */
+  dbConnectTimeoutMs: number;
+  /** OBSERVATORY_DB_QUERY_TIMEOUT_MS: how long one statement may go unanswered before 503 (a server gone silent); 0: no limit. */
+  dbQueryTimeoutMs: number;
   logLevel: LogLevel;
   /** LOG_FORMAT; unset, `pretty` when standard output is a terminal and `json` otherwise. */
   logFormat: LogFormat;
@@ -47,6 +51,8 @@ export interface Config {
   trustProxy: false | number | string[];
   /** 401 and 403 answers per minute per client IP before its calls get 429; 0 turns the limit off. */
   authFailuresPerMinute: number;
+  /** Bounds on every request; docs/operations.md, "Request limits". */
+  requestLimits: RequestLimits;
   /** Redis for state several instances share (the agent API's rate limits); null keeps it in memory. */
   redisUrl: string | null;
   agentApi: {
@@ -94,6 +100,31 @@ export interface Config {
     csvSinceUrl: string | null;
   };
 }
+
+export interface RequestLimits {
+  /** OBSERVATORY_REQUEST_TIMEOUT_MS: a request not answered this long after its headers arrived gets 503 `timeout`. */
+  timeoutMs: number;
+  /** OBSERVATORY_RECEIVE_TIMEOUT_MS: the time a client has to send its whole request (headers and body); 408 beyond it. */
+  receiveTimeoutMs: number;
+  /** OBSERVATORY_MAX_HEADER_BYTES: request line plus headers; 431 beyond it. */
+  maxHeaderBytes: number;
+  /** OBSERVATORY_INGEST_CONCURRENCY: ingest requests worked on at once (both ingests together); 503 `overloaded` beyond it. */
+  ingestConcurrency: number;
+}
+
+export const REQUEST_LIMIT_DEFAULTS: RequestLimits = {
+  timeoutMs: 30_000,
+  receiveTimeoutMs: 30_000,
+  maxHeaderBytes: 16 * 1024,
+  ingestConcurrency: 64,
+};
+
+/**
+ * Database limits: together (connection, then one statement) below OBSERVATORY_REQUEST_TIMEOUT_MS's
+ * default, so a database gone silent is answered 503 `unavailable` before the request times out.
+ */
+export const DEFAULT_DB_CONNECT_TIMEOUT_MS = 5_000;
+export const DEFAULT_DB_QUERY_TIMEOUT_MS = 20_000;
 
 type Env = Record<string, string | undefined>;
 
@@ -246,6 +277,8 @@ export function loadConfig(env: Env = process.env, isTty: boolean = process.stdo
     dataDir: text(env, 'DATA_DIR') ?? './data',
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     dbPoolMax: integer(env, 'DB_POOL_MAX', 10, 1, 200),
+    dbConnectTimeoutMs: integer(env, 'OBSERVATORY_DB_CONNECT_TIMEOUT_MS', DEFAULT_DB_CONNECT_TIMEOUT_MS, 100, 600_000),
+    dbQueryTimeoutMs: integer(env, 'OBSERVATORY_DB_QUERY_TIMEOUT_MS', DEFAULT_DB_QUERY_TIMEOUT_MS, 0, 3_600_000),
     logLevel,
     logFormat,
     publicUrl,
@@ -258,6 +291,13 @@ export function loadConfig(env: Env = process.env, isTty: boolean = process.stdo
     schedulerTickMs: integer(env, 'OBSERVATORY_SCHEDULER_TICK_MS', 15_000, 100, 3_600_000),
     trustProxy: trustProxy(env),
     authFailuresPerMinute: integer(env, 'OBSERVATORY_AUTH_FAILURES_PER_MINUTE', 100, 0, 1_000_000_000),
+    requestLimits: {
+      timeoutMs: integer(env, 'OBSERVATORY_REQUEST_TIMEOUT_MS', REQUEST_LIMIT_DEFAULTS.timeoutMs, 10, 3_600_000),
+      receiveTimeoutMs: integer(env, 'OBSERVATORY_RECEIVE_TIMEOUT_MS', REQUEST_LIMIT_DEFAULTS.receiveTimeoutMs, 1_000, 3_600_000),
+      // Below 1 KiB not even a bearer token and a cookie fit; above 256 KiB every connection may make the server buffer that much.
+      maxHeaderBytes: integer(env, 'OBSERVATORY_MAX_HEADER_BYTES', REQUEST_LIMIT_DEFAULTS.maxHeaderBytes, 1_024, 256 * 1024),
+      ingestConcurrency: integer(env, 'OBSERVATORY_INGEST_CONCURRENCY', REQUEST_LIMIT_DEFAULTS.ingestConcurrency, 1, 100_000),
+    },
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     agentApi: {
       tenant: agentApiTenant(env),

@@ -4,15 +4,42 @@ import pretty from 'pino-pretty';
 import type { LogFormat, LogLevel } from './config.ts';
 
 /**
- * The service's pino logger. Credentials never reach a log line: the headers that carry them are
- * redacted wherever a request or response is logged, and database errors lose the bound values of
- * the failed statement (Drizzle puts them in `params` and in the message; PostgreSQL puts row
- * values in `detail`), which may hold token hashes, signatures or operator input.
+ * The service's pino logger. Credentials never reach a log line: the headers that carry them and
+ * the fields that hold secrets are redacted wherever a request, a response or a body is logged,
+ * and database errors lose the bound values of the failed statement (Drizzle puts them in
+ * `params` and in the message; PostgreSQL puts row values in `detail`), which may hold token
+ * hashes, signatures or operator input. The test suite checks every line it logs for the secrets
+ * it created (test/global-setup.ts, docs/testing.md).
  */
 
-const SECRET_HEADERS = ['authorization', 'cookie', 'x-api-key', 'x-observatory-signature', 'x-observatory-bridge', 'set-cookie'];
+const SECRET_HEADERS = [
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-api-key',
+  'x-observatory-signature',
+  'x-observatory-bridge',
+];
 
-export const REDACT_PATHS = SECRET_HEADERS.flatMap((h) => [`headers["${h}"]`, `*.headers["${h}"]`]);
+/**
+ * Fields that hold a secret when a record or a body is logged: token and agent key plaintexts,
+ * tenant and webhook signing secrets, chat webhook URLs (their path is the credential), the IP
+ * hash key. `key` is too common a name to hide everywhere; it is hidden in a logged `body`, where
+ * the agent key create response carries it. These paths are top-level on purpose: a leading `*.`
+ * path makes pino walk every key of every line (it tripled the cost of a request's log lines), so
+ * only the credential headers, which request and response objects nest, are looked for a level
+ * down. Log a body as `body`, a destination as `destination`, never inside another object.
+ */
+const SECRET_FIELDS = ['token', 'signingSecret', 'previousSecret', 'secret', 'webhookUrl', 'ipHashKey'];
+
+export const REDACT_PATHS = [
+  ...SECRET_HEADERS.flatMap((h) => [`headers["${h}"]`, `*.headers["${h}"]`]),
+  ...SECRET_FIELDS,
+  ...[...SECRET_FIELDS, 'key'].map((f) => `body.${f}`),
+  // Outbound destinations: a URL's path and a webhook's secret are credentials (docs/outbound.md).
+  ...['destination', 'destinations[*]'].flatMap((d) => [`${d}.url`, `${d}.secret`]),
+];
 
 /** Keys of an error object that hold a statement's values rather than its text. */
 const ERROR_VALUE_KEYS = ['params', 'parameters', 'detail'];

@@ -126,7 +126,7 @@ describe('createRateLimiter', () => {
     }
   });
 
-  describe.runIf(process.env.REDIS_URL)('with Redis (REDIS_URL)', () => {
+  describe.runIf(process.env.REDIS_URL)(`with Redis (REDIS_URL)${process.env.REDIS_URL ? '' : ' (skipped: REDIS_URL is not set)'}`, () => {
     let limiter: RateLimiter;
     afterEach(async () => limiter?.close());
 

@@ -17,6 +17,35 @@ import { type IRateLimiterOptions, RateLimiterMemory, RateLimiterRedis, RateLimi
 /** Counters kept in memory per tier; past it the least recently used are forgotten. */
 export const MEMORY_KEYS_MAX = 100_000;
 
+/** Defaults: how long a (re)connection to Redis, and one command, may take before the in-memory fallback answers. */
+export const REDIS_CONNECT_TIMEOUT_MS = 2_000;
+export const REDIS_COMMAND_TIMEOUT_MS = 1_000;
+
+/**
+ * A Redis client that, once a command times out, drops its connection and reconnects: a server
+ * gone silent keeps the connection open, so without this every later call would wait out the
+ * command timeout too. While it reconnects the client is not ready, and the limiter answers from
+ * memory at once (rejectIfRedisNotReady).
+ */
+class FailFastRedis extends Redis {
+  /** Commands already watched: ioredis may send one again after a reconnection. */
+  private readonly watched = new WeakSet<object>();
+
+  override sendCommand(...args: Parameters<Redis['sendCommand']>): ReturnType<Redis['sendCommand']> {
+    const [command] = args;
+    const result = super.sendCommand(...args);
+    if (!this.watched.has(command)) {
+      this.watched.add(command);
+      const sentOn = this.stream;
+      command.promise.catch((error: unknown) => {
+        // Only the connection the command waited on is dropped, never a newer one.
+        if (error instanceof Error && error.message === 'Command timed out' && this.status === 'ready' && this.stream === sentOn) this.disconnect(true);
+      });
+    }
+    return result;
+  }
+}
+
 export interface RateTier {
   /** Name, part of the stored key: several tiers never share a counter. */
   name: string;
@@ -42,6 +71,8 @@ export interface RateLimiter {
   refund(tier: string, key: string, points?: number): Promise<void>;
   /** Which store counts: `memory` or `redis`. */
   readonly store: 'memory' | 'redis';
+  /** False while Redis is configured but unreachable, when each instance counts in its own memory. */
+  redisReady(): boolean;
   close(): Promise<void>;
 }
 
@@ -51,8 +82,10 @@ export interface RateLimiterOptions {
   redisUrl: string | null;
   /** Prefix of every Redis key (tests isolate runs with it). */
   keyPrefix?: string;
-  /** How long start-up waits for Redis before going on with the fallback. */
+  /** How long start-up, and each reconnection, waits for Redis before going on with the fallback. */
   connectTimeoutMs?: number;
+  /** How long one Redis command may go unanswered before the fallback answers (REDIS_COMMAND_TIMEOUT_MS). */
+  commandTimeoutMs?: number;
   /** Counters kept in memory per tier (default MEMORY_KEYS_MAX); tests make it small. */
   memoryKeysMax?: number;
 }
@@ -61,10 +94,20 @@ export async function createRateLimiter(options: RateLimiterOptions): Promise<Ra
   const prefix = options.keyPrefix ?? 'observatory-rl';
   let redis: Redis | null = null;
   if (options.redisUrl !== null) {
+    const connectTimeoutMs = options.connectTimeoutMs ?? REDIS_CONNECT_TIMEOUT_MS;
     // No offline queue: while disconnected a call fails at once and the insurance limiter answers.
-    redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true });
+    // A Redis that accepts connections but never answers is bounded by the command timeout.
+    redis = new FailFastRedis(options.redisUrl, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      // A call the fallback has answered must not be counted in Redis too once it is back.
+      autoResendUnfulfilledCommands: false,
+      lazyConnect: true,
+      connectTimeout: connectTimeoutMs,
+      commandTimeout: options.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS,
+    });
     redis.on('error', () => {}); // reconnects by itself; calls meanwhile use the fallback
-    await Promise.race([redis.connect().catch(() => {}), new Promise((resolve) => setTimeout(resolve, options.connectTimeoutMs ?? 2_000).unref())]);
+    await Promise.race([redis.connect().catch(() => {}), new Promise((resolve) => setTimeout(resolve, connectTimeoutMs).unref())]);
   }
   const limiters = new Map<string, { limiter: RateLimiterAbstract; points: number }>();
   for (const tier of options.tiers) {
@@ -81,6 +124,7 @@ export async function createRateLimiter(options: RateLimiterOptions): Promise<Ra
 
   return {
     store: redis === null ? 'memory' : 'redis',
+    redisReady: () => redis !== null && redis.status === 'ready',
     async consume(tierName, key, points = 1) {
       const tier = tierOf(tierName);
       try {

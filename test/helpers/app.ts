@@ -1,12 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { eq } from 'drizzle-orm';
+import type { FastifyBaseLogger, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import { type App, createApp } from '../../src/app.ts';
+import { honeypotSettings } from '../../src/domains/honeypot/schema.ts';
 import type { Clock } from '../../src/platform/clock.ts';
-import { loadConfig } from '../../src/platform/config.ts';
+import { type Config, loadConfig } from '../../src/platform/config.ts';
 import type { Database } from '../../src/platform/db/client.ts';
 import { type Scope, V1 } from '../../src/platform/http/registry.ts';
+import { createLogger } from '../../src/platform/logger.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
+import { configSecrets } from './secret-scan.ts';
+import { recordSecret, spoolActive, spoolLogDestination } from './spool.ts';
 
 export { V1 };
 
@@ -45,16 +50,18 @@ export async function startTestApp(
   const boot = async (env: Record<string, string>) => {
     const database = await testDb.open();
     databases.push(database);
+    const config = loadConfig(testEnv(env));
     const app = await createApp({
-      config: loadConfig(testEnv(env)),
+      config,
       database,
-      logger: pino({ level: 'silent' }),
+      logger: testLogger(),
       ...(options.clock ? { clock: options.clock } : {}),
       // Test files run side by side on one Redis: each app counts under its own prefix unless a
       // test shares one between instances on purpose.
       rateKeyPrefix: options.rateKeyPrefix ?? rateKeyPrefix,
     });
     apps.push(app);
+    await recordAppSecrets(app, config);
     return app;
   };
   const app = await boot(options.env ?? {});
@@ -82,6 +89,25 @@ export async function startTestApp(
       await testDb.drop();
     },
   };
+}
+
+/**
+ * Silent, unless the run scans for leaked secrets (test/global-setup.ts): then the production
+ * logger, with its redaction, at debug level into this worker's spool.
+ */
+export function testLogger(): FastifyBaseLogger {
+  return spoolActive() ? createLogger('debug', spoolLogDestination) : pino({ level: 'silent' });
+}
+
+/** Tells the secret-leak scan the app's configured credentials and its IP hash key, which no response reveals. */
+export async function recordAppSecrets(app: App, config: Config): Promise<void> {
+  if (!spoolActive()) return;
+  for (const secret of configSecrets(config)) recordSecret(secret.kind, secret.value, 'the test app config');
+  const [row] = await app.database.db
+    .select({ value: honeypotSettings.value })
+    .from(honeypotSettings)
+    .where(eq(honeypotSettings.key, 'ip-hash-key'));
+  if (row) recordSecret('IP hash key', row.value, 'the honeypot settings');
 }
 
 /** Runs a job now through `POST {v1}/ops/jobs/{job}/run` and returns the run's stats; fails unless it ran ok. */

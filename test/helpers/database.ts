@@ -16,7 +16,15 @@ export interface TestDatabase {
 
 export const onServer = Boolean(process.env.DATABASE_URL);
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+export interface TestDatabaseOptions {
+  /**
+   * Opens the fresh server database at `url` instead of the default pool (a test reaching it
+   * through a proxy, or with the service's own pool settings). Unused on PGlite.
+   */
+  open?: (url: string) => Promise<Database>;
+}
+
+export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
     let shared: Database | null = null;
@@ -43,7 +51,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     url: url.toString(),
     async open() {
-      const database = await openDatabase({ databaseUrl: url.toString(), dataDir: null, poolMax: 5 });
+      const database = options.open ? await options.open(url.toString()) : await openDatabase({ databaseUrl: url.toString(), dataDir: null, poolMax: 5 });
       opened.push(database);
       return database;
     },

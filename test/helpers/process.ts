@@ -26,7 +26,7 @@ export function startService(env: Record<string, string>): Running {
   return { child, stdout: () => out, stderr: () => err, exited, base: `http://127.0.0.1:${port}` };
 }
 
-export async function waitReady(running: Running, timeoutMs = 60_000): Promise<void> {
+export async function waitReady(running: Running, timeoutMs = 150_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {

@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { LRUCache } from 'lru-cache';
 import { addressKey } from '../../platform/client-address.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { sha256Hex } from '../../platform/crypto.ts';
 import { ServiceError } from '../../platform/errors.ts';
+import { createClockCache } from '../../platform/memo.ts';
 import { bearerToken } from '../../platform/http/auth.ts';
 import type { RateDecision, RateLimiter, RateTier } from '../../platform/rate-limit.ts';
 import type { Limits } from './discovery.ts';
@@ -161,10 +161,8 @@ function refusal({ decision, scope }: Verdict): string {
  * key is not looked up at all. Keyed by SHA-256, so no plaintext key is held.
  */
 function createKeyGate(deps: CallerCheckDeps) {
-  // The caches age by the service clock; no TTL timers (ttlResolution 0 reads the clock each time).
-  const perf = { now: () => deps.clock.now().getTime() };
-  const known = new LRUCache<string, ResolvedKey>({ max: KNOWN_KEYS_MAX, ttl: KNOWN_KEY_CACHE_TTL_MS, ttlResolution: 0, perf });
-  const unknown = new LRUCache<string, true>({ max: UNKNOWN_KEYS_MAX, ttl: UNKNOWN_KEY_CACHE_TTL_MS, ttlResolution: 0, perf });
+  const known = createClockCache<string, ResolvedKey>({ max: KNOWN_KEYS_MAX, ttlMs: KNOWN_KEY_CACHE_TTL_MS, clock: deps.clock });
+  const unknown = createClockCache<string, true>({ max: UNKNOWN_KEYS_MAX, ttlMs: UNKNOWN_KEY_CACHE_TTL_MS, clock: deps.clock });
 
   return {
     async resolve(plaintext: string, ip: string): Promise<KeyOutcome> {

@@ -145,7 +145,7 @@ describe('API keys (D6)', () => {
   });
 });
 
-describe.runIf(process.env.REDIS_URL)('with Redis (REDIS_URL)', () => {
+describe.runIf(process.env.REDIS_URL)(`with Redis (REDIS_URL)${process.env.REDIS_URL ? '' : ' (skipped: REDIS_URL is not set)'}`, () => {
   it('makes two instances share one limit', async () => {
     const prefix = `test-${randomUUID()}`;
     const shared = await startTestApp({ env: { REDIS_URL: process.env.REDIS_URL!, OBSERVATORY_AGENT_API_IP_PER_MINUTE: '30' }, rateKeyPrefix: prefix });

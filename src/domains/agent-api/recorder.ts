@@ -31,7 +31,9 @@ export interface CallSink {
 export const RECORD_FLUSH_COUNT = 500;
 export const RECORD_FLUSH_MS = 200;
 export const RECORD_BUFFER_MAX = 20_000;
-const ATTEMPTS = 3;
+/** A batch whose write fails is tried again this many times (RECORD_RETRY_MS apart), then its calls are dropped. */
+export const RECORD_RETRIES = 3;
+export const RECORD_RETRY_MS = RECORD_FLUSH_MS * 5;
 
 /** Request headers worth keeping on the event: content negotiation and Web Bot Auth's signature. Never forwarding headers (they hold raw IPs). */
 export const RECORDED_HEADERS = ['accept', 'accept-language', 'accept-encoding', 'from', 'signature', 'signature-input', 'signature-agent', 'sec-fetch-mode', 'sec-ch-ua'] as const;
@@ -45,7 +47,7 @@ export interface RecorderStats {
 
 export function createCallRecorder(deps: { tenantSlug: string | null; sink: CallSink; clock: Clock; log: FastifyBaseLogger }) {
   const { tenantSlug, sink, log } = deps;
-  let buffer: { call: RecordedCall; attempts: number }[] = [];
+  let buffer: { call: RecordedCall; failures: number }[] = [];
   let timer: NodeJS.Timeout | null = null;
   let flushing: Promise<void> = Promise.resolve();
   const stats = { recorded: 0, dropped: 0, failedAttempts: 0 };
@@ -75,11 +77,11 @@ export function createCallRecorder(deps: { tenantSlug: string | null; sink: Call
           }
         } catch (error) {
           stats.failedAttempts += 1;
-          const retry = batch.filter((b) => ++b.attempts < ATTEMPTS);
+          const retry = batch.filter((b) => ++b.failures <= RECORD_RETRIES);
           stats.dropped += batch.length - retry.length;
           log.warn({ err: error, calls: batch.length, retrying: retry.length }, 'recording agent API calls failed');
           buffer = [...retry, ...buffer];
-          if (retry.length > 0) timer ??= setTimeout(() => void flush(), RECORD_FLUSH_MS * 5).unref();
+          if (retry.length > 0) timer ??= setTimeout(() => void flush(), RECORD_RETRY_MS).unref();
           return;
         }
       }
@@ -96,7 +98,7 @@ export function createCallRecorder(deps: { tenantSlug: string | null; sink: Call
         return;
       }
       // The id makes a retried batch idempotent: ingest counts a repeat as a duplicate.
-      buffer.push({ call: { id: `agent-api-${randomUUID()}`, ts: deps.clock.now().toISOString(), ...call }, attempts: 0 });
+      buffer.push({ call: { id: `agent-api-${randomUUID()}`, ts: deps.clock.now().toISOString(), ...call }, failures: 0 });
       schedule();
     },
     /** Hands everything buffered to ingest now (tests, shutdown). */

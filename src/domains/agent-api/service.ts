@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { LRUCache } from 'lru-cache';
 import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { randomToken, sha256Hex } from '../../platform/crypto.ts';
 import type { Db } from '../../platform/db/client.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { assertThat, badRequest, notFound } from '../../platform/errors.ts';
+import { createClockCache } from '../../platform/memo.ts';
 import * as repo from './repository.ts';
 import { toPrefixTsquery } from './search-query.ts';
 
@@ -34,8 +34,6 @@ export const TOPIC_ROOT = '/honeypot/topics/';
  * upserts), and an uncached search costs the database milliseconds (docs/performance.md).
  */
 export const SEARCH_CACHE_TTL_MS = 60_000;
-/** A resolved API key (or its absence) is remembered this long. */
-export const KEY_CACHE_TTL_MS = 30_000;
 export const API_KEY_PREFIX = 'agk_';
 
 const SEED_FILES = CATEGORIES.map((category) => new URL(`./seed/${category}.json`, import.meta.url));
@@ -96,7 +94,7 @@ export interface ResolvedKey {
 export function createAgentApiService(deps: { db: Db; clock: Clock; audit: AuditLog; publicUrl: string }) {
   const { db, clock, audit } = deps;
   const topicUrl = (slug: string) => `${deps.publicUrl}${TOPIC_ROOT}${slug}`;
-  const searchCache = new LRUCache<string, Found>({ max: 20_000, ttl: SEARCH_CACHE_TTL_MS, ttlAutopurge: false });
+  const searchCache = createClockCache<string, Found>({ max: 20_000, ttlMs: SEARCH_CACHE_TTL_MS, clock });
   // Concurrent identical searches that miss the cache share one database round trip.
   const inFlight = new Map<string, Promise<Found>>();
   // misses: searches sent to the database; joined: misses that waited for an identical one in flight.
@@ -116,7 +114,7 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
    * Reads every public call may repeat (feed items, category counts), remembered like search
    * answers: for the cache's lifetime, and forgotten when this instance upserts topics.
    */
-  const derived = new LRUCache<string, { value: unknown }>({ max: 10, ttl: SEARCH_CACHE_TTL_MS });
+  const derived = createClockCache<string, { value: unknown }>({ max: 10, ttlMs: SEARCH_CACHE_TTL_MS, clock });
   async function remembered<T>(key: string, load: () => Promise<T>): Promise<T> {
     const known = derived.get(key);
     if (known) return known.value as T;

@@ -46,6 +46,8 @@ export function empireIngestEndpoints(deps: { ingest: EmpireIngest; clock: Clock
       tag: 'empire',
       kind: 'write',
       errors: [413],
+      // Shares the ingest work slots (OBSERVATORY_INGEST_CONCURRENCY) with the other ingest.
+      concurrency: 'ingest',
       body: {
         ...EmpireIngestBody,
         examples: [

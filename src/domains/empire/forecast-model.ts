@@ -34,7 +34,8 @@ export function levelOf(score: number): ForecastLevel {
   return score >= WATCH_AT ? 'watch' : 'none';
 }
 
-const mean = (values: readonly number[]) => (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
+/** Of a non-empty list: scoreSeries only takes means of its 165 baseline and 3 recent buckets. */
+const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 
 /** `hourly` holds HOURS counts, oldest first (missing hours as 0). */
 export function scoreSeries(hourly: readonly number[]): ForecastScore {
@@ -45,10 +46,10 @@ export function scoreSeries(hourly: readonly number[]): ForecastScore {
   const recentMean = mean(recent);
   const variance = mean(baseline.map((v) => (v - baselineMean) ** 2));
   const scale = Math.max(Math.sqrt(variance), Math.sqrt(baselineMean), 1);
-  const quiet = hourly.every((v) => v === 0);
-  const z = quiet ? 0 : Math.abs(recentMean - baselineMean) / scale;
+  // A toolset with no event at all has both means 0, so z = 0 and it scores 0.
+  const z = Math.abs(recentMean - baselineMean) / scale;
   const score = Math.round((1 - Math.exp(-z / 3)) * 10_000) / 10_000;
-  const direction = z === 0 ? 'steady' : recentMean > baselineMean ? 'surge' : 'silence';
+  const direction = recentMean > baselineMean ? 'surge' : recentMean < baselineMean ? 'silence' : 'steady';
   return { score, level: levelOf(score), direction, recentMean, baselineMean, scale, z: Math.round(z * 1000) / 1000 };
 }
 

@@ -144,6 +144,8 @@ export function honeypotEndpoints(deps: { tenants: TenantService; ingest: Ingest
       tag: 'ingest',
       kind: 'write',
       errors: [413],
+      // Shares the ingest work slots (OBSERVATORY_INGEST_CONCURRENCY) with the other ingest.
+      concurrency: 'ingest',
       body: {
         ...IngestBody,
         examples: [

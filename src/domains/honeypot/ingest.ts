@@ -13,7 +13,7 @@ import { Nullable } from '../../platform/http/registry.ts';
 import * as repo from './repository.ts';
 import { checkSignature, derivedEventId, type ParsedSignature, parseSignatureHeader, replayKeyOf } from './signature.ts';
 import { EVENT_TS_MAX_FUTURE_MS, eventTimeProblem } from '../../platform/event-time.ts';
-import { decideTarpit, TARPIT_DELAY_MS, TARPIT_WINDOW_MS } from './tarpit.ts';
+import { decideTarpit, TARPIT_DELAY_MS, TARPIT_WINDOW_MS, tarpitExpiresAt } from './tarpit.ts';
 import { verifyingSecrets } from './tenants.ts';
 
 export const MAX_EVENTS_PER_REQUEST = 500;
@@ -315,7 +315,7 @@ export function createIngestService(deps: IngestDeps) {
           tenantId,
           fingerprintId,
           triggeredAt: now,
-          expiresAt: new Date(now.getTime() + deps.tarpitTtlMinutes * 60_000),
+          expiresAt: tarpitExpiresAt(now, deps.tarpitTtlMinutes),
           delayMs: TARPIT_DELAY_MS,
           reason,
           liarEventCount,

@@ -14,3 +14,12 @@ export interface TarpitDecision {
 export function decideTarpit(liarCount: number, liarThreshold: number): TarpitDecision {
   return { trigger: liarCount >= liarThreshold, reason: `liar-flood:${liarCount}/10min` };
 }
+
+/**
+ * When a tarpit opened at `triggeredAt` ends: `OBSERVATORY_TARPIT_TTL_MINUTES` later. From that
+ * instant it no longer delays its fingerprint, the `tarpit-expire` job marks it ended, and a new
+ * flood may open another (docs/honeypot.md, "Tarpit").
+ */
+export function tarpitExpiresAt(triggeredAt: Date, ttlMinutes: number): Date {
+  return new Date(triggeredAt.getTime() + ttlMinutes * 60_000);
+}

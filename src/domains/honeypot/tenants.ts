@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { randomToken } from '../../platform/crypto.ts';
 import type { Db } from '../../platform/db/client.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { assertThat, conflict, notFound } from '../../platform/errors.ts';
+import { createClockCache } from '../../platform/memo.ts';
 import * as repo from './repository.ts';
 
 /** After a rotation the previous secret keeps verifying this long (spec D2). */
@@ -52,8 +52,8 @@ export const TENANT_CACHE_MS = 1000;
 
 export function createTenantService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
   const { db, clock, audit } = deps;
-  /** Tenant rows (or their absence) by slug; entries expire by real time (performance.now), not the service clock. */
-  const cache = new LRUCache<string, { row: repo.TenantRow | null }>({ max: 10_000, ttl: TENANT_CACHE_MS });
+  /** Tenant rows (or their absence) by slug, aged by the service clock. */
+  const cache = createClockCache<string, { row: repo.TenantRow | null }>({ max: 10_000, ttlMs: TENANT_CACHE_MS, clock });
 
   /** A new enabled tenant with a fresh signing secret. */
   function newTenantRow(input: { slug: string; name: string; notes?: string | null | undefined }): repo.TenantRow {

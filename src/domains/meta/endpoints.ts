@@ -4,7 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { type Clock, systemClock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db/client.ts';
 import { unavailable } from '../../platform/errors.ts';
-import { buildManifest, buildOpenApi } from '../../platform/http/openapi.ts';
+import { alsoServedAs, buildManifest, buildOpenApi } from '../../platform/http/openapi.ts';
 import { defineEndpoint, type Endpoint, Nullable, V1 } from '../../platform/http/registry.ts';
 import type { Metrics } from '../../platform/metrics.ts';
 
@@ -127,7 +127,7 @@ export function metaEndpoints(deps: MetaDeps): Endpoint[] {
       scope: null,
       tag: 'meta',
       kind: 'read',
-      response: { raw: IndexDocument },
+      response: { raw: alsoServedAs(IndexDocument, { 'text/html': { schema: { type: 'string', description: 'The same links as a page, for a browser.' } } }) },
       example: { schema: 'svc-observatory-index.v1', generatedAt, name: 'Observatory', version: '0.1.0', baseUrl: 'http://localhost:8080', links: INDEX_LINKS.map((l) => ({ ...l })) },
       handler: async ({ request, reply }) => {
         void reply.header('vary', 'Accept');

@@ -52,8 +52,7 @@ export function decideAdmission(
       : { admitted: true, compatMode: true, keyId: null, rejectionReason: null };
   }
   let retiredSigner: string | null = null;
-  for (let i = 0; i < candidates.length; i++) {
-    const candidate = candidates[i]!;
+  for (const [i, candidate] of candidates.entries()) {
     if (!verified[i]) continue;
     if (candidate.retiredAt === null || event.ts.getTime() <= candidate.retiredAt.getTime()) {
       return { admitted: true, compatMode: false, keyId: candidate.id, rejectionReason: null };

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { checkedByEndpoint } from '../../platform/http/openapi.ts';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, PageLimitParam, type Principal, StringEnum, TimeCursorParam, V1 } from '../../platform/http/registry.ts';
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, type ProvenanceService, TOOLSET_PATTERN } from './service.ts';
 
@@ -114,8 +115,9 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
       kind: 'write',
       refusedStatus: 400,
       body: Type.Object({
-        toolset: Type.Optional(Type.String({ description: `3 to 128 characters: a letter, then letters, digits or - (${TOOLSET_PATTERN}).` })),
-        publicKeyB64: Type.Optional(Type.String({ description: 'Canonical RFC 4648 base64 of a raw 32-byte Ed25519 public key.' })),
+        // Checked by the endpoint, so a missing one is refused with ok false (spec C, Errors item 3); the documents say required.
+        toolset: checkedByEndpoint(Type.Optional(Type.String({ description: `3 to 128 characters: a letter, then letters, digits or - (${TOOLSET_PATTERN}).` }))),
+        publicKeyB64: checkedByEndpoint(Type.Optional(Type.String({ description: 'Canonical RFC 4648 base64 of a raw 32-byte Ed25519 public key.' }))),
       }, { examples: [{ toolset: 'crawler-lab', publicKeyB64: 'nLZ8FxXAeHwT1lK15f7V18QT+zly6kVUjzZj5hsxue0=' }] }),
       response: { schemaId: 'svc-provenance-key.v1', fields: KeyOutcomeFields },
       example: { schema: 'svc-provenance-key.v1', generatedAt, ok: true, key: exampleKey },

@@ -171,8 +171,10 @@ describe('across instances', () => {
     // The other instance reads (and caches) the toolset's admission before the change.
     expect((await injectIngest(other, 'shared-lab', [{ id: 'x-1', eventType: 'x' }])).json()).toMatchObject({ accepted: 1 });
     await setPolicy('shared-lab', { requireSigned: true });
-    // The cache's bound is real time (lru-cache), not the test clock.
-    await new Promise((resolve) => setTimeout(resolve, KEY_CACHE_MS + 100));
+    // Still the cached admission just before the bound, the new policy just after (the service clock ages the cache).
+    clock.advance(KEY_CACHE_MS);
+    expect((await injectIngest(other, 'shared-lab', [{ id: 'x-1b', eventType: 'x' }])).json()).toMatchObject({ accepted: 1 });
+    clock.advance(1);
     expect((await injectIngest(other, 'shared-lab', [{ id: 'x-2', eventType: 'x' }])).json()).toMatchObject({ rejected: 1, results: [{ rejectionReason: 'unsigned' }] });
   });
 });

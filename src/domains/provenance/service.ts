@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
@@ -7,6 +6,7 @@ import { decodeTimeCursor, isUuid, pageOf } from '../../platform/db/paging.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { notFound } from '../../platform/errors.ts';
 import { assertToolsetInReach } from '../../platform/http/auth.ts';
+import { createClockCache } from '../../platform/memo.ts';
 import type { RejectionReason, VerifyingKey } from './admission.ts';
 import { parsePublicKey } from './ed25519.ts';
 import * as repo from './repository.ts';
@@ -125,8 +125,8 @@ export function createProvenanceService(deps: {
 }) {
   const { db, clock, audit } = deps;
   // Keys and policy are read together: ingest needs both for every batch, and one cache entry
-  // keeps them from disagreeing about when they were read.
-  const admissionCache = new LRUCache<string, CachedAdmission>({ max: 10_000, ttl: KEY_CACHE_MS });
+  // keeps them from disagreeing about when they were read. Aged by the service clock.
+  const admissionCache = createClockCache<string, CachedAdmission>({ max: 10_000, ttlMs: KEY_CACHE_MS, clock });
 
   async function loadAdmission(toolset: string): Promise<CachedAdmission> {
     const [rows, policy] = await Promise.all([repo.keysOfToolset(db, toolset), repo.policyOf(db, toolset)]);

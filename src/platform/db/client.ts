@@ -8,6 +8,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
+import { type Config, DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_QUERY_TIMEOUT_MS } from '../config.ts';
 
 /** The one database type every repository takes; a transaction is one too. */
 export type Db = PgDatabase<PgQueryResultHKT>;
@@ -39,16 +40,112 @@ export interface DatabaseOptions {
   /** Directory for PGlite's files; `null` keeps the embedded database in memory (tests). */
   dataDir: string | null;
   poolMax?: number;
+  /** How long getting a connection (a free one from the pool, or a new one) may take; then 503. */
+  connectTimeoutMs?: number;
+  /** How long one statement may go unanswered before its connection is closed and the request answered 503; 0: no limit. */
+  queryTimeoutMs?: number;
+}
+
+
+/** The options the service opens its database with. */
+export function databaseOptions(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolMax' | 'dbConnectTimeoutMs' | 'dbQueryTimeoutMs'>): DatabaseOptions {
+  return {
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolMax: config.dbPoolMax,
+    connectTimeoutMs: config.dbConnectTimeoutMs,
+    queryTimeoutMs: config.dbQueryTimeoutMs,
+  };
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   return options.databaseUrl
-    ? openNodePg(options.databaseUrl, options.poolMax ?? 10)
+    ? openNodePg(options.databaseUrl, {
+        poolMax: options.poolMax ?? 10,
+        connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_DB_CONNECT_TIMEOUT_MS,
+        queryTimeoutMs: options.queryTimeoutMs ?? DEFAULT_DB_QUERY_TIMEOUT_MS,
+      })
     : openPglite(options.dataDir);
 }
 
-async function openNodePg(databaseUrl: string, poolMax: number): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolMax, connectionTimeoutMillis: 5_000 });
+/**
+ * A node-postgres client that fails fast when its server goes away (docs/operations.md, "When
+ * PostgreSQL or Redis goes away").
+ *
+ * - A connection that dies while the client is checked out of the pool (inside a transaction)
+ *   emits 'error' with no pool listener attached, which would crash the process: the query in
+ *   flight is failed with the error anyway, so the event itself is ignored.
+ * - A statement unanswered for `query_timeout` fails with "Query read timeout", but node-postgres
+ *   keeps the connection waiting for the answer, so the transaction's ROLLBACK and every later
+ *   statement on that connection would queue behind it. Closing the connection fails them at once
+ *   and takes the client out of the pool; the server rolls the open transaction back.
+ * - drizzle-orm (0.45) sends a transaction's BEGIN before the try/finally that releases its
+ *   client, so a BEGIN failing on a dead connection left the client checked out for good: one
+ *   pool slot lost per failure, until the pool had none and the service could not recover
+ *   (test/db-outage.test.ts). The client is released here, with the error, which removes it.
+ */
+class FailFastClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    this.on('error', () => {});
+  }
+
+  // Every form of query (promise, callback, submittable) ends in a callback or a promise.
+  override query(...args: any[]): any {
+    const last = args.length - 1;
+    if (typeof args[last] === 'function') {
+      const callback = args[last] as (error: unknown, result: unknown) => void;
+      args[last] = (error: unknown, result: unknown) => {
+        this.closeIfTimedOut(error);
+        callback(error, result);
+      };
+    }
+    const result = (super.query as (...a: unknown[]) => unknown)(...args);
+    if (result instanceof Promise) {
+      const opensTransaction = BEGIN.test(typeof args[0] === 'string' ? args[0] : String((args[0] as { text?: unknown } | undefined)?.text ?? ''));
+      return result.catch((error: unknown) => {
+        this.closeIfTimedOut(error);
+        if (opensTransaction) this.releaseToPool(error);
+        throw error;
+      });
+    }
+    return result;
+  }
+
+  /** Gives a checked-out client back to its pool with `error` (which removes it); at most once. */
+  private releaseToPool(error: unknown): void {
+    const self = this as unknown as { release?: (error?: unknown) => void };
+    const release = self.release;
+    if (typeof release !== 'function') return;
+    self.release = () => {};
+    release(error instanceof Error ? error : new Error(String(error)));
+  }
+
+  private closeIfTimedOut(error: unknown): void {
+    if (!(error instanceof Error) || error.message !== QUERY_READ_TIMEOUT) return;
+    (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+  }
+}
+
+/** How drizzle-orm opens a transaction. */
+const BEGIN = /^\s*begin\b/i;
+
+/** node-postgres's message for a statement that outlived `query_timeout`. */
+const QUERY_READ_TIMEOUT = 'Query read timeout';
+
+async function openNodePg(
+  databaseUrl: string,
+  limits: { poolMax: number; connectTimeoutMs: number; queryTimeoutMs: number },
+): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: limits.poolMax,
+    connectionTimeoutMillis: limits.connectTimeoutMs,
+    ...(limits.queryTimeoutMs > 0 ? { query_timeout: limits.queryTimeoutMs } : {}),
+    // Idle connections to a server that vanished without a word are found by TCP keepalive.
+    keepAlive: true,
+    Client: FailFastClient as unknown as new () => pg.ClientBase,
+  });
   // An idle client losing its server (restart, failover) must not crash the process; the next
   // query reconnects or fails with 503.
   pool.on('error', () => {});
@@ -58,7 +155,10 @@ async function openNodePg(databaseUrl: string, poolMax: number): Promise<Databas
     db,
     driver: 'node-postgres',
     async migrate(afterMigrate) {
-      const client = await pool.connect();
+      // A connection of its own, without the statement time limit: a migration may build an index
+      // for minutes, and waiting for the lock while another instance migrates is expected.
+      const client = new FailFastClient({ connectionString: databaseUrl, connectionTimeoutMillis: limits.connectTimeoutMs, keepAlive: true });
+      await client.connect();
       try {
         await client.query('SELECT pg_advisory_lock($1)', [STARTUP_LOCK_KEY]);
         try {
@@ -68,10 +168,11 @@ async function openNodePg(databaseUrl: string, poolMax: number): Promise<Databas
           await client.query('SELECT pg_advisory_unlock($1)', [STARTUP_LOCK_KEY]);
         }
       } finally {
-        client.release();
+        await client.end();
       }
     },
-    isReady: () => checkReady(db),
+    // A readiness probe must answer within its own deadline, not the statement limit's.
+    isReady: () => withDeadline(checkReady(db), limits.connectTimeoutMs, false),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => (closing ??= pool.end()),
   };
@@ -109,6 +210,15 @@ function shippedMigrationCount(): number {
     JSON.parse(readFileSync(`${MIGRATIONS_FOLDER}/meta/_journal.json`, 'utf8')) as { entries: unknown[] }
   ).entries.length;
   return shippedMigrations;
+}
+
+/** `work`'s answer, or `fallback` if it has not answered within `ms`. */
+function withDeadline<T>(work: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
 async function checkReady(db: Db): Promise<boolean> {

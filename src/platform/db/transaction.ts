@@ -25,7 +25,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e && depth < 5; depth++) {
     const { code, message } = e as { code?: unknown; message?: unknown };
     if (typeof code === 'string' && (CONNECTION_ERROR_CODES.has(code) || code.startsWith('08'))) return true;
-    if (typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|PGlite is closed|Cannot use a pool after calling end/i.test(message)) {
+    if (typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|Query read timeout|is not queryable|PGlite is closed|Cannot use a pool after calling end/i.test(message)) {
       return true;
     }
     e = (e as { cause?: unknown }).cause;

@@ -35,6 +35,8 @@ export interface AuthFailureLimiter {
   blocked(ip: string, nowMs: number): AuthBlock | null;
   /** Counts a 401 or 403 answered to this address. */
   recordFailure(ip: string, nowMs: number): Promise<void>;
+  /** False while Redis is configured but unreachable: failures are then counted per instance, in memory. */
+  redisReady(): boolean;
   close(): Promise<void>;
 }
 
@@ -74,6 +76,7 @@ export async function createAuthFailureLimiter(options: {
         blocks.set(key, { untilMs, refusedOnce: existing?.refusedOnce ?? false });
       }
     },
+    redisReady: () => limiter.redisReady(),
     close: () => limiter.close(),
   };
 }

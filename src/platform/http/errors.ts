@@ -52,8 +52,28 @@ export interface RenderedError {
   unexpected: boolean;
 }
 
+/** What the route that failed allows, so a refusal can state the limit it broke. */
+export interface RouteLimits {
+  /** The route's body limit in bytes (Fastify's `request.routeOptions.bodyLimit`). */
+  bodyLimit?: number;
+  /** The route's handler deadline in milliseconds (`request.routeOptions.handlerTimeout`). */
+  timeoutMs?: number;
+}
+
+/** 1048576 → `1 MiB`, 16384 → `16 KiB`, 1000 → `1000 bytes`. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+/** 30000 → `30 s`, 250 → `250 ms`. */
+export function formatDuration(ms: number): string {
+  return ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
 /** Maps anything thrown while serving a request to one `svc-error.v1` answer. */
-export function renderError(error: unknown, requestId: string): RenderedError {
+export function renderError(error: unknown, requestId: string, route: RouteLimits = {}): RenderedError {
   if (error instanceof ServiceError) {
     return {
       status: error.status,
@@ -77,8 +97,18 @@ export function renderError(error: unknown, requestId: string): RenderedError {
     };
   }
   switch (fastifyError.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return expected(413, 'payload-too-large', 'The request body is larger than 1 MiB.');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': {
+      if (route.bodyLimit === undefined) return expected(413, 'payload-too-large', 'The request body is larger than this endpoint takes.');
+      const refused = expected(413, 'payload-too-large', `The request body is larger than ${formatBytes(route.bodyLimit)}, the most this endpoint takes.`);
+      return { ...refused, body: { ...refused.body, limitBytes: route.bodyLimit } };
+    }
+    case 'FST_ERR_HANDLER_TIMEOUT':
+      // The handler is not stopped (Fastify's deadline is cooperative), so a write may still land.
+      return expected(
+        503,
+        'timeout',
+        `The request was not answered within ${route.timeoutMs === undefined ? 'the server\'s deadline' : formatDuration(route.timeoutMs)}; a change it asked for may still be applied. Check, or retry if repeating it is safe.`,
+      );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return expected(400, 'invalid-content-type', 'Send request bodies as application/json.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':

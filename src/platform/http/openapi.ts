@@ -2,6 +2,37 @@ import type { TSchema } from '@sinclair/typebox';
 import { SESSION_COOKIE } from './auth.ts';
 import { type Endpoint, ErrorEnvelope, SCOPES } from './registry.ts';
 
+/**
+ * What the documents say of a schema beyond what the server validates with, kept under a symbol
+ * key: Ajv and the serializer read string keys only (TypeBox marks `Optional` the same way), so the
+ * server's validation is unchanged while the manifest and OpenAPI tell a client the whole rule.
+ */
+const DOCUMENTS = Symbol.for('observatory.documents');
+
+interface DocumentsNote {
+  /** A property a request must carry, though the server's validation lets its absence through. */
+  required?: true;
+  /** Other media types a raw response may be sent as, each with its OpenAPI media type object. */
+  alsoServedAs?: Record<string, Record<string, unknown>>;
+}
+
+const noteOf = (schema: unknown): DocumentsNote => ((schema as Record<symbol, DocumentsNote> | null)?.[DOCUMENTS] ?? {});
+const withNote = <T extends TSchema>(schema: T, note: DocumentsNote): T => ({ ...schema, [DOCUMENTS]: { ...noteOf(schema), ...note } });
+
+/**
+ * A body property the endpoint checks itself, so that leaving it out gets the endpoint's own
+ * refusal (spec C, Errors item 3: `ok` false, `reason`, `human`) rather than a svc-error.v1 from
+ * validation: optional to the server's validation, required in the manifest and OpenAPI.
+ */
+export function checkedByEndpoint<T extends TSchema>(schema: T): T {
+  return withNote(schema, { required: true });
+}
+
+/** A raw response schema whose endpoint may also answer in other media types (the index as HTML). */
+export function alsoServedAs<T extends TSchema>(schema: T, content: Record<string, Record<string, unknown>>): T {
+  return withNote(schema, { alsoServedAs: content });
+}
+
 /** TypeBox schemas are JSON Schema plus symbol keys; a JSON round trip leaves plain JSON Schema. */
 export function plainSchema(schema: TSchema | null): Record<string, unknown> | null {
   if (schema === null) return null;
@@ -18,12 +49,32 @@ export function plainSchema(schema: TSchema | null): Record<string, unknown> | n
  */
 export function requestSchema(schema: TSchema | null): Record<string, unknown> | null {
   const plain = plainSchema(schema);
-  if (!plain || !Array.isArray(plain.required)) return plain;
+  if (!plain) return plain;
   const properties = (plain.properties ?? {}) as Record<string, Record<string, unknown> | undefined>;
-  const required = (plain.required as string[]).filter((name) => properties[name]?.default === undefined);
+  // Properties the endpoint checks itself (`checkedByEndpoint`) are required all the same.
+  const checked = Object.entries((schema as { properties?: Record<string, unknown> }).properties ?? {})
+    .filter(([, property]) => noteOf(property).required)
+    .map(([name]) => name);
+  const listed = Array.isArray(plain.required) ? (plain.required as string[]) : [];
+  const required = [...new Set([...listed, ...checked])].filter((name) => properties[name]?.default === undefined);
   if (required.length > 0) plain.required = required;
   else delete plain.required;
   return plain;
+}
+
+/** True when the body has a required field: only then is a request without a body refused. */
+export function bodyRequired(schema: TSchema): boolean {
+  const required = requestSchema(schema)?.required;
+  return Array.isArray(required) && required.length > 0;
+}
+
+/** The success response's content: the declared media type, then any the endpoint also answers in. */
+function successContent(endpoint: Endpoint, schema: unknown): Record<string, unknown> {
+  const json = endpoint.contentType === 'application/json';
+  return {
+    [endpoint.contentType]: { schema, ...(json ? { example: endpoint.example } : {}) },
+    ...noteOf(endpoint.responseSchema).alsoServedAs,
+  };
 }
 
 const STATUS_TEXT: Record<number, [string, string]> = {
@@ -110,7 +161,8 @@ function operationOf(endpoint: Endpoint, responses: Record<string, unknown>, dia
     security: securityOf(endpoint),
     parameters: [...parametersOf('path', endpoint.params), ...parametersOf('query', endpoint.query)].map((p) => ({ ...p, schema: dialect(p.schema) })),
     responses,
-    ...(endpoint.body ? { requestBody: { required: true, content: { 'application/json': { schema: dialect(requestSchema(endpoint.body)) } } } } : {}),
+    // A body with no required field may be left out (the service reads no body as {}).
+    ...(endpoint.body ? { requestBody: { required: bodyRequired(endpoint.body), content: { 'application/json': { schema: dialect(requestSchema(endpoint.body)) } } } } : {}),
   };
 }
 
@@ -122,12 +174,7 @@ export function buildOpenApi(endpoints: readonly Endpoint[], baseUrl: string) {
     const operationResponses: Record<string, unknown> = {};
     operationResponses[String(endpoint.status)] = {
       description: endpoint.schemaId ? `\`${endpoint.schemaId}\`` : 'Success',
-      content: {
-        [endpoint.contentType]: {
-          schema: endpoint.contentType === 'application/json' ? plainSchema(endpoint.responseSchema) : { type: 'string' },
-          ...(endpoint.contentType === 'application/json' ? { example: endpoint.example } : {}),
-        },
-      },
+      content: successContent(endpoint, endpoint.contentType === 'application/json' ? plainSchema(endpoint.responseSchema) : { type: 'string' }),
     };
     addErrorResponses(endpoint, operationResponses, responses);
     (paths[endpoint.path] ??= {})[endpoint.method.toLowerCase()] = {

@@ -1,5 +1,6 @@
 import { type Static, type TObject, type TProperties, type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ConcurrencyPool } from './concurrency.ts';
 
 /**
  * The endpoint registry: every endpoint is declared here once. Routes, request validation, the
@@ -125,6 +126,14 @@ export interface EndpointDefinition<
   verifyCaller?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   /** Runs after the response is sent, whatever its status (e.g. to sample ingest outcomes). */
   onResponse?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  /** The largest body this endpoint takes, in bytes (413 beyond it); the server's 1 MiB unless stated. */
+  bodyLimit?: number;
+  /**
+   * The pool of work slots the endpoint draws from once its caller is authenticated: a request
+   * finding the pool full is answered 503 `overloaded` with `Retry-After` at once
+   * (`platform/http/concurrency.ts`).
+   */
+  concurrency?: ConcurrencyPool;
   handler: (
     ctx: HandlerContext<Static<P>, Static<Q>, Static<B>>,
   ) => Promise<Raw extends true ? unknown : Static<TObject<R>>>;
@@ -145,6 +154,9 @@ export interface Endpoint extends EndpointIdentity {
   errorStatuses: number[];
   verifyCaller: ((request: FastifyRequest, reply: FastifyReply) => Promise<void>) | null;
   onResponse: ((request: FastifyRequest, reply: FastifyReply) => Promise<void>) | null;
+  /** Null: the server's limit (BODY_LIMIT_BYTES). */
+  bodyLimit: number | null;
+  concurrency: ConcurrencyPool | null;
   handler: (ctx: HandlerContext<unknown, unknown, unknown>) => Promise<unknown>;
 }
 
@@ -168,6 +180,15 @@ export function envelopeSchema(schemaId: string, fields: TProperties): TObject {
   });
 }
 
+/**
+ * Every endpoint that checks a credential, signature or key (and the passkey login, which is one)
+ * is closed to an address over its failure limit (OBSERVATORY_AUTH_FAILURES_PER_MINUTE); public
+ * reads (health, readiness) stay open so probes and load balancers are never refused.
+ */
+export function guardedByFailureLimit(endpoint: Pick<EndpointIdentity, 'auth' | 'kind'>): boolean {
+  return !(endpoint.auth === 'none' && endpoint.kind === 'read');
+}
+
 export function defineEndpoint<
   P extends TSchema = TSchema,
   Q extends TSchema = TSchema,
@@ -185,7 +206,12 @@ export function defineEndpoint<
     declared.add(401);
     if (definition.scope !== null || definition.auth === 'metrics' || definition.auth === 'tenant-signature') declared.add(403);
   }
-  if (definition.body || definition.query || definition.params) declared.add(400);
+  // On {v1} an undeclared query key is refused too (server.ts), so every operator endpoint can 400.
+  if (definition.body || definition.query || definition.params || definition.path.startsWith(`${V1}/`)) declared.add(400);
+  // A body over the route's limit is refused before anything reads it.
+  if (definition.body) declared.add(413);
+  // An address over its limit of failed authentications is refused on every guarded endpoint.
+  if (guardedByFailureLimit(definition)) declared.add(429);
   if (definition.refusedStatus !== undefined) declared.add(definition.refusedStatus);
   return {
     id: definition.id,
@@ -210,6 +236,8 @@ export function defineEndpoint<
     errorStatuses: [...declared].sort((a, b) => a - b),
     verifyCaller: definition.verifyCaller ?? null,
     onResponse: definition.onResponse ?? null,
+    bodyLimit: definition.bodyLimit ?? null,
+    concurrency: definition.concurrency ?? null,
     handler: definition.handler as Endpoint['handler'],
   };
 }
@@ -231,6 +259,9 @@ export function assertRegistryConsistent(endpoints: readonly Endpoint[]): void {
   for (const e of endpoints) {
     if ((e.auth === 'tenant-signature' || e.auth === 'agent-key') && e.verifyCaller === null) {
       throw new Error(`endpoint ${e.id} (auth ${e.auth}) names no verifyCaller: nothing would authenticate its caller`);
+    }
+    if (e.bodyLimit !== null && !(Number.isInteger(e.bodyLimit) && e.bodyLimit > 0)) {
+      throw new Error(`endpoint ${e.id} declares bodyLimit ${e.bodyLimit}: it must be a whole number of bytes above 0`);
     }
     if (ids.has(e.id)) throw new Error(`endpoint id ${e.id} is declared twice`);
     ids.add(e.id);

@@ -1,14 +1,18 @@
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
+import { REQUEST_LIMIT_DEFAULTS, type RequestLimits } from '../config.ts';
 import { badRequest, ServiceError } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
 import { authenticate, type CredentialResolver } from './auth.ts';
 import type { AuthFailureLimiter } from './auth-failures.ts';
-import { renderError } from './errors.ts';
+import { type ConcurrencyLimit, type ConcurrencyPool, createConcurrencyLimit, holdForRequest, overloaded, type RequestSlot } from './concurrency.ts';
+import { formatBytes, formatDuration, renderError } from './errors.ts';
 import { buildValidatorFactory } from './validation.ts';
-import { assertRegistryConsistent, type Endpoint, ErrorEnvelope, type Principal, toFastifyPath } from './registry.ts';
+import { assertRegistryConsistent, type Endpoint, ErrorEnvelope, guardedByFailureLimit, type Principal, toFastifyPath, V1 } from './registry.ts';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -23,6 +27,8 @@ export interface ServerOptions {
   trustProxy: false | number | string[];
   /** The per-address limit on 401 and 403 answers; null when OBSERVATORY_AUTH_FAILURES_PER_MINUTE is 0. */
   authFailures?: AuthFailureLimiter | null;
+  /** Deadlines, header size and work-slot caps (config.requestLimits); REQUEST_LIMIT_DEFAULTS where absent. */
+  limits?: Partial<RequestLimits>;
 }
 
 declare module 'fastify' {
@@ -44,6 +50,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Every route the server registered (HEAD twins excluded); the contract test compares it with the registry. */
     registeredRoutes: { method: string; url: string }[];
+    /** The work-slot pools endpoints draw from (registry `concurrency`); tests read their occupancy. */
+    concurrencyLimits: Record<ConcurrencyPool, ConcurrencyLimit>;
   }
 }
 
@@ -51,10 +59,27 @@ declare module 'fastify' {
 export function buildServer(options: ServerOptions): FastifyInstance {
   const { endpoints, credentials, clock, metrics, metricsToken } = options;
   assertRegistryConsistent(endpoints);
+  const limits: RequestLimits = { ...REQUEST_LIMIT_DEFAULTS, ...options.limits };
+  const pools: Record<ConcurrencyPool, ConcurrencyLimit> = { ingest: createConcurrencyLimit('ingest', limits.ingestConcurrency) };
 
   const app = Fastify({
     loggerInstance: options.logger,
     bodyLimit: BODY_LIMIT_BYTES,
+    // The deadline of each request from its headers to its answer (503 `timeout`, errors.ts).
+    handlerTimeout: limits.timeoutMs,
+    // Slow clients (slowloris): the whole request, headers included, must arrive within the
+    // receive timeout (408); Node checks these deadlines every `connectionsCheckingInterval`.
+    requestTimeout: limits.receiveTimeoutMs,
+    // A socket silent for longer than any request may take, receiving or being served, is dropped
+    // (a client that stops reading its answer, say).
+    connectionTimeout: Math.max(limits.timeoutMs, limits.receiveTimeoutMs) + 5_000,
+    http: {
+      maxHeaderSize: limits.maxHeaderBytes,
+      headersTimeout: limits.receiveTimeoutMs,
+      requestTimeout: limits.receiveTimeoutMs,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(limits.receiveTimeoutMs / 4))),
+    },
+    clientErrorHandler: clientErrorAnswer(clock, limits),
     trustProxy: proxyTrust(options.trustProxy),
     genReqId: () => randomUUID(),
     return503OnClosing: true,
@@ -82,6 +107,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const authFailures = options.authFailures ?? null;
   const registeredRoutes: { method: string; url: string }[] = [];
   app.decorate('registeredRoutes', registeredRoutes);
+  app.decorate('concurrencyLimits', pools);
+  const requestSlots = new WeakMap<FastifyRequest, RequestSlot>();
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
       if (method !== 'HEAD') registeredRoutes.push({ method, url: route.url });
@@ -121,12 +148,16 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   });
 
   app.setErrorHandler((error, request, reply) => {
-    const rendered = renderError(error, request.id);
+    const route = request.routeOptions;
+    const rendered = renderError(error, request.id, {
+      ...(typeof route.bodyLimit === 'number' ? { bodyLimit: route.bodyLimit } : {}),
+      ...(route.handlerTimeout > 0 ? { timeoutMs: route.handlerTimeout } : {}),
+    });
     request.errorReason = rendered.body.reason;
     if (rendered.unexpected) {
       request.log.error({ err: error, requestId: request.id }, 'unexpected error while serving request');
     }
-    if (rendered.status === 429 && typeof rendered.body.retryAfterSec === 'number') {
+    if ((rendered.status === 429 || rendered.status === 503) && typeof rendered.body.retryAfterSec === 'number') {
       reply.header('retry-after', String(rendered.body.retryAfterSec));
     }
     void reply.status(rendered.status).type('application/json').send({ ...rendered.body, generatedAt: clock.now().toISOString() });
@@ -141,6 +172,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   });
 
   for (const endpoint of endpoints) {
+    const pool = endpoint.concurrency === null ? null : pools[endpoint.concurrency];
     const responses: Record<number, unknown> = {};
     if (endpoint.contentType === 'application/json') responses[endpoint.status] = endpoint.responseSchema;
     // A refusal status carries either form (svc-error.v1 or the endpoint's `ok: false` envelope): plain JSON.stringify.
@@ -149,9 +181,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       method: endpoint.method,
       url: toFastifyPath(endpoint.path),
       config: { endpointId: endpoint.id },
+      ...(endpoint.bodyLimit !== null ? { bodyLimit: endpoint.bodyLimit } : {}),
       schema: {
         ...(endpoint.params ? { params: endpoint.params } : {}),
-        ...(endpoint.query ? { querystring: endpoint.query } : {}),
+        ...(querySchemaOf(endpoint) ? { querystring: querySchemaOf(endpoint) } : {}),
         ...(endpoint.body ? { body: endpoint.body } : {}),
         response: responses,
       },
@@ -164,6 +197,16 @@ export function buildServer(options: ServerOptions): FastifyInstance {
           if (field !== null) throw badRequest(inParams ? 'invalid-params' : 'invalid-query', `${field} contains the NUL character (U+0000), which cannot be stored or searched.`, { field });
         }
         if (endpoint.verifyCaller) await endpoint.verifyCaller(request, reply);
+        // The caller is authenticated (bearer or session in onRequest, signature just above): only
+        // now may it take a work slot, so an unauthenticated flood cannot crowd out real callers.
+        if (pool !== null) {
+          const slot = pool.tryAcquire();
+          if (slot === null) throw overloaded(pool);
+          const held = holdForRequest(slot);
+          requestSlots.set(request, held);
+          // 'close' comes when the answer is sent and when the client goes away first.
+          reply.raw.once('close', () => held.responseClosed());
+        }
         // A POST without a body means "no fields": the schema then says which are required.
         if (endpoint.body && (request.body === undefined || request.body === null)) request.body = {};
       },
@@ -186,15 +229,27 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         request.principal = await authenticate(endpoint, request, credentials, metricsToken);
       },
       handler: async (request, reply) => {
-        const result = await endpoint.handler({
-          params: request.params,
-          query: request.query,
-          body: request.body,
-          principal: request.principal,
-          requestId: request.id,
-          request,
-          reply,
-        });
+        const slot = pool === null ? null : slotForWork(pool, requestSlots.get(request));
+        let result: unknown;
+        try {
+          result = await endpoint.handler({
+            params: request.params,
+            query: request.query,
+            body: request.body,
+            principal: request.principal,
+            requestId: request.id,
+            request,
+            reply,
+          });
+        } catch (error) {
+          if (!reply.sent) throw error;
+          request.log.warn({ err: error, requestId: request.id }, 'request failed after its deadline had answered it');
+          return undefined;
+        } finally {
+          slot?.endWork();
+        }
+        // Answered already by the deadline (503 `timeout`): the late result has nowhere to go.
+        if (reply.sent) return undefined;
         const refused = endpoint.refusedStatus !== null && (result as { ok?: unknown } | null)?.ok === false;
         void reply.status(refused ? endpoint.refusedStatus! : endpoint.status);
         if (endpoint.schemaId !== null) {
@@ -209,12 +264,64 @@ export function buildServer(options: ServerOptions): FastifyInstance {
 }
 
 /**
- * Every endpoint that checks a credential, signature or key (and the passkey login, which is one)
- * is closed to an address over its failure limit; public reads (health, readiness) stay open so
- * probes and load balancers are never refused.
+ * The slot the handler works under: the one taken in preValidation, or, when that one was given
+ * back because the client went away before the handler started, a fresh one (the work still runs,
+ * so it still counts against the cap).
  */
-function guardedByFailureLimit(endpoint: Endpoint): boolean {
-  return !(endpoint.auth === 'none' && endpoint.kind === 'read');
+function slotForWork(pool: ConcurrencyLimit, held: RequestSlot | undefined): RequestSlot {
+  if (held?.startWork()) return held;
+  const fresh = pool.tryAcquire();
+  if (fresh === null) throw overloaded(pool);
+  const slot = holdForRequest(fresh);
+  slot.startWork();
+  return slot;
+}
+
+/**
+ * Answers what Node's HTTP parser refuses before Fastify sees a request (headers over
+ * `maxHeaderBytes`, a request not received within the receive timeout, a malformed request) in
+ * svc-error.v1 like every other refusal, then closes the connection: after a parse error the
+ * byte stream cannot be trusted to hold another request.
+ */
+function clientErrorAnswer(clock: Clock, limits: RequestLimits) {
+  return function answer(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+    // A reset connection has nobody to answer.
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const refusal = clientErrorRefusal(error.code, limits);
+    this.log.debug({ err: error, reason: refusal.reason }, 'refused a request the HTTP parser could not take');
+    // Like Node's own handler: never write into a response already under way on this socket.
+    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (socket.writable && inFlight?.headersSent !== true) {
+      const body = JSON.stringify({ schema: 'svc-error.v1', ...refusal, generatedAt: clock.now().toISOString() });
+      socket.write(
+        `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy(error);
+  };
+}
+
+/** The answer to an HTTP parser error, by Node's error code. */
+export function clientErrorRefusal(code: string | undefined, limits: Pick<RequestLimits, 'maxHeaderBytes' | 'receiveTimeoutMs'>): { status: number; reason: string; human: string } {
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    return { status: 431, reason: 'headers-too-large', human: `The request line and headers are larger than ${formatBytes(limits.maxHeaderBytes)}.` };
+  }
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return { status: 408, reason: 'request-timeout', human: `The request was not received in full within ${formatDuration(limits.receiveTimeoutMs)}.` };
+  }
+  return { status: 400, reason: 'bad-request', human: 'The request is not well-formed HTTP.' };
+}
+
+/**
+ * The query schema the route validates. On the operator API ({v1}) the declared parameters are
+ * the only ones: an unknown key (`?limt=5`) is a 400 `invalid-query` naming it rather than a
+ * silent fall-back to the default, as the OpenAPI document says. Public pages and the agent API
+ * keep taking keys they do not know, because crawlers append their own (`utm_*`, cache busters).
+ */
+const NO_QUERY = { type: 'object', properties: {}, additionalProperties: false } as const;
+function querySchemaOf(endpoint: Endpoint): object | null {
+  if (!endpoint.path.startsWith(`${V1}/`)) return endpoint.query;
+  return endpoint.query ? { ...endpoint.query, additionalProperties: false } : NO_QUERY;
 }
 
 /**

@@ -1,0 +1,45 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * The test files StrykerJS runs against mutants of the rule modules (stryker.config.mjs,
+ * docs/testing.md "Mutation testing"). Only files that exercise those modules: every mutant is run
+ * against the tests that cover it, and a smaller set makes the initial dry run and each mutant's
+ * run cheaper. PGlite only (the mutate script unsets DATABASE_URL): a mutant's behaviour does not
+ * depend on the driver, and an in-process database needs no server per run.
+ */
+export const MUTATION_TEST_FILES = [
+  // Pure rules: fast unit tests.
+  'src/domains/honeypot/signature.test.ts',
+  'src/domains/honeypot/signature.rules.test.ts',
+  'src/domains/honeypot/tarpit.rules.test.ts',
+  'src/domains/honeypot/alerts.predicates.rules.test.ts',
+  'src/domains/empire/forecast-model.test.ts',
+  'src/domains/empire/forecast-model.rules.test.ts',
+  'src/domains/empire/alerts.predicates.rules.test.ts',
+  'src/domains/provenance/admission.rules.test.ts',
+  'src/platform/alerting/plan.rules.test.ts',
+  'src/platform/alerting/checks.rules.test.ts',
+  'src/platform/rate-limit.test.ts',
+  'src/platform/rate-limit.rules.test.ts',
+  // Rules bound to the database (each file opens one PGlite database).
+  'src/domains/empire/forecast.rules.test.ts',
+  'src/domains/honeypot/ingest.rules.test.ts',
+  'src/domains/empire/ingest.rules.test.ts',
+];
+
+// PGlite only, whatever the shell has set.
+delete process.env.DATABASE_URL;
+
+export default defineConfig({
+  test: {
+    include: MUTATION_TEST_FILES,
+    // Test files share their worker, so the database-bound ones reuse one migrated PGlite
+    // (test/helpers/snapshot-database.ts) instead of starting one per file and per mutant.
+    isolate: false,
+    env: { OBSERVATORY_TEST_DB_REUSE: '1' },
+    // …but every module is imported afresh for each file, as with isolation.
+    setupFiles: ['test/helpers/fresh-modules.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
