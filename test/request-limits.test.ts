@@ -3,14 +3,12 @@ import { connect } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../src/platform/clock.ts';
 import { ConfigError, loadConfig, REQUEST_LIMIT_DEFAULTS, type RequestLimits } from '../src/platform/config.ts';
 import { defineEndpoint } from '../src/platform/http/registry.ts';
-import { BODY_LIMIT_BYTES, buildServer, clientErrorRefusal } from '../src/platform/http/server.ts';
-import { createMetrics } from '../src/platform/metrics.ts';
+import { BODY_LIMIT_BYTES, clientErrorRefusal } from '../src/platform/http/server.ts';
 import { startTestApp, type TestApp, V1 } from './helpers/app.ts';
+import { buildBareServer } from './helpers/bare-server.ts';
 import { EMPIRE_INGEST } from './helpers/empire.ts';
 import { createTenant, INGEST_PATH, signedIngest } from './helpers/honeypot.ts';
 
@@ -52,8 +50,8 @@ const example = { schema: 'svc-test.v1', generatedAt: '2026-01-01T00:00:00.000Z'
 const common = { description: 'For this test.', auth: 'none' as const, scope: null, tag: 'test', response: ok, example };
 
 function buildLimitedServer(limits: Partial<RequestLimits>, room: ReturnType<typeof waitingRoom>): FastifyInstance {
-  return buildServer({
-    endpoints: [
+  return buildBareServer(
+    [
       defineEndpoint({ ...common, id: 'slow', title: 'Slow', method: 'GET', path: '/slow', kind: 'read', handler: async () => (await room.wait(), { ok: true }) }),
       defineEndpoint({ ...common, id: 'fast', title: 'Fast', method: 'GET', path: '/fast', kind: 'read', handler: async () => ({ ok: true }) }),
       defineEndpoint({
@@ -93,14 +91,8 @@ function buildLimitedServer(limits: Partial<RequestLimits>, room: ReturnType<typ
         handler: async () => ({ ok: true }),
       }),
     ],
-    credentials: { fromBearer: async () => null, fromSession: async () => null },
-    clock: systemClock,
-    metrics: createMetrics(() => ({ total: 0, idle: 0, waiting: 0 })),
-    metricsToken: null,
-    logger: pino({ level: 'silent' }),
-    trustProxy: false,
-    limits,
-  });
+    { limits },
+  );
 }
 
 async function listen(server: FastifyInstance): Promise<string> {
@@ -211,15 +203,7 @@ describe('body limits per route', () => {
   it('stops start-up for a body limit that is not a positive whole number of bytes', () => {
     const endpoint = defineEndpoint({ ...common, id: 'bad', title: 'Bad', method: 'POST', path: '/bad', kind: 'write', bodyLimit: 0, handler: async () => ({ ok: true }) });
     expect(() =>
-      buildServer({
-        endpoints: [endpoint],
-        credentials: { fromBearer: async () => null, fromSession: async () => null },
-        clock: systemClock,
-        metrics: createMetrics(() => ({ total: 0, idle: 0, waiting: 0 })),
-        metricsToken: null,
-        logger: pino({ level: 'silent' }),
-        trustProxy: false,
-      }),
+      buildBareServer([endpoint]),
     ).toThrow(/bad.*bodyLimit/);
   });
 });

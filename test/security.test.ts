@@ -6,11 +6,10 @@ import { signatureHeader } from '../src/domains/honeypot/signature.ts';
 import { ConfigError, loadConfig } from '../src/platform/config.ts';
 import { addressKey } from '../src/platform/client-address.ts';
 import { defineEndpoint } from '../src/platform/http/registry.ts';
-import { buildServer, proxyTrust } from '../src/platform/http/server.ts';
-import { systemClock } from '../src/platform/clock.ts';
+import { proxyTrust } from '../src/platform/http/server.ts';
 import { createLogger } from '../src/platform/logger.ts';
-import { createMetrics } from '../src/platform/metrics.ts';
 import { ADMIN_TOKEN, startTestApp, type TestApp, V1 } from './helpers/app.ts';
+import { buildBareServer } from './helpers/bare-server.ts';
 import { createTenant, INGEST_PATH } from './helpers/honeypot.ts';
 
 /**
@@ -262,16 +261,7 @@ describe('the registry guards itself', () => {
     example: { schema: 'svc-test.v1', generatedAt: '2026-01-01T00:00:00.000Z', ok: true },
     handler: async () => ({ ok: true }),
   };
-  const build = (endpoint: ReturnType<typeof defineEndpoint>) =>
-    buildServer({
-      endpoints: [endpoint],
-      credentials: { fromBearer: async () => null, fromSession: async () => null },
-      clock: systemClock,
-      metrics: createMetrics(() => ({ total: 0, idle: 0, waiting: 0 })),
-      metricsToken: null,
-      logger: createLogger('silent'),
-      trustProxy: false,
-    });
+  const build = (endpoint: ReturnType<typeof defineEndpoint>) => buildBareServer([endpoint]);
 
   it('stops start-up when a signature or agent-key endpoint names no caller check', () => {
     expect(() => build(defineEndpoint({ ...base, id: 'unsigned', auth: 'tenant-signature' }))).toThrow(/unsigned.*verifyCaller/);
