@@ -13,6 +13,7 @@ export const MUTATION_TEST_FILES = [
   'src/domains/honeypot/signature.rules.test.ts',
   'src/domains/honeypot/tarpit.rules.test.ts',
   'src/domains/honeypot/alerts.predicates.rules.test.ts',
+  'src/domains/honeypot/alerts.predicates.load.rules.test.ts',
   'src/domains/empire/forecast-model.test.ts',
   'src/domains/empire/forecast-model.rules.test.ts',
   'src/domains/empire/alerts.predicates.rules.test.ts',
@@ -21,6 +22,8 @@ export const MUTATION_TEST_FILES = [
   'src/platform/alerting/checks.rules.test.ts',
   'src/platform/rate-limit.test.ts',
   'src/platform/rate-limit.rules.test.ts',
+  // Redis outages through a loopback TCP proxy (REDIS_URL; skipped without it).
+  'src/platform/rate-limit.outage.rules.test.ts',
   // Rules bound to the database (each file opens one PGlite database).
   'src/domains/empire/forecast.rules.test.ts',
   'src/domains/honeypot/ingest.rules.test.ts',

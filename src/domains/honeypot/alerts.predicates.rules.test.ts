@@ -1,4 +1,6 @@
+import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
+import { buildValidatorFactory } from '../../platform/http/validation.ts';
 import {
   checkPredicate,
   DEFAULT_CLUSTER_MIN_EVENTS,
@@ -8,10 +10,13 @@ import {
   NewFingerprintCluster,
   normalizePredicate,
   parseStoredPredicate,
-  type Predicate,
+  Predicate,
+  PredicateBody,
   PREDICATE_KINDS,
+  TarpitTriggered,
   windowMsOf,
 } from './alerts.predicates.ts';
+import { UA_CLASS_VALUES } from './vendors/classify.ts';
 
 // The honeypot alert predicates' allowed values and defaults (docs/honeypot-alerts.md).
 
@@ -107,5 +112,85 @@ describe('the schemas', () => {
     expect(LiarRateAbove.properties.minEvents.description).toContain('1 to 100000; default 20');
     expect(EventCountAbove.properties.count.description).toContain('0 to 100000000');
     expect(NewFingerprintCluster.properties.minEvents.description).toContain('1 to 1000; default 1');
+  });
+});
+
+// What the server's own request validator (src/platform/http/validation.ts) accepts in a rule's
+// `predicate` before checkPredicate runs: the schemas' shapes, enums and closed objects.
+describe('the request validator on PredicateBody', () => {
+  const validate = buildValidatorFactory()({}, {})({ schema: PredicateBody, method: 'POST', url: '/predicate', httpPart: 'body' }) as (data: unknown) => boolean;
+  const accepts = (body: unknown) => validate(structuredClone(body));
+
+  it('accepts each kind with its required fields, and its optional ones', () => {
+    expect(accepts({ kind: 'liar_rate_above', pct: 12.5, windowMinutes: 15 })).toBe(true);
+    expect(accepts({ kind: 'liar_rate_above', pct: 12.5, windowMinutes: 15, minEvents: 3 })).toBe(true);
+    expect(accepts({ kind: 'event_count_above', count: 10, windowMinutes: 15 })).toBe(true);
+    expect(accepts({ kind: 'new_fingerprint_cluster' })).toBe(true);
+    expect(accepts({ kind: 'new_fingerprint_cluster', minEvents: 2 })).toBe(true);
+    expect(accepts({ kind: 'tarpit_triggered' })).toBe(true);
+  });
+
+  it('takes only the documented user-agent classes in uaClass', () => {
+    for (const uaClass of UA_CLASS_VALUES) expect(accepts({ kind: 'event_count_above', count: 10, windowMinutes: 15, uaClass })).toBe(true);
+    expect(accepts({ kind: 'event_count_above', count: 10, windowMinutes: 15, uaClass: 'NOPE' })).toBe(false);
+    expect(accepts({ kind: 'event_count_above', count: 10, windowMinutes: 15, uaClass: 'liar' })).toBe(false);
+  });
+
+  it('refuses a missing required field, a wrong type and an unknown kind', () => {
+    expect(accepts({ kind: 'liar_rate_above', windowMinutes: 15 })).toBe(false);
+    expect(accepts({ kind: 'liar_rate_above', pct: '12', windowMinutes: 15 })).toBe(false);
+    expect(accepts({ kind: 'liar_rate_above', pct: 12, windowMinutes: 15, minEvents: 2.5 })).toBe(false);
+    expect(accepts({ kind: 'event_count_above', windowMinutes: 15 })).toBe(false);
+    expect(accepts({ kind: 'event_count_above', count: 1.5, windowMinutes: 15 })).toBe(false);
+    expect(accepts({ kind: 'new_fingerprint_cluster', minEvents: 1.5 })).toBe(false);
+    expect(accepts({ kind: 'gone' })).toBe(false);
+    expect(accepts({ pct: 12 })).toBe(false);
+  });
+
+  it('refuses a field that is not part of the kind, for every kind', () => {
+    expect(accepts({ kind: 'liar_rate_above', pct: 12, windowMinutes: 15, uaClass: 'LIAR' })).toBe(false);
+    expect(accepts({ kind: 'event_count_above', count: 10, windowMinutes: 15, minEvents: 2 })).toBe(false);
+    expect(accepts({ kind: 'new_fingerprint_cluster', minEvents: 2, windowMinutes: 15 })).toBe(false);
+    expect(accepts({ kind: 'tarpit_triggered', minEvents: 2 })).toBe(false);
+  });
+
+  it('closes the stored form (Predicate) as well', () => {
+    expect(Value.Check(Predicate, { kind: 'liar_rate_above', pct: 12, windowMinutes: 15, uaClass: 'LIAR' })).toBe(false);
+    expect(Value.Check(Predicate, { kind: 'event_count_above', count: 10, windowMinutes: 15, extra: 1 })).toBe(false);
+    expect(Value.Check(Predicate, { kind: 'new_fingerprint_cluster', minEvents: 2, extra: 1 })).toBe(false);
+  });
+});
+
+describe('checkPredicate and normalizePredicate, exactly', () => {
+  it('names every allowed class in the uaClass sentence', () => {
+    expect(checkPredicate(count({ uaClass: 'NOPE' }))?.human).toBe(`predicate.uaClass must be one of: ${UA_CLASS_VALUES.join(', ')} (got NOPE).`);
+  });
+
+  it('adds no uaClass field at all when none was given', () => {
+    expect(normalizePredicate(count())).toStrictEqual({ kind: 'event_count_above', count: 100, windowMinutes: 15 });
+    expect(Object.keys(normalizePredicate(count()))).not.toContain('uaClass');
+  });
+});
+
+// The manifest and OpenAPI serve these descriptions to clients: each states a rule, and must keep
+// stating it (docs/honeypot-alerts.md).
+describe('the rules the served schemas state', () => {
+  it('for each field', () => {
+    expect(LiarRateAbove.properties.pct.description).toBe("Fires when the LIAR share of the window's events is above this percentage: 0 ≤ pct < 100.");
+    expect(LiarRateAbove.properties.minEvents.description).toBe('The window must hold at least this many events (of any class) before the rate counts: 1 to 100000; default 20.');
+    expect(EventCountAbove.properties.count.description).toBe('Fires when more than this many events arrive in the window: 0 to 100000000.');
+    expect(EventCountAbove.properties.uaClass.description).toBe('Count only events of this user-agent class (docs/vendors.md).');
+    expect(NewFingerprintCluster.properties.minEvents.description).toBe('A fingerprint counts as new when its minEvents-th event ever arrives: 1 to 1000; default 1 (its first event).');
+  });
+
+  it('for each kind, and for the union', () => {
+    expect(LiarRateAbove.description).toBe('The share of LIAR events among the events received in the window is above `pct`.');
+    expect(EventCountAbove.description).toBe('More than `count` events (only those of `uaClass` when it is given) were received in the window.');
+    expect(NewFingerprintCluster.description).toBe('A client fingerprint (JA4 + normalised user agent) new to the tenant reached `minEvents` events since the last evaluation.');
+    expect(TarpitTriggered.description).toBe("A tarpit was opened for one of the tenant's fingerprints since the last evaluation.");
+    expect(Predicate.description).toBe('An alert predicate, discriminated by `kind` (docs/honeypot-alerts.md).');
+    expect((PredicateBody as { description?: string }).description).toBe(
+      'One of `liar_rate_above` {pct, windowMinutes, minEvents?}, `event_count_above` {count, windowMinutes, uaClass?}, `new_fingerprint_cluster` {minEvents?}, `tarpit_triggered` {} (docs/honeypot-alerts.md).',
+    );
   });
 });
