@@ -100,7 +100,8 @@ export async function createRateLimiter(options: RateLimiterOptions): Promise<Ra
     redis = new FailFastRedis(options.redisUrl, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
-      // A call the fallback has answered must not be counted in Redis too once it is back.
+      // A call the fallback has answered is not sent to Redis again once it is back (one already on
+      // the wire when Redis went silent may still be counted there when the link returns).
       autoResendUnfulfilledCommands: false,
       lazyConnect: true,
       connectTimeout: connectTimeoutMs,
