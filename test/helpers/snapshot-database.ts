@@ -6,7 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
-import { type Database, type Db, MIGRATIONS_FOLDER, rowsOf } from '../../src/platform/db/client.ts';
+import { type Database, type Db, MIGRATIONS_FOLDER, pgliteDatabase, rowsOf } from '../../src/platform/db/client.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
 /**
@@ -117,25 +117,5 @@ async function migratedDump(): Promise<Blob> {
 async function pgliteFrom(dump: Blob): Promise<Database> {
   const client = new PGlite({ loadDataDir: dump });
   await client.waitReady;
-  const db = drizzle({ client }) as unknown as Db;
-  let closed = false;
-  return {
-    db,
-    driver: 'pglite',
-    async migrate(afterMigrate) {
-      await migrate(drizzle({ client }), { migrationsFolder: MIGRATIONS_FOLDER });
-      if (afterMigrate) await afterMigrate(db);
-    },
-    async isReady() {
-      if (closed) return false;
-      await db.execute(sql`SELECT 1`);
-      return true;
-    },
-    poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
-    async close() {
-      if (closed) return;
-      closed = true;
-      await client.close();
-    },
-  };
+  return pgliteDatabase(client);
 }

@@ -182,6 +182,11 @@ async function openPglite(dataDir: string | null): Promise<Database> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const client = dataDir ? new PGlite(dataDir) : new PGlite();
   await client.waitReady;
+  return pgliteDatabase(client);
+}
+
+/** A Database over an open PGlite (the embedded database, or a test's copy of a migrated one). */
+export function pgliteDatabase(client: PGlite): Database {
   const db = drizzlePglite({ client }) as unknown as Db;
   let closed = false;
   return {
