@@ -27,7 +27,11 @@ export const MUTATION_TEST_FILES = [
   // Rules bound to the database (each file opens one PGlite database).
   'src/domains/empire/forecast.rules.test.ts',
   'src/domains/honeypot/ingest.rules.test.ts',
+  'src/domains/honeypot/ingest.test.ts',
+  'src/domains/honeypot/ingest-body.test.ts',
+  'src/domains/honeypot/group-ingest.test.ts',
   'src/domains/empire/ingest.rules.test.ts',
+  'src/domains/empire/ingest.schema.rules.test.ts',
 ];
 
 // PGlite only, whatever the shell has set.

@@ -115,6 +115,8 @@ export interface ScenarioResult {
   warmup: { totalRequests: number; non2xx: number; errors: number } | null;
   /** The scenario's counters over the measured load (after minus before), if it has any. */
   counters: Record<string, number> | null;
+  /** What a one-shot `measure` scenario returned (its load fields are then zero); null otherwise. */
+  figures: Record<string, number> | null;
 }
 
 let current: autocannon.Instance | null = null;
@@ -171,6 +173,10 @@ function statusCounts(result: autocannon.Result): Record<string, number> {
 }
 
 function formatLine(r: ScenarioResult): string {
+  if (r.figures) {
+    const figures = Object.entries(r.figures).map(([name, value]) => `${name} ${value.toLocaleString('en')}`);
+    return [r.name.padEnd(18), `measured once in ${r.measuredSec.toFixed(1)} s:`, ...figures].join('  ');
+  }
   const pct = r.pctOfHealthz === null ? '—' : `${r.pctOfHealthz.toFixed(1)}%`;
   return [
     r.name.padEnd(18),
@@ -192,6 +198,8 @@ async function runScenario(
   baseline: number | null,
 ): Promise<ScenarioResult> {
   const state = scenario.setup ? await scenario.setup(ctx) : undefined;
+  if (scenario.measure) return measureOnce(scenario, ctx, state);
+  if (!scenario.request) throw new BenchError(`scenario ${scenario.name} has neither request nor measure`);
   const request = typeof scenario.request === 'function' ? scenario.request(ctx, state) : scenario.request;
   const connections = scenario.connections ?? settings.connections;
 
@@ -235,6 +243,40 @@ async function runScenario(
       scenario.name === BASELINE ? 100 : baseline !== null && baseline > 0 ? round((requestsPerSec / baseline) * 100, 1) : null,
     warmup,
     counters,
+    figures: null,
+  };
+}
+
+/** Runs a `measure` scenario once; its load fields are zero and its figures carry the result. */
+async function measureOnce(scenario: Scenario, ctx: BenchContext, state: unknown): Promise<ScenarioResult> {
+  const eluBefore = performance.eventLoopUtilization();
+  const started = performance.now();
+  const figures = await scenario.measure!(ctx, state);
+  const measuredSec = (performance.now() - started) / 1000;
+  return {
+    name: scenario.name,
+    description: scenario.description,
+    method: 'MEASURE',
+    path: '',
+    connections: 0,
+    requestsPerSec: 0,
+    latencyP50Ms: 0,
+    latencyP90Ms: 0,
+    latencyP95Ms: 0,
+    latencyP99Ms: 0,
+    latencyMeanMs: 0,
+    latencyMaxMs: 0,
+    non2xx: 0,
+    errors: 0,
+    timeouts: 0,
+    totalRequests: 0,
+    measuredSec: round(measuredSec),
+    statusCodes: {},
+    serverEventLoopUtilization: round(performance.eventLoopUtilization(eluBefore).utilization),
+    pctOfHealthz: null,
+    warmup: null,
+    counters: null,
+    figures,
   };
 }
 

@@ -13,6 +13,8 @@ import { loadSeedCorpus } from '../src/domains/agent-api/service.ts';
 import { rowsOf } from '../src/platform/db/client.ts';
 import { V1 } from '../src/platform/http/registry.ts';
 import { eventCount, rebuildRollups, seedHoneypotEvents } from './honeypot-seed.ts';
+import { backupVerifyScenario } from './backups.ts';
+import { auditScenarios } from './audit.ts';
 
 /**
  * The benchmark scenarios `npm run bench` runs, in this order. To add one, append an object to
@@ -76,7 +78,15 @@ export interface Scenario<S = unknown> {
   warmupSec?: number;
   /** Concurrent connections for this scenario instead of BENCH_CONNECTIONS (recorded in its result). */
   connections?: number;
-  request: BenchRequest | ((ctx: BenchContext, state: S) => BenchRequest);
+  /** The request autocannon repeats; absent on a one-shot `measure` scenario. */
+  request?: BenchRequest | ((ctx: BenchContext, state: S) => BenchRequest);
+  /**
+   * A one-shot measurement instead of a load run (walk a million audit facts, snapshot and
+   * restore a database): it runs once after `setup` and returns named figures (facts per second,
+   * seconds to restore, peak heap bytes), which are printed and recorded with the result. A
+   * scenario has either `request` or `measure`.
+   */
+  measure?(ctx: BenchContext, state: S): Promise<Record<string, number>>;
   /**
    * Counters read just before and just after the measured load; their differences are printed
    * and recorded with the result (cache hits, calls recorded and dropped, …).
@@ -415,3 +425,9 @@ scenarios.push(
     request: (ctx) => ({ method: 'GET', path: `${V1}/empire/overview`, headers: ctx.adminHeaders }),
   }),
 );
+
+// Backups: snapshot and restore-verify at a million events (docs/backups.md, "Measured").
+scenarios.push(backupVerifyScenario);
+
+// Audit chain: a fact with its inclusion proof at 10k and 1M facts, and one verify walk (docs/audit.md, "Performance").
+scenarios.push(...auditScenarios);

@@ -1,5 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { type AgentApiDomain, createAgentApiDomain } from './domains/agent-api/wiring.ts';
+import { createAuditChainDomain } from './domains/audit-chain/wiring.ts';
+import { createBackupsDomain } from './domains/backups/wiring.ts';
 import { createEmpireDomain, type EmpireDomain } from './domains/empire/wiring.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
 import { identityEndpoints } from './domains/identity/endpoints.ts';
@@ -89,14 +91,16 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...(options.rateKeyPrefix !== undefined ? { rateKeyPrefix: options.rateKeyPrefix } : {}),
     });
     const empire = createEmpireDomain({ db: database.db, clock, audit, config, log: logger, outbound });
+    const backups = createBackupsDomain({ database, clock, audit, config, log: logger });
     const scheduler = createScheduler({
       db: database.db,
       clock,
       log: logger,
       metrics,
-      jobs: [...identityJobs(identity), ...outboundJobs(outbound), ...honeypot.jobs(), ...empire.jobs()],
+      jobs: [...identityJobs(identity), ...outboundJobs(outbound), ...honeypot.jobs(), ...empire.jobs(), ...backups.jobs()],
     });
     const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
+    const auditChain = createAuditChainDomain({ db: database.db, clock, audit, log: logger });
     const endpoints: Endpoint[] = [
       ...metaEndpoints({ endpoints: () => endpoints, baseUrl: config.publicUrl, database, metrics, clock }),
       ...identityEndpoints(identity),
@@ -106,6 +110,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...honeypot.endpoints(),
       ...agentApi.endpoints(() => endpoints),
       ...empire.endpoints(),
+      ...backups.endpoints(),
+      ...auditChain.endpoints(),
     ];
     const authFailures =
       config.authFailuresPerMinute > 0
@@ -121,6 +127,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       clock,
       metrics,
       metricsToken: config.metricsToken,
+      bridgeToken: config.bridgeToken,
       logger,
       trustProxy: config.trustProxy,
       authFailures,
@@ -146,6 +153,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         await agentApi.close();
         await authFailures?.close();
         await empire.close();
+        await auditChain.close();
         await honeypot.close();
         if (ownsDatabase) await database.close();
       },

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { createApp } from './app.ts';
+import { verifySavedFact } from './domains/audit-chain/verify-proof.ts';
 import { ConfigError, loadConfig } from './platform/config.ts';
 import { isScope, SCOPES, type Scope } from './platform/http/registry.ts';
 
@@ -7,14 +9,17 @@ import { isScope, SCOPES, type Scope } from './platform/http/registry.ts';
  *   npm run cli -- operator:add <username> <scope,scope,…|all>   adds an operator and prints their first token
  *   npm run cli -- jobs:list                                       lists jobs and their schedules
  *   npm run cli -- jobs:run <job>                                  runs a job now, recorded like a scheduled run
+ *   npm run cli -- audit:verify-proof <file>                       checks a saved GET {v1}/audit/chain/{id} answer offline
  */
 const USAGE = `usage:
   npm run cli -- operator:add <username> <scope,scope,...|all>
   npm run cli -- jobs:list
-  npm run cli -- jobs:run <job>`;
+  npm run cli -- jobs:run <job>
+  npm run cli -- audit:verify-proof <file>`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
+  if (command === 'audit:verify-proof') return verifyProofFile(args[0]);
   if (!command || !['operator:add', 'jobs:list', 'jobs:run'].includes(command)) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
@@ -67,6 +72,28 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await app.close();
   }
+}
+
+/** Offline: no configuration, no database; docs/audit.md describes every step it takes. */
+function verifyProofFile(file: string | undefined): number {
+  if (!file) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  let saved: unknown;
+  try {
+    saved = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    process.stderr.write(`not verified: cannot read ${file} as JSON: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+  const check = verifySavedFact(saved);
+  if (check.ok) {
+    process.stdout.write(`${check.message}\n`);
+    return 0;
+  }
+  process.stderr.write(`not verified: ${check.reason}\n`);
+  return 1;
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Ajv } from 'ajv';
+import { sql } from 'drizzle-orm';
 import addFormatsModule from 'ajv-formats';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,6 +74,8 @@ let endpoints: readonly Endpoint[];
 let tenantSecret: string;
 /** Endpoint id → path parameters that only exist once created (ids made by the fixtures). */
 const fixtureParams: Record<string, Record<string, string>> = {};
+/** Endpoint id → body fields that only exist once created (ids made by the fixtures), over the example's. */
+const fixtureBody: Record<string, Record<string, string>> = {};
 
 type ObjectSchema = { examples?: unknown[] } | null;
 const exampleOf = (schema: unknown): Record<string, unknown> | undefined =>
@@ -89,7 +92,7 @@ function queryOf(e: Endpoint): Record<string, string> {
 
 async function send(e: Endpoint): Promise<LightMyRequestResponse> {
   const url = pathOf(e);
-  const body = e.body ? exampleOf(e.body) : undefined;
+  const body = e.body ? { ...exampleOf(e.body), ...fixtureBody[e.id] } : undefined;
   if (e.auth === 'tenant-signature') {
     return signedIngest(t, { slug: TENANT, secret: tenantSecret, unixSeconds: Math.floor(Date.now() / 1000), body });
   }
@@ -164,7 +167,20 @@ beforeAll(async () => {
   fixtureParams.readEmpireIncident = { id: incidentId };
   fixtureParams.updateEmpireIncident = { id: incidentId };
 
-  for (const [id, params] of Object.entries(fixtureParams)) {
+  // A backup snapshot to verify (a real one: the dump of this test database).
+  const snapshot = await t.call({ method: 'POST', url: `${V1}/backups/snapshots`, payload: {} });
+  if (snapshot.statusCode !== 200) throw new Error(`snapshot fixture failed: ${snapshot.statusCode} ${snapshot.body}`);
+  fixtureBody.verifyBackupSnapshot = { snapshotId: snapshot.json().snapshot.id };
+
+  // A failover drill that ended in error, to resolve: a drill ends so only when a restore fails, so it is stored directly.
+  const drillId = randomUUID();
+  await t.app.database.db.execute(
+    sql`INSERT INTO region_failover_drills (id, region, trigger, started_at, ended_at, outcome, error_text, observed_badge, badge_source, unmeasured, resolved_drill_ids)
+        VALUES (${drillId}, 'local', 'manual', now() - interval '1 hour', now() - interval '1 hour', 'error', 'fixture: restore failed', 'red', 'drill', '[]'::jsonb, '[]'::jsonb)`,
+  );
+  fixtureParams.resolveRegionFailoverDrill = { id: drillId };
+
+  for (const [id, params] of Object.entries({ ...fixtureParams, ...fixtureBody })) {
     for (const [name, value] of Object.entries(params)) if (typeof value !== 'string') throw new Error(`fixture for ${id}.${name} failed`);
   }
 }, 240_000); // booting an app and its fixtures is slow on a shared machine
@@ -241,7 +257,7 @@ describe('request examples', () => {
     }
     expect(posts.length).toBeGreaterThan(20);
     expect(failures).toEqual([]);
-  });
+  }, 240_000); // a snapshot, a restore and a failover drill among them
 
   it('answers 2xx to every GET query and path example sent as is', async () => {
     const gets = endpoints.filter((e) => e.method === 'GET' && (e.query !== null || e.params !== null));

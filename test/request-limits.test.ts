@@ -54,6 +54,7 @@ function buildLimitedServer(limits: Partial<RequestLimits>, room: ReturnType<typ
     [
       defineEndpoint({ ...common, id: 'slow', title: 'Slow', method: 'GET', path: '/slow', kind: 'read', handler: async () => (await room.wait(), { ok: true }) }),
       defineEndpoint({ ...common, id: 'fast', title: 'Fast', method: 'GET', path: '/fast', kind: 'read', handler: async () => ({ ok: true }) }),
+      defineEndpoint({ ...common, id: 'long', title: 'Long by nature', method: 'GET', path: '/long', kind: 'read', timeoutMs: 900, handler: async () => (await room.wait(), { ok: true }) }),
       defineEndpoint({
         ...common,
         id: 'work',
@@ -165,6 +166,18 @@ describe('the handler deadline', () => {
     // Not before the deadline, and well before anything a hanging request would take.
     expect(elapsed).toBeGreaterThanOrEqual(250);
     expect(elapsed).toBeLessThan(10_000);
+  });
+
+  it('gives an endpoint that declares a longer deadline (timeoutMs) that deadline instead', async () => {
+    const started = Date.now();
+    const released = setTimeout(() => room.releaseAll(), 500);
+    const res = await server.inject({ method: 'GET', url: '/long' });
+    clearTimeout(released);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(450);
+    const timedOut = await server.inject({ method: 'GET', url: '/long' });
+    expect(timedOut.statusCode).toBe(503);
+    expect(timedOut.json().human).toContain('900 ms');
   });
 
   it('leaves requests within the deadline alone, and survives the late end of a timed-out one', async () => {

@@ -91,6 +91,20 @@ export interface Config {
     /** Ports webhooks may be sent to. */
     allowedPorts: number[];
   };
+  /** Backup snapshots and restore verification (docs/backups.md). */
+  backups: BackupsConfig;
+  /** OBSERVATORY_REGION: this deployment's region key (spec D7); `local` unless set. */
+  region: string;
+  /** OBSERVATORY_BRIDGE_TOKEN: the shared secret deployments present to each other (spec D7); null refuses bridge calls and asks no peer. */
+  bridgeToken: string | null;
+  drills: {
+    /** OBSERVATORY_DRILL_DATA_LOSS_TARGET_SEC: a failover drill whose data-loss window exceeds this ends `drift` (docs/backups.md). */
+    dataLossTargetSec: number;
+  };
+  crossToolset: {
+    /** OBSERVATORY_CROSS_TOOLSET_TIMEOUT_MS: how long the cross-toolset view waits for each toolset's verify answer. */
+    timeoutMs: number;
+  };
   integrations: {
     chatWebhookUrl: string | null;
     metricsForwardUrl: string | null;
@@ -99,6 +113,34 @@ export interface Config {
     ciDispatchToken: string | null;
     csvSinceUrl: string | null;
   };
+}
+
+export interface BackupsConfig {
+  /** OBSERVATORY_BACKUP_DIR: snapshot files (and work files while dumping or verifying); DATA_DIR/backups unless set. */
+  dir: string;
+  /** OBSERVATORY_BACKUP_RETENTION_DAYS: days a snapshot is kept before the backup-snapshot job deletes it; 0 keeps every snapshot. */
+  retentionDays: number;
+  /** OBSERVATORY_BACKUP_DATABASE: the logical name snapshots and verifications carry (`database`). */
+  database: string;
+  /** OBSERVATORY_PG_DUMP_PATH, OBSERVATORY_PG_RESTORE_PATH: the client tools used on a PostgreSQL server. */
+  pgDumpPath: string;
+  pgRestorePath: string;
+  /** OBSERVATORY_BACKUP_SCRATCH_PREFIX: name prefix of the temporary databases restores go into. */
+  scratchPrefix: string;
+  /** An S3-compatible bucket for snapshot files instead of the directory; null when OBSERVATORY_BACKUP_S3_BUCKET is unset. */
+  s3: {
+    bucket: string;
+    /** Prepended to every object key (`observatory/`, say); empty unless set. */
+    prefix: string;
+    /** null: AWS S3 itself. */
+    endpoint: string | null;
+    region: string;
+    /** null with `secret` null: the AWS SDK's default credential chain. */
+    accessKeyId: string | null;
+    /** OBSERVATORY_BACKUP_S3_SECRET_ACCESS_KEY (named `secret` so the tests' leak scan watches for it). */
+    secret: string | null;
+    forcePathStyle: boolean;
+  } | null;
 }
 
 export interface RequestLimits {
@@ -171,6 +213,50 @@ function url(env: Env, name: string, protocols: string[]): string | null {
 function secretText(env: Env, name: string, minLength: number): string | null {
   const raw = text(env, name);
   if (raw !== null && raw.length < minLength) throw new ConfigError(name, `must be at least ${minLength} characters long`);
+  return raw;
+}
+
+/** The backups block (docs/operations.md, "Backups"). */
+function backupsConfig(env: Env): BackupsConfig {
+  const dataDir = text(env, 'DATA_DIR') ?? './data';
+  const database = text(env, 'OBSERVATORY_BACKUP_DATABASE') ?? 'observatory';
+  if (!/^[a-z][a-z0-9_-]{0,62}$/.test(database)) throw new ConfigError('OBSERVATORY_BACKUP_DATABASE', `must be 1 to 63 of a-z, 0-9, _ and - starting with a letter, got "${database}"`);
+  const scratchPrefix = text(env, 'OBSERVATORY_BACKUP_SCRATCH_PREFIX') ?? 'obs_restore';
+  if (!/^[a-z_][a-z0-9_]{0,39}$/.test(scratchPrefix)) throw new ConfigError('OBSERVATORY_BACKUP_SCRATCH_PREFIX', `must be 1 to 40 of a-z, 0-9 and _ not starting with a digit, got "${scratchPrefix}"`);
+  const bucket = text(env, 'OBSERVATORY_BACKUP_S3_BUCKET');
+  if (bucket !== null && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new ConfigError('OBSERVATORY_BACKUP_S3_BUCKET', `must be an S3 bucket name (3 to 63 of a-z, 0-9, . and -), got "${bucket}"`);
+  const endpoint = url(env, 'OBSERVATORY_BACKUP_S3_ENDPOINT', ['https:', 'http:']);
+  const accessKeyId = text(env, 'OBSERVATORY_BACKUP_S3_ACCESS_KEY_ID');
+  const secret = text(env, 'OBSERVATORY_BACKUP_S3_SECRET_ACCESS_KEY');
+  if ((accessKeyId === null) !== (secret === null)) throw new ConfigError(accessKeyId === null ? 'OBSERVATORY_BACKUP_S3_ACCESS_KEY_ID' : 'OBSERVATORY_BACKUP_S3_SECRET_ACCESS_KEY', 'set both S3 credentials or neither');
+  return {
+    dir: text(env, 'OBSERVATORY_BACKUP_DIR') ?? `${dataDir.replace(/\/+$/, '')}/backups`,
+    retentionDays: integer(env, 'OBSERVATORY_BACKUP_RETENTION_DAYS', 14, 0, 3650),
+    database,
+    pgDumpPath: text(env, 'OBSERVATORY_PG_DUMP_PATH') ?? 'pg_dump',
+    pgRestorePath: text(env, 'OBSERVATORY_PG_RESTORE_PATH') ?? 'pg_restore',
+    scratchPrefix,
+    s3:
+      bucket === null
+        ? null
+        : {
+            bucket,
+            prefix: text(env, 'OBSERVATORY_BACKUP_S3_PREFIX') ?? '',
+            endpoint,
+            region: text(env, 'OBSERVATORY_BACKUP_S3_REGION') ?? 'us-east-1',
+            accessKeyId,
+            secret,
+            // Path-style addressing is what S3-compatible servers (MinIO, s3rver, …) expect.
+            forcePathStyle: flag(env, 'OBSERVATORY_BACKUP_S3_FORCE_PATH_STYLE', endpoint !== null),
+          },
+  };
+}
+
+/** OBSERVATORY_REGION: `local` unless set; a region key of a-z, 0-9 and `-`. */
+function region(env: Env): string {
+  const raw = text(env, 'OBSERVATORY_REGION');
+  if (raw === null) return 'local';
+  if (!/^[a-z0-9][a-z0-9-]{0,63}$/.test(raw)) throw new ConfigError('OBSERVATORY_REGION', `must be 1 to 64 of a-z, 0-9 and - (starting with a letter or digit), got "${raw}"`);
   return raw;
 }
 
@@ -321,6 +407,15 @@ export function loadConfig(env: Env = process.env, isTty: boolean = process.stdo
       allowPrivate: flag(env, 'OBSERVATORY_ALLOW_PRIVATE_OUTBOUND', false),
       timeoutMs: integer(env, 'OBSERVATORY_OUTBOUND_TIMEOUT_MS', 5_000, 100, 60_000),
       allowedPorts: portList(env, 'OBSERVATORY_OUTBOUND_ALLOWED_PORTS', [80, 443]),
+    },
+    backups: backupsConfig(env),
+    region: region(env),
+    bridgeToken: secretText(env, 'OBSERVATORY_BRIDGE_TOKEN', 32),
+    drills: {
+      dataLossTargetSec: integer(env, 'OBSERVATORY_DRILL_DATA_LOSS_TARGET_SEC', 26 * 60 * 60, 60, 90 * 24 * 60 * 60),
+    },
+    crossToolset: {
+      timeoutMs: integer(env, 'OBSERVATORY_CROSS_TOOLSET_TIMEOUT_MS', 120_000, 100, 600_000),
     },
     integrations: {
       chatWebhookUrl: url(env, 'OBSERVATORY_CHAT_WEBHOOK_URL', ['https:', 'http:']),

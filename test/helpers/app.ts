@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { threadId } from 'node:worker_threads';
 import { eq } from 'drizzle-orm';
 import type { FastifyBaseLogger, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
@@ -36,6 +39,9 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
     OBSERVATORY_SCHEDULER: '0',
     LOG_LEVEL: 'silent',
     OBSERVATORY_PUBLIC_URL: 'http://localhost:8080',
+    // Snapshot files of test apps go to the system temp directory, one folder per test worker
+    // (shared by the instances a test starts on one database), never into the checkout's data/.
+    OBSERVATORY_BACKUP_DIR: path.join(tmpdir(), 'observatory-test-backups', `${process.pid}-${threadId}`),
     ...extra,
   };
 }

@@ -1,12 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { nodeKeyPair, registerKey, signWithNode } from '../../../test/helpers/empire.ts';
 import { createSnapshotTestDatabase } from '../../../test/helpers/snapshot-database.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { sha256Hex } from '../../platform/crypto.ts';
 import { rowsOf } from '../../platform/db/client.ts';
-import { ATTESTATION_SOURCE, type EmpireEvent, SIGNED_MEMBER, signedBytesOf, signedMembersOf } from './ingest.ts';
+import { ATTESTATION_SOURCE, type EmpireEvent, needsFreshKeys, sentSpelling, SIGNED_MEMBER, signedBytesOf, signedMembersOf } from './ingest.ts';
 
 // The empire ingest rules (spec D4, docs/empire.md "Ingest"): the signed bytes, admission under the
 // toolset's keys, one attestation per new event, duplicates, and what each stored row keeps.
@@ -21,11 +22,14 @@ const eventRow = async (toolset: string, senderId: string) =>
 const attestations = async (toolset: string, sourceId: string) =>
   rowsOf<Record<string, unknown>>(await t.app.database.db.execute(sql`SELECT * FROM provenance_attestations WHERE toolset = ${toolset} AND source_id = ${sourceId}`));
 
-beforeAll(async () => {
-  t = await startTestApp({ clock, testDb: await createSnapshotTestDatabase() });
-  // Starting an app on a busy machine (mutation runs beside other work) can take long.
-}, 180_000);
-afterAll(() => t?.close());
+// The app starts in the first test's beforeEach, not in a beforeAll: an app that cannot start (a
+// mutant that breaks createEmpireIngest) then fails every test, where a failing beforeAll only skips
+// them, which mutation testing counts as a survivor.
+let started: Promise<TestApp> | undefined;
+const app = async () => (t = await (started ??= (async () => startTestApp({ clock, testDb: await createSnapshotTestDatabase() }))()));
+// Starting an app on a busy machine (mutation runs beside other work) can take long.
+beforeEach(app, 180_000);
+afterAll(async () => (await started?.catch(() => undefined))?.close());
 
 describe('signedBytesOf', () => {
   it('is the RFC 8785 form of toolset, id, eventType and the optional members that were sent', () => {
@@ -112,8 +116,8 @@ describe('ingest for a toolset with a key', () => {
   let keyId: string;
 
   beforeAll(async () => {
-    keyId = await registerKey(t, 'signed-lab', pair.publicKeyB64);
-  });
+    keyId = await registerKey(await app(), 'signed-lab', pair.publicKeyB64);
+  }, 180_000);
 
   it('admits a signed event under the key and attests it; counts unsigned ones admitted although the toolset can sign', async () => {
     const signed = signWithNode('signed-lab', { id: 's1', eventType: 'tick', payload: { a: 1 } }, pair.privateKey);
@@ -143,14 +147,77 @@ describe('ingest for a toolset with a key', () => {
     ]);
   });
 
-  it('admits an event signed with a key registered after the keys were last read (read afresh on failure)', async () => {
+  it('admits an event signed with a key registered on another instance after the keys were last read (read afresh on failure)', async () => {
     const other = nodeKeyPair();
     // Read the toolset's keys once, so they are cached without the new key.
     await ingest('signed-lab', [{ id: 'warm', eventType: 'tick' }]);
-    const newKey = await registerKey(t, 'signed-lab', other.publicKeyB64);
+    // Written as another instance would: this instance's key cache is not told.
+    const newKey = randomUUID();
+    await t.app.database.db.execute(
+      sql`INSERT INTO provenance_keys (id, toolset, public_key_b64, status, created_at) VALUES (${newKey}, 'signed-lab', ${other.publicKeyB64}, 'active', ${new Date(clock.now().getTime() - 60_000).toISOString()})`,
+    );
     const outcome = await ingest('signed-lab', [signWithNode('signed-lab', { id: 's3', eventType: 'tick' }, other.privateKey)]);
     expect(outcome.result.results[0]).toMatchObject({ rejectionReason: null, compatMode: false });
     expect(await eventRow('signed-lab', 's3')).toMatchObject({ key_id: newKey });
+  });
+
+  it('reads the keys afresh only when a signature failed', async () => {
+    const fresh = vi.spyOn(t.app.empire.provenance, 'verifyingKeys');
+    try {
+      const good = signWithNode('signed-lab', { id: 's4', eventType: 'tick' }, pair.privateKey);
+      await ingest('signed-lab', [good, { id: 'u4', eventType: 'tick' }]);
+      expect(fresh).not.toHaveBeenCalled();
+      await ingest('signed-lab', [{ ...signWithNode('signed-lab', { id: 's5', eventType: 'tick' }, pair.privateKey), eventType: 'tampered' }]);
+      expect(fresh).toHaveBeenCalledTimes(1);
+      expect(fresh).toHaveBeenCalledWith('signed-lab', true);
+    } finally {
+      fresh.mockRestore();
+    }
+  });
+
+  it('judges each event of a batch by its own signature checks', async () => {
+    const good = signWithNode('signed-lab', { id: 's7', eventType: 'tick' }, pair.privateKey);
+    const bad = { ...signWithNode('signed-lab', { id: 's6', eventType: 'tick' }, pair.privateKey), eventType: 'tampered' };
+    const outcome = await ingest('signed-lab', [bad, good]);
+    expect(outcome.result.results.map((r) => [r.id, r.rejectionReason])).toEqual([
+      ['s6', 'bad-signature'],
+      ['s7', null],
+    ]);
+  });
+
+  it('refuses a caller bound to other toolsets, naming what it may not do', async () => {
+    const bound = { userId: 'u', username: 'bound', scopes: new Set(['write:events'] as const), toolsets: new Set(['other-lab']), via: 'bearer', tokenId: 't', sessionId: null } as const;
+    await expect(t.app.empire.ingest.ingest({ toolset: 'signed-lab', events: [{ id: 'x1', eventType: 'tick' }] }, bound as never)).rejects.toThrow(/write events for/);
+    expect(await eventRow('signed-lab', 'x1')).toBeUndefined();
+  });
+});
+
+describe('needsFreshKeys', () => {
+  it('is true for a failed signature and a key retired before the event, false for admitted and unsigned events', () => {
+    const decision = (rejectionReason: 'unsigned' | 'bad-signature' | 'key-retired-before-event' | null) => ({ admitted: rejectionReason === null, compatMode: false, keyId: null, rejectionReason });
+    expect(needsFreshKeys(decision(null))).toBe(false);
+    expect(needsFreshKeys(decision('unsigned'))).toBe(false);
+    expect(needsFreshKeys(decision('bad-signature'))).toBe(true);
+    expect(needsFreshKeys(decision('key-retired-before-event'))).toBe(true);
+  });
+});
+
+describe('sentSpelling', () => {
+  it('keeps the ts as sent only when it differs from the stored ISO form', () => {
+    const stored = new Date('2026-11-24T11:00:00.000Z');
+    expect(sentSpelling(undefined, stored)).toBeNull();
+    expect(sentSpelling('2026-11-24T11:00:00.000Z', stored)).toBeNull();
+    expect(sentSpelling('2026-11-24T11:00:00Z', stored)).toBe('2026-11-24T11:00:00Z');
+  });
+});
+
+describe('a batch repeating an id', () => {
+  it('stores the first of the repeats', async () => {
+    await ingest('repeat-lab', [
+      { id: 'r1', eventType: 'first' },
+      { id: 'r1', eventType: 'second' },
+    ]);
+    expect(await eventRow('repeat-lab', 'r1')).toMatchObject({ event_type: 'first' });
   });
 });
 
@@ -166,5 +233,13 @@ describe('sample pruning', () => {
     expect(await t.app.empire.ingest.pruneSamples(now)).toBe(1);
     const left = rowsOf<{ toolset: string }>(await t.app.database.db.execute(sql`SELECT toolset FROM empire_ingest_samples ORDER BY toolset`));
     expect(left.map((r) => r.toolset)).toEqual(['p-1', 'p-2']);
+  });
+
+  it('writes the buffered samples when the ingest closes', async () => {
+    await t.app.database.db.execute(sql`DELETE FROM empire_ingest_samples`);
+    t.app.empire.ingest.recordSample({ receivedAt: clock.now(), toolset: 'closing', outcome: 'ok', latencyMs: 1, eventCount: 1 } as never);
+    await t.app.empire.ingest.close();
+    const left = rowsOf<{ toolset: string }>(await t.app.database.db.execute(sql`SELECT toolset FROM empire_ingest_samples`));
+    expect(left.map((r) => r.toolset)).toEqual(['closing']);
   });
 });

@@ -78,12 +78,9 @@ export interface EmpireIngestOutcome {
  * ts, tenant, causedBy and payload, absent members omitted (a `causedBy` of null is present).
  */
 export function signedBytesOf(toolset: string, event: EmpireEvent): Buffer {
-  const signed: Record<string, unknown> = { toolset, id: event.id, eventType: event.eventType };
-  if (event.ts !== undefined) signed.ts = event.ts;
-  if (event.tenant !== undefined) signed.tenant = event.tenant;
-  if (event.causedBy !== undefined) signed.causedBy = event.causedBy;
-  if (event.payload !== undefined) signed.payload = event.payload;
-  return Buffer.from(canonicalJson(signed), 'utf8');
+  const { id, eventType, ts, tenant, causedBy, payload } = event;
+  // RFC 8785 (like JSON.stringify) leaves out members whose value is undefined: the ones not sent.
+  return Buffer.from(canonicalJson({ toolset, id, eventType, ts, tenant, causedBy, payload }));
 }
 
 /**
@@ -102,16 +99,36 @@ export function signedMembersOf(event: EmpireEvent): number {
   );
 }
 
-const UNDECIDED: Decision = { admitted: false, compatMode: false, keyId: null, rejectionReason: null };
+/**
+ * Whether a decision is worth checking again against keys read afresh: a signature that failed
+ * under the cached keys may be good under a key registered since on another instance. An unsigned
+ * event fails the same under any keys.
+ */
+export function needsFreshKeys(decision: Decision): boolean {
+  return decision.rejectionReason !== null && decision.rejectionReason !== 'unsigned';
+}
 
-interface Judged {
+/**
+ * The `ts` as the sender spelled it, kept when it differs from the stored instant's ISO form (so
+ * replay can rebuild the signed bytes); null when none was sent or it was sent in that form.
+ */
+export function sentSpelling(sent: string | undefined, stored: Date): string | null {
+  if (sent === undefined) return null;
+  return sent === stored.toISOString() ? null : sent;
+}
+
+/** An event on its way in: its signed bytes, their hash, and the instant it is stored under. */
+interface Pending {
   event: EmpireEvent;
   bytes: Buffer;
   eventHash: string;
   ts: Date;
-  decision: Decision;
   /** The id of the attestation row its decision gets (the stored event points at it). */
   attestationId: string;
+}
+
+interface Judged extends Pending {
+  decision: Decision;
 }
 
 export function createEmpireIngest(deps: {
@@ -125,15 +142,15 @@ export function createEmpireIngest(deps: {
   const { db, clock, provenance } = deps;
   const samples = createBufferedWrites<repo.SampleRow>({ write: (rows) => repo.insertSamples(db, rows), log: deps.log, what: 'empire ingest samples' });
 
-  /** Checks every signature against its candidate keys (on the verifier's threads) and decides each event. */
-  async function decideAll(pending: readonly Judged[], keys: readonly VerifyingKey[], requireSigned: boolean): Promise<void> {
-    const candidates = pending.map((j) => candidateKeys(j.event, keys));
-    const checks = pending.flatMap((j, i) => candidates[i]!.map((key) => ({ publicKeyB64: key.publicKeyB64, message: j.bytes, signatureB64: j.event.signatureB64! })));
+  /** Checks every signature against its candidate keys (on the verifier's threads); one decision per event. */
+  async function decideAll(pending: readonly Pending[], keys: readonly VerifyingKey[], requireSigned: boolean): Promise<Decision[]> {
+    const candidates = pending.map((p) => candidateKeys(p.event, keys));
+    const checks = pending.flatMap((p, i) => candidates[i]!.map((key) => ({ publicKeyB64: key.publicKeyB64, message: p.bytes, signatureB64: p.event.signatureB64! })));
     const results = await deps.verifier.verifyMany(checks);
     let next = 0;
-    pending.forEach((j, i) => {
+    return pending.map((p, i) => {
       const verified = results.slice(next, (next += candidates[i]!.length));
-      j.decision = decideAdmission({ ts: j.ts, signatureB64: j.event.signatureB64 }, candidates[i]!, verified, requireSigned);
+      return decideAdmission({ ts: p.ts, signatureB64: p.event.signatureB64 }, candidates[i]!, verified, requireSigned);
     });
   }
 
@@ -143,16 +160,19 @@ export function createEmpireIngest(deps: {
    * instance). Also says whether the toolset had an active key.
    */
   async function judge(toolset: string, events: readonly EmpireEvent[], now: Date): Promise<{ judged: Judged[]; hasActiveKey: boolean }> {
-    const judged = events.map((event): Judged => {
+    const pending = events.map((event): Pending => {
       const bytes = signedBytesOf(toolset, event);
       const ts = event.ts === undefined ? now : new Date(event.ts);
-      return { event, bytes, eventHash: sha256Hex(bytes), ts, decision: UNDECIDED, attestationId: randomUUID() };
+      return { event, bytes, eventHash: sha256Hex(bytes), ts, attestationId: randomUUID() };
     });
     const admission = await provenance.admissionOf(toolset);
-    await decideAll(judged, admission.keys, admission.requireSigned);
-    const failed = judged.filter((j) => j.decision.rejectionReason !== null && j.decision.rejectionReason !== 'unsigned');
-    if (failed.length > 0) await decideAll(failed, await provenance.verifyingKeys(toolset, true), admission.requireSigned);
-    return { judged, hasActiveKey: admission.keys.some((k) => k.retiredAt === null) };
+    const decisions = await decideAll(pending, admission.keys, admission.requireSigned);
+    const again = pending.flatMap((_, i) => (needsFreshKeys(decisions[i]!) ? [i] : []));
+    if (again.length > 0) {
+      const fresh = await decideAll(again.map((i) => pending[i]!), await provenance.verifyingKeys(toolset, true), admission.requireSigned);
+      again.forEach((i, k) => (decisions[i] = fresh[k]!));
+    }
+    return { judged: pending.map((p, i) => ({ ...p, decision: decisions[i]! })), hasActiveKey: admission.keys.some((k) => k.retiredAt === null) };
   }
 
   return {
@@ -190,7 +210,7 @@ export function createEmpireIngest(deps: {
           receivedAt: now,
           bodyBytes: j.bytes.length,
           signedMembers: signedMembersOf(j.event),
-          tsSent: j.event.ts !== undefined && j.event.ts !== j.ts.toISOString() ? j.event.ts : null,
+          tsSent: sentSpelling(j.event.ts, j.ts),
           attestationId: j.attestationId,
         });
       }

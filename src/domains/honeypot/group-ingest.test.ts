@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../app.ts';
 import { loadConfig } from '../../platform/config.ts';
 import { rowsOf } from '../../platform/db/client.ts';
+import { createSnapshotTestDatabase } from '../../../test/helpers/snapshot-database.ts';
 import { startTestApp, type TestApp, testEnv, V1 } from '../../../test/helpers/app.ts';
 import { CHROME_UA, createTenant, GPTBOT_UA, signedIngest } from '../../../test/helpers/honeypot.ts';
 import { signatureHeader } from './signature.ts';
@@ -25,10 +26,10 @@ async function query<T>(q: ReturnType<typeof sql>): Promise<T[]> {
 const event = (id: string, extra: Record<string, unknown> = {}) => ({ id, path: `/honeypot/topics/${id}`, ua: CHROME_UA, ip: '198.51.100.20', ...extra });
 
 beforeAll(async () => {
-  t = await startTestApp({ env: { OBSERVATORY_LIAR_THRESHOLD: '5' } });
+  t = await startTestApp({ testDb: await createSnapshotTestDatabase(), env: { OBSERVATORY_LIAR_THRESHOLD: '5' } });
   for (const slug of ['group-a', 'group-b']) secrets.set(slug, await createTenant(t, slug));
 });
-afterAll(() => t.close());
+afterAll(() => t?.close());
 
 describe('group commit', () => {
   it('writes concurrent requests together and answers each with its own events', async () => {

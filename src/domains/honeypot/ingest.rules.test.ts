@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { CHROME_UA, createTenant, GPTBOT_IP, GPTBOT_UA, signedIngest } from '../../../test/helpers/honeypot.ts';
 import { createSnapshotTestDatabase } from '../../../test/helpers/snapshot-database.ts';
@@ -33,16 +33,24 @@ const tarpitRows = async () =>
     ended_at: r.ended_at === null ? null : new Date(String(r.ended_at instanceof Date ? r.ended_at.toISOString() : r.ended_at)).toISOString(),
   }));
 
-beforeAll(async () => {
-  t = await startTestApp({
+// The app starts in the first test's beforeEach, not in a beforeAll: an app that cannot start (a
+// mutant that breaks createIngestService) then fails every test, where a failing beforeAll only
+// skips them, which mutation testing counts as a survivor.
+let started: Promise<TestApp> | undefined;
+async function startOnce(): Promise<TestApp> {
+  const app = await startTestApp({
     clock,
     testDb: await createSnapshotTestDatabase(),
     env: { OBSERVATORY_LIAR_THRESHOLD: '5', OBSERVATORY_TARPIT_TTL_MINUTES: String(TTL_MINUTES) },
   });
-  secret = await createTenant(t, 'trap');
-  // Starting an app on a busy machine (mutation runs beside other work) can take long.
+  secret = await createTenant(app, 'trap');
+  return app;
+}
+// Starting an app on a busy machine (mutation runs beside other work) can take long.
+beforeEach(async () => {
+  t = await (started ??= startOnce());
 }, 180_000);
-afterAll(() => t?.close());
+afterAll(async () => (await started?.catch(() => undefined))?.close());
 
 describe('a tarpit', () => {
   let openedAt: Date;

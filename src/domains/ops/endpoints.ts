@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { EmptyBody, defineEndpoint, type Endpoint, IsoDate, Nullable, V1 } from '../../platform/http/registry.ts';
+import { EmptyBody, defineEndpoint, type Endpoint, IsoDate, LONG_WORK_TIMEOUT_MS, Nullable, V1 } from '../../platform/http/registry.ts';
 import type { OpsService } from './service.ts';
 
 const generatedAt = '2026-11-23T08:00:00.000Z';
@@ -138,6 +138,8 @@ export function opsEndpoints(ops: OpsService): Endpoint[] {
       method: 'POST',
       path: `${V1}/ops/jobs/{job}/run`,
       auth: 'session-or-bearer',
+      // Jobs run on demand as on schedule: a snapshot, a drill's restore or a forecast take minutes.
+      timeoutMs: LONG_WORK_TIMEOUT_MS,
       scope: 'write:alerts',
       tag: 'ops',
       kind: 'write',

@@ -5,6 +5,9 @@ import { withTransaction } from '../db/transaction.ts';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
 import { startTestApp, V1 } from '../../../test/helpers/app.ts';
 import { entryHashOf, GENESIS_HASH } from './chain.ts';
+import { createHash } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { rowsOf } from '../db/client.ts';
 import { listFactsAscending } from './repository.ts';
 import { createAuditLog } from './service.ts';
 
@@ -28,7 +31,25 @@ async function expectIntactChain(database: Database) {
     expect(fact.entryHash).toBe(entryHashOf(fact as Parameters<typeof entryHashOf>[0]));
     expect(fact.entryHash).toMatch(/^[0-9a-f]{64}$/);
   });
+  await expectMerkleNodesOf(database, facts.map((f) => f.entryHash));
   return facts;
+}
+
+/** The stored Merkle nodes are exactly the perfect subtrees of the leaves, hashed independently here. */
+async function expectMerkleNodesOf(database: Database, leaves: string[]) {
+  const hash = (l: string, r: string) => createHash('sha256').update(Buffer.from(l, 'hex')).update(Buffer.from(r, 'hex')).digest('hex');
+  const want = new Map<string, string>();
+  let level = leaves;
+  for (let l = 1; level.length >= 2; l++) {
+    const up: string[] = [];
+    for (let i = 0; i + 1 < level.length; i += 2) up.push(hash(level[i]!, level[i + 1]!));
+    up.forEach((h, i) => want.set(`${l}:${i}`, h));
+    level = up;
+  }
+  const rows = rowsOf<{ level: number; idx: string; hash: string }>(await database.db.execute(sql`SELECT level, idx::text AS idx, hash FROM audit_merkle_nodes`));
+  expect(new Map(rows.map((r) => [`${r.level}:${r.idx}`, r.hash]))).toEqual(want);
+  const [head] = rowsOf<{ merkle_size: string; seq_no: string }>(await database.db.execute(sql`SELECT merkle_size::text, seq_no::text FROM audit_chain_head`));
+  expect(head!.merkle_size).toBe(head!.seq_no);
 }
 
 describe('audit chain append', () => {

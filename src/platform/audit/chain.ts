@@ -1,4 +1,5 @@
-import { canonicalJson, sha256Hex } from '../crypto.ts';
+import { sha256Hex } from '../crypto.ts';
+import { canonicalJsonFast } from './canonical.ts';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
@@ -43,7 +44,7 @@ export interface FactBody {
 export function entryHashOf(fact: FactBody): string {
   // Fields are picked, not spread: a stored row also carries its id and its own hash.
   return sha256Hex(
-    canonicalJson({
+    canonicalJsonFast({
       seqNo: String(fact.seqNo),
       source: fact.source,
       sourceId: fact.sourceId,

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, index, jsonb, pgTable, smallint, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigint, check, index, jsonb, pgTable, primaryKey, smallint, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 /** One row per state-changing call: who did what to which thing, with the before and after state. */
 export const operatorAudit = pgTable(
@@ -36,7 +36,14 @@ export const auditFacts = pgTable(
     prevHash: text('prev_hash').notNull(),
     entryHash: text('entry_hash').notNull(),
   },
-  (t) => [index('audit_facts_source_idx').on(t.source, t.sourceId)],
+  (t) => [
+    index('audit_facts_source_idx').on(t.source, t.sourceId),
+    // The list's filters (GET {v1}/audit/chain), each newest first by seqNo.
+    index('audit_facts_source_seq_idx').on(t.source, t.seqNo),
+    index('audit_facts_kind_seq_idx').on(t.kind, t.seqNo),
+    index('audit_facts_actor_seq_idx').on(t.actor, t.seqNo),
+    index('audit_facts_ts_idx').on(t.ts),
+  ],
 );
 
 /**
@@ -50,6 +57,28 @@ export const auditChainHead = pgTable(
     seqNo: bigint('seq_no', { mode: 'number' }).notNull(),
     headHash: text('head_hash').notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull(),
+    /**
+     * How many leaves (facts 1..merkleSize) the stored Merkle nodes cover. Equal to seqNo once the
+     * catch-up has run; an append extends the tree only when they are equal (merkle.ts).
+     */
+    merkleSize: bigint('merkle_size', { mode: 'number' }).notNull().default(0),
+    /** The right edge of the tree of merkleSize leaves: index L holds the 2^L-leaf part or null. */
+    merkleFrontier: jsonb('merkle_frontier').$type<(string | null)[]>().notNull().default([]),
   },
   (t) => [check('audit_chain_head_single_row', sql`${t.id} = 1`)],
+);
+
+/**
+ * The perfect aligned subtrees of the Merkle tree over the chain (docs/audit.md): node (level,
+ * idx) is the hash of facts idx·2^level + 1 … (idx+1)·2^level, level ≥ 1 (level 0 is each fact's
+ * entryHash). Written in the transaction that appends the fact completing it; never changed.
+ */
+export const auditMerkleNodes = pgTable(
+  'audit_merkle_nodes',
+  {
+    level: smallint('level').notNull(),
+    idx: bigint('idx', { mode: 'number' }).notNull(),
+    hash: text('hash').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.level, t.idx] })],
 );

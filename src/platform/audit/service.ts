@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
 import type { Principal } from '../http/registry.ts';
+import { withTransaction } from '../db/transaction.ts';
 import { entryHashOf, type FactKind, type FactSource } from './chain.ts';
+import { appendLeaf, frontierFits } from './merkle.ts';
 import * as repo from './repository.ts';
 
 export type AuditSurface = 'api' | 'cli' | 'job' | 'startup';
@@ -67,7 +69,15 @@ export function createAuditLog({ clock }: { clock: Clock }): AuditLog {
       prevHash: head.headHash,
     };
     const fact = { id: randomUUID(), ...body, entryHash: entryHashOf(body) };
-    await repo.insertFactAndMoveHead(tx, fact, now);
+    // The Merkle nodes grow with the chain once they cover it; until then (facts written before
+    // the tree existed, or by an older instance) the catch-up below builds them in order. A head
+    // row whose frontier was altered by hand leaves the tree alone rather than failing the append
+    // (verify reports it as frontier-mismatch).
+    const merkle =
+      head.merkleSize === head.seqNo && frontierFits(head.merkleFrontier, head.merkleSize)
+        ? { size: head.merkleSize + 1, ...appendLeaf(head.merkleFrontier, head.merkleSize, fact.entryHash) }
+        : null;
+    await repo.insertFactAndMoveHead(tx, fact, now, merkle);
     return fact;
   }
 
@@ -105,4 +115,45 @@ export function createAuditLog({ clock }: { clock: Clock }): AuditLog {
       return { id, seqNo: fact.seqNo };
     },
   };
+}
+
+/** Facts the catch-up folds into the tree per transaction (appends wait at most one batch). */
+export const MERKLE_CATCH_UP_BATCH = 5000;
+
+/**
+ * Builds the Merkle nodes of facts the tree does not cover yet (facts older than the tree, or
+ * appended by an instance that does not maintain it), oldest first, `batchSize` facts per
+ * transaction under the head lock, until it covers the chain. Safe to run on several instances at
+ * once (each batch re-reads the head under the lock). Stops between batches once `signal` is
+ * aborted. Returns the facts it added.
+ */
+export async function catchUpMerkleTree(db: Db, batchSize = MERKLE_CATCH_UP_BATCH, signal?: AbortSignal): Promise<number> {
+  let added = 0;
+  for (;;) {
+    if (signal?.aborted) return added;
+    const step = await withTransaction(db, async (tx) => {
+      const head = await repo.lockChainHead(tx);
+      if (head.merkleSize >= head.seqNo) return 0;
+      const rows = await repo.entryHashesAfter(tx, head.merkleSize, head.seqNo, batchSize);
+      let size = head.merkleSize;
+      let frontier = head.merkleFrontier;
+      if (!frontierFits(frontier, size)) throw new Error(`the audit head row's merkle_frontier does not describe a tree of ${size} facts (POST {v1}/audit/chain/verify)`);
+      const completed = [];
+      for (const row of rows) {
+        if (row.seqNo !== size + 1) {
+          throw new Error(`audit chain has no fact ${size + 1} (next is ${row.seqNo}); the Merkle tree cannot be built past it (POST {v1}/audit/chain/verify)`);
+        }
+        const next = appendLeaf(frontier, size, row.entryHash);
+        frontier = next.frontier;
+        completed.push(...next.completed);
+        size += 1;
+      }
+      if (rows.length === 0) throw new Error(`audit chain has no fact ${size + 1} though its head is ${head.seqNo}`);
+      await repo.insertMerkleNodes(tx, completed);
+      await repo.setMerkleEdge(tx, size, frontier);
+      return rows.length;
+    });
+    if (step === 0) return added;
+    added += step;
+  }
 }

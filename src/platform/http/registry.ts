@@ -10,6 +10,12 @@ import type { ConcurrencyPool } from './concurrency.ts';
 
 export const V1 = '/api/observatory/v1';
 
+/**
+ * The deadline (EndpointDefinition.timeoutMs) of endpoints whose work is long by nature: a walk of
+ * the whole audit chain, a snapshot or restore, a job run on demand. Ten minutes.
+ */
+export const LONG_WORK_TIMEOUT_MS = 600_000;
+
 /** Scopes exactly as spec C lists them, plus `write:events` (spec D4). */
 export const SCOPES = [
   'read:dashboard',
@@ -49,7 +55,7 @@ export interface Principal {
   scopes: ReadonlySet<Scope>;
   /** The toolsets a bound token may write events for; null when the credential is not bound to toolsets. */
   toolsets: ReadonlySet<string> | null;
-  via: 'bearer' | 'session' | 'metrics-token';
+  via: 'bearer' | 'session' | 'metrics-token' | 'bridge';
   tokenId: string | null;
   sessionId: string | null;
 }
@@ -126,8 +132,20 @@ export interface EndpointDefinition<
   verifyCaller?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   /** Runs after the response is sent, whatever its status (e.g. to sample ingest outcomes). */
   onResponse?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  /**
+   * Opts in to the bridge credential (spec D7): a peer deployment's `X-Observatory-Bridge` header
+   * carrying OBSERVATORY_BRIDGE_TOKEN is accepted here, as the operator `bridge` holding only this
+   * endpoint's scope. On every other endpoint the header is no credential at all (auth.ts).
+   */
+  bridge?: boolean;
   /** The largest body this endpoint takes, in bytes (413 beyond it); the server's 1 MiB unless stated. */
   bodyLimit?: number;
+  /**
+   * The deadline of this endpoint's requests instead of the server's (OBSERVATORY_REQUEST_TIMEOUT_MS),
+   * for work that is long by nature and bounded by its own design (a restore, a walk of the whole
+   * audit chain). A deadline never shorter than the server's applies: the longer of the two.
+   */
+  timeoutMs?: number;
   /**
    * The pool of work slots the endpoint draws from once its caller is authenticated: a request
    * finding the pool full is answered 503 `overloaded` with `Retry-After` at once
@@ -154,8 +172,12 @@ export interface Endpoint extends EndpointIdentity {
   errorStatuses: number[];
   verifyCaller: ((request: FastifyRequest, reply: FastifyReply) => Promise<void>) | null;
   onResponse: ((request: FastifyRequest, reply: FastifyReply) => Promise<void>) | null;
+  /** Accepts the bridge credential (EndpointDefinition.bridge). */
+  bridge: boolean;
   /** Null: the server's limit (BODY_LIMIT_BYTES). */
   bodyLimit: number | null;
+  /** Null: the server's request deadline (EndpointDefinition.timeoutMs). */
+  timeoutMs: number | null;
   concurrency: ConcurrencyPool | null;
   handler: (ctx: HandlerContext<unknown, unknown, unknown>) => Promise<unknown>;
 }
@@ -236,7 +258,9 @@ export function defineEndpoint<
     errorStatuses: [...declared].sort((a, b) => a - b),
     verifyCaller: definition.verifyCaller ?? null,
     onResponse: definition.onResponse ?? null,
+    bridge: definition.bridge ?? false,
     bodyLimit: definition.bodyLimit ?? null,
+    timeoutMs: definition.timeoutMs ?? null,
     concurrency: definition.concurrency ?? null,
     handler: definition.handler as Endpoint['handler'],
   };
@@ -259,6 +283,12 @@ export function assertRegistryConsistent(endpoints: readonly Endpoint[]): void {
   for (const e of endpoints) {
     if ((e.auth === 'tenant-signature' || e.auth === 'agent-key') && e.verifyCaller === null) {
       throw new Error(`endpoint ${e.id} (auth ${e.auth}) names no verifyCaller: nothing would authenticate its caller`);
+    }
+    if (e.bridge && (e.auth !== 'session-or-bearer' || e.scope === null)) {
+      throw new Error(`endpoint ${e.id} opts in to the bridge credential but is not a session-or-bearer endpoint with a scope`);
+    }
+    if (e.timeoutMs !== null && !(Number.isInteger(e.timeoutMs) && e.timeoutMs > 0)) {
+      throw new Error(`endpoint ${e.id} declares timeoutMs ${e.timeoutMs}: it must be a whole number of milliseconds above 0`);
     }
     if (e.bodyLimit !== null && !(Number.isInteger(e.bodyLimit) && e.bodyLimit > 0)) {
       throw new Error(`endpoint ${e.id} declares bodyLimit ${e.bodyLimit}: it must be a whole number of bytes above 0`);

@@ -22,6 +22,8 @@ export interface ServerOptions {
   clock: Clock;
   metrics: Metrics;
   metricsToken: string | null;
+  /** OBSERVATORY_BRIDGE_TOKEN: the credential of peer deployments on endpoints that opt in (registry `bridge`); null refuses bridge calls. */
+  bridgeToken?: string | null;
   logger: FastifyBaseLogger;
   /** false, a hop count or proxy addresses/CIDRs (config.trustProxy); never `true`. */
   trustProxy: false | number | string[];
@@ -72,7 +74,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     requestTimeout: limits.receiveTimeoutMs,
     // A socket silent for longer than any request may take, receiving or being served, is dropped
     // (a client that stops reading its answer, say).
-    connectionTimeout: Math.max(limits.timeoutMs, limits.receiveTimeoutMs) + 5_000,
+    connectionTimeout: Math.max(limits.timeoutMs, limits.receiveTimeoutMs, ...endpoints.map((e) => e.timeoutMs ?? 0)) + 5_000,
     http: {
       maxHeaderSize: limits.maxHeaderBytes,
       headersTimeout: limits.receiveTimeoutMs,
@@ -182,6 +184,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       url: toFastifyPath(endpoint.path),
       config: { endpointId: endpoint.id },
       ...(endpoint.bodyLimit !== null ? { bodyLimit: endpoint.bodyLimit } : {}),
+      ...(endpoint.timeoutMs !== null ? { handlerTimeout: Math.max(endpoint.timeoutMs, limits.timeoutMs) } : {}),
       schema: {
         ...(endpoint.params ? { params: endpoint.params } : {}),
         ...(querySchemaOf(endpoint) ? { querystring: querySchemaOf(endpoint) } : {}),
@@ -226,7 +229,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
             );
           }
         }
-        request.principal = await authenticate(endpoint, request, credentials, metricsToken);
+        request.principal = await authenticate(endpoint, request, credentials, metricsToken, options.bridgeToken ?? null);
       },
       handler: async (request, reply) => {
         const slot = pool === null ? null : slotForWork(pool, requestSlots.get(request));

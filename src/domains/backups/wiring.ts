@@ -1,0 +1,39 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { AuditLog } from '../../platform/audit/service.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Config } from '../../platform/config.ts';
+import type { Database } from '../../platform/db/client.ts';
+import type { Endpoint } from '../../platform/http/registry.ts';
+import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
+import { createDrillsAndCrossToolset } from './drills/wiring.ts';
+import { createBackupEngine } from './engines.ts';
+import { backupEndpoints } from './endpoints.ts';
+import { backupJobs } from './jobs.ts';
+import { type BackupService, createBackupService } from './service.ts';
+import { createSnapshotStores } from './storage.ts';
+
+export interface BackupsDomain {
+  /** takeSnapshot, verifySnapshot, latestSnapshot, listSnapshots, … (service.ts). */
+  service: BackupService;
+  endpoints(): Endpoint[];
+  jobs(): JobDefinition[];
+}
+
+/** Builds the backups domain (docs/backups.md). It takes the Database, not only its Db: dumps need the driver. */
+export function createBackupsDomain(deps: { database: Database; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger }): BackupsDomain {
+  const service = createBackupService({
+    db: deps.database.db,
+    clock: deps.clock,
+    audit: deps.audit,
+    config: deps.config.backups,
+    engine: createBackupEngine(deps.database, deps.config.backups),
+    stores: createSnapshotStores(deps.config.backups, deps.log),
+  });
+  // Failover drills and the cross-toolset view (drills/, cross-toolset/) restore through this service.
+  const drills = createDrillsAndCrossToolset({ db: deps.database.db, clock: deps.clock, audit: deps.audit, config: deps.config, backups: service });
+  return {
+    service,
+    endpoints: () => [...backupEndpoints(service), ...drills.endpoints()],
+    jobs: () => [...backupJobs(service), ...drills.jobs()],
+  };
+}

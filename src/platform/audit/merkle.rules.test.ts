@@ -1,0 +1,130 @@
+import { createHash } from 'node:crypto';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  appendLeaf,
+  foldPath,
+  type Frontier,
+  frontierFits,
+  frontierRoot,
+  inclusionPath,
+  nodeKey,
+  type NodeRef,
+  proofNodeRefs,
+  rangeHash,
+  rangeParts,
+  splitPoint,
+} from './merkle.ts';
+
+/**
+ * The tree module against a straightforward, independent implementation written from RFC 9162
+ * §2.1.1 and §2.1.3.1 (MTH and PATH over the whole leaf list, recursively), with this service's
+ * node hash: SHA-256 over the raw bytes of the left then the right child, and leaf = entryHash.
+ */
+const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest();
+const leafOf = (i: number) => sha(Buffer.from(`leaf ${i}`)).toString('hex');
+
+function mth(leaves: readonly string[]): string {
+  if (leaves.length === 1) return leaves[0]!;
+  let k = 1;
+  while (k * 2 < leaves.length) k *= 2;
+  return sha(Buffer.concat([Buffer.from(mth(leaves.slice(0, k)), 'hex'), Buffer.from(mth(leaves.slice(k)), 'hex')])).toString('hex');
+}
+
+function path(m: number, leaves: readonly string[]): { hash: string; side: 'left' | 'right' }[] {
+  if (leaves.length === 1) return [];
+  let k = 1;
+  while (k * 2 < leaves.length) k *= 2;
+  return m < k
+    ? [...path(m, leaves.slice(0, k)), { hash: mth(leaves.slice(k)), side: 'right' }]
+    : [...path(m - k, leaves.slice(k)), { hash: mth(leaves.slice(0, k)), side: 'left' }];
+}
+
+/** What the append path stores for `n` leaves: every completed node, and the frontier. */
+function grow(n: number) {
+  const leaves: string[] = [];
+  const stored = new Map<string, string>();
+  let frontier: Frontier = [];
+  for (let i = 0; i < n; i++) {
+    const leaf = leafOf(i);
+    leaves.push(leaf);
+    stored.set(nodeKey({ level: 0, index: i }), leaf);
+    const next = appendLeaf(frontier, i, leaf);
+    for (const node of next.completed) {
+      expect(stored.has(nodeKey(node)), `node ${nodeKey(node)} completed twice`).toBe(false);
+      stored.set(nodeKey(node), node.hash);
+    }
+    frontier = next.frontier;
+  }
+  return { leaves, stored, frontier };
+}
+
+/** The service's proof of leaf m from the stored nodes, reading only the refs it says it needs. */
+function serviceProof(stored: Map<string, string>, m: number, n: number) {
+  const needed = new Set(proofNodeRefs(m, n).map(nodeKey));
+  const lookup = (ref: NodeRef) => {
+    const key = nodeKey(ref);
+    if (!needed.has(key)) throw new Error(`read ${key}, which proofNodeRefs did not name`);
+    const hash = stored.get(key);
+    if (hash === undefined) throw new Error(`node ${key} was never stored`);
+    return hash;
+  };
+  return inclusionPath(m, n).map((step) => ({ hash: rangeHash(step.start, step.end, lookup), side: step.side }));
+}
+
+function checkTree(n: number, leavesToCheck: readonly number[]) {
+  const { leaves, stored, frontier } = grow(n);
+  const root = mth(leaves);
+  expect(frontierRoot(frontier)).toBe(root);
+  expect(frontierFits(frontier, n)).toBe(true);
+  expect(frontierFits(frontier, n + 1)).toBe(false);
+  // Every perfect aligned subtree is stored with the independent hash of its leaves.
+  for (let level = 1; 2 ** level <= n; level++) {
+    for (let index = 0; (index + 1) * 2 ** level <= n; index++) {
+      expect(stored.get(nodeKey({ level, index })), `node ${level}:${index} of ${n}`).toBe(mth(leaves.slice(index * 2 ** level, (index + 1) * 2 ** level)));
+    }
+  }
+  for (const m of leavesToCheck) {
+    const proof = serviceProof(stored, m, n);
+    expect(proof, `leaf ${m} of ${n}`).toEqual(path(m, leaves));
+    expect(foldPath(leaves[m]!, proof)).toBe(root);
+    // O(log n) reads: one per level at most twice over.
+    expect(proofNodeRefs(m, n).length).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(n + 1)) + 1);
+  }
+}
+
+describe('audit Merkle tree', () => {
+  it('splits at the largest power of two below n', () => {
+    expect([2, 3, 4, 5, 8, 9, 1025].map(splitPoint)).toEqual([1, 2, 2, 4, 4, 8, 1024]);
+    expect(rangeParts(0, 7)).toEqual([{ level: 2, index: 0 }, { level: 1, index: 2 }, { level: 0, index: 6 }]);
+    expect(rangeParts(8, 12)).toEqual([{ level: 2, index: 2 }]);
+  });
+
+  it('stores, roots and proves every leaf of every tree of 1 to 40 leaves as RFC 9162 does', () => {
+    for (let n = 1; n <= 40; n++) checkTree(n, Array.from({ length: n }, (_, m) => m));
+  });
+
+  it('agrees with the independent tree for random sizes and leaves (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 1000 }), fc.array(fc.nat(), { minLength: 1, maxLength: 8 }), (n, picks) => {
+        checkTree(n, [0, n - 1, ...picks.map((p) => p % n)]);
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it('tells a frontier that does not describe the tree\'s size', () => {
+    expect(frontierFits([], 0)).toBe(true);
+    expect(frontierFits([leafOf(0)], 1)).toBe(true);
+    expect(frontierFits([leafOf(0)], 2)).toBe(false);
+    expect(frontierFits([null, leafOf(0)], 2)).toBe(true);
+    expect(frontierFits(['not a hash'], 1)).toBe(false);
+    expect(frontierFits({} as unknown as Frontier, 0)).toBe(false);
+  });
+
+  it('refuses a leaf outside the tree', () => {
+    expect(() => inclusionPath(3, 3)).toThrow(RangeError);
+    expect(() => inclusionPath(-1, 3)).toThrow(RangeError);
+    expect(inclusionPath(0, 1)).toEqual([]);
+  });
+});
