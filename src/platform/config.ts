@@ -104,6 +104,12 @@ export interface Config {
   crossToolset: {
     /** OBSERVATORY_CROSS_TOOLSET_TIMEOUT_MS: how long the cross-toolset view waits for each toolset's verify answer. */
     timeoutMs: number;
+    /**
+     * OBSERVATORY_BRIDGE_PEER_HOSTS: the host names (or IP addresses) the bridge token may be sent
+     * to. A toolset's verify URL must name one of them, so a caller who may register toolsets
+     * cannot have the token sent to a host of its own. Empty: no toolset can be registered.
+     */
+    peerHosts: string[];
   };
   integrations: {
     chatWebhookUrl: string | null;
@@ -317,6 +323,19 @@ function portList(env: Env, name: string, fallback: number[]): number[] {
   }))].sort((a, b) => a - b);
 }
 
+/** A comma-separated list of host names or IP addresses, lower-cased; empty when unset. */
+function hostList(env: Env, name: string): string[] {
+  const raw = text(env, name);
+  if (raw === null) return [];
+  const hosts = raw.split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '');
+  for (const host of hosts) {
+    if (!/^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?)$/.test(host)) {
+      throw new ConfigError(name, `must be a comma-separated list of host names or IP addresses (IPv6 in brackets); "${host}" is not`);
+    }
+  }
+  return [...new Set(hosts)];
+}
+
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 const LOG_FORMATS: LogFormat[] = ['json', 'pretty'];
@@ -416,6 +435,7 @@ export function loadConfig(env: Env = process.env, isTty: boolean = process.stdo
     },
     crossToolset: {
       timeoutMs: integer(env, 'OBSERVATORY_CROSS_TOOLSET_TIMEOUT_MS', 120_000, 100, 600_000),
+      peerHosts: hostList(env, 'OBSERVATORY_BRIDGE_PEER_HOSTS'),
     },
     integrations: {
       chatWebhookUrl: url(env, 'OBSERVATORY_CHAT_WEBHOOK_URL', ['https:', 'http:']),

@@ -65,3 +65,25 @@ describe('backups configuration', () => {
     expect(load({ OBSERVATORY_BACKUP_S3_BUCKET: 'obs-backups', OBSERVATORY_BACKUP_S3_ENDPOINT: 'http://127.0.0.1:9000', OBSERVATORY_BACKUP_S3_FORCE_PATH_STYLE: '0' }).s3?.forcePathStyle).toBe(false);
   });
 });
+
+describe('cross-toolset configuration', () => {
+  const crossToolset = (env: Record<string, string>) => loadConfig(env, false).crossToolset;
+
+  it('waits two minutes for each toolset and sends the bridge token to no host unless listed', () => {
+    expect(crossToolset({})).toEqual({ timeoutMs: 120_000, peerHosts: [] });
+  });
+
+  it('reads the peer hosts as lower-cased names or addresses, once each', () => {
+    expect(crossToolset({ OBSERVATORY_BRIDGE_PEER_HOSTS: ' Obs-EU.example.com,10.0.0.7, [::1] ,obs-eu.example.com,' }).peerHosts).toEqual([
+      'obs-eu.example.com',
+      '10.0.0.7',
+      '[::1]',
+    ]);
+  });
+
+  it('refuses a peer host that is not a host name or address', () => {
+    for (const bad of ['https://obs.example.com', 'obs.example.com:443', 'bad host', '-obs.example.com', '::1']) {
+      expect(() => crossToolset({ OBSERVATORY_BRIDGE_PEER_HOSTS: bad }), bad).toThrow(ConfigError);
+    }
+  });
+});

@@ -237,6 +237,16 @@ describe('safePost sends', () => {
     expect(await safePost(`${rx.origin}/err`, '{}', lax)).toEqual({ status: 500, ok: false });
   });
 
+  it('reads the answer only when asked, up to the given size', async () => {
+    rx.respond = () => ({ status: 201, body: '{"fine":true}' });
+    expect(await safePost(`${rx.origin}/read`, '{}', lax)).toEqual({ status: 201, ok: true });
+    const read = await safePost(`${rx.origin}/read`, '{}', { ...lax, readBodyBytes: 13 });
+    expect({ ...read, body: read.body?.toString('utf8') }).toEqual({ status: 201, ok: true, body: '{"fine":true}' });
+    const error = await safePost(`${rx.origin}/read`, '{}', { ...lax, readBodyBytes: 12 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OutboundFailed);
+    expect((error as Error).message).toBe('HTTP 201: the answer is larger than 12 bytes');
+  });
+
   it('does not follow redirects', async () => {
     rx.respond = (r) => (r.path === '/moved' ? { status: 302, headers: { location: '/target' } } : { status: 200 });
     expect(await safePost(`${rx.origin}/moved`, '{}', lax)).toEqual({ status: 302, ok: false });

@@ -74,6 +74,11 @@ export interface SafePostOptions extends OutboundPolicy {
   timeoutMs: number;
   /** Replaces DNS resolution (tests); the result is checked and pinned like a real answer. */
   resolve?: Resolver;
+  /**
+   * Read the answer's body, at most this many bytes (a longer one is an OutboundFailed), within
+   * the same deadline. Without it the body is not read.
+   */
+  readBodyBytes?: number;
 }
 
 export interface SafePostResult {
@@ -81,6 +86,8 @@ export interface SafePostResult {
   status: number;
   /** True for 2xx only. */
   ok: boolean;
+  /** The answer's body, when `readBodyBytes` asked for it. */
+  body?: Buffer;
 }
 
 const USER_AGENT = 'Observatory-Outbound/1';
@@ -295,18 +302,47 @@ export async function safePost(rawUrl: string, body: string, options: SafePostOp
         },
       },
       (response) => {
-        settled = true;
         const status = response.statusCode ?? 0;
-        // Only the status matters; do not let a large or endless body hold the socket.
-        response.destroy();
-        resolve({ status, ok: status >= 200 && status < 300 });
+        const ok = status >= 200 && status < 300;
+        const limit = options.readBodyBytes;
+        if (limit === undefined) {
+          settled = true;
+          // Only the status matters; do not let a large or endless body hold the socket.
+          response.destroy();
+          resolve({ status, ok });
+          return;
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > limit) {
+            fail(new OutboundFailed(`HTTP ${status}: the answer is larger than ${limit} bytes`));
+            response.destroy();
+            return;
+          }
+          chunks.push(chunk);
+        });
+        response.on('error', fail);
+        // A deadline or a peer that hangs up mid-answer may end the stream without an 'error'.
+        response.on('close', () => {
+          if (!response.complete) fail(new Error('the connection closed before the answer ended'));
+        });
+        response.on('end', () => {
+          if (settled) return;
+          settled = true;
+          resolve({ status, ok, body: Buffer.concat(chunks) });
+        });
       },
     );
-    request.on('error', (error) => {
+    function fail(error: unknown): void {
       if (settled) return;
       settled = true;
-      reject(signal.aborted ? timedOut() : new OutboundFailed(describeNetworkError(error), { cause: error }));
-    });
+      reject(
+        error instanceof OutboundFailed ? error : signal.aborted ? timedOut() : new OutboundFailed(describeNetworkError(error), { cause: error }),
+      );
+    }
+    request.on('error', fail);
     request.end(payload);
   });
 }

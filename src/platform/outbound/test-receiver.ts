@@ -17,7 +17,7 @@ export interface Receiver {
   /** Requests whose path is `path` (query included). */
   to(path: string): ReceivedRequest[];
   /** How to answer a request; default 200. Return 'hang' to never answer. */
-  respond: (request: ReceivedRequest, nth: number) => { status: number; headers?: Record<string, string> } | 'hang';
+  respond: (request: ReceivedRequest, nth: number) => { status: number; headers?: Record<string, string>; body?: string } | 'hang';
   close(): Promise<void>;
 }
 
@@ -46,7 +46,7 @@ export async function startReceiver(): Promise<Receiver> {
         return;
       }
       res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
-      res.end('ok');
+      res.end(answer.body ?? 'ok');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -66,6 +66,7 @@ beforeAll(async () => {
     env: {
       OBSERVATORY_BACKUP_DIR: backupDir,
       OBSERVATORY_BRIDGE_TOKEN: TOKEN,
+      OBSERVATORY_BRIDGE_PEER_HOSTS: '127.0.0.1, Peer.Example.com',
       OBSERVATORY_ALLOW_PRIVATE_OUTBOUND: '1',
       OBSERVATORY_OUTBOUND_ALLOWED_PORTS: [port, deadPort, hang.port, plain.port].join(','),
       // A restore of this service's own database answers the bridge call: give it time.
@@ -158,6 +159,26 @@ describe('cross-toolset restore', () => {
     expect((await t.call({ method: 'DELETE', url: `${V1}/backups/toolsets/hang-peer` })).statusCode).toBe(404);
   }, 240_000);
 
+  it('sends the bridge token only to hosts still in OBSERVATORY_BRIDGE_PEER_HOSTS', async () => {
+    const other = await t.secondInstance({ OBSERVATORY_BRIDGE_PEER_HOSTS: 'peer.example.com' });
+    others.push(other);
+    const seen = plain.requests.length;
+    const result = await view(other);
+    expect(result.rows.every((r) => r.outcome === 'error' && /^not asked: its host 127\.0\.0\.1 is not in OBSERVATORY_BRIDGE_PEER_HOSTS/.test(r.errorText ?? ''))).toBe(true);
+    expect(plain.requests.length).toBe(seen);
+    const none = await t.secondInstance({ OBSERVATORY_BRIDGE_PEER_HOSTS: '' });
+    others.push(none);
+    const refused = await none.server.inject({
+      method: 'PUT',
+      url: `${V1}/backups/toolsets/any-peer`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { verifyUrl: `http://127.0.0.1:${port}${verifyPath}`, database: 'x' },
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toMatchObject({ reason: 'outbound-refused', field: 'body.verifyUrl' });
+    expect(refused.json().human).toMatch(/OBSERVATORY_BRIDGE_PEER_HOSTS is empty/);
+  });
+
   it('without a bridge token asks nobody (skipped rows) and refuses bridge calls', async () => {
     const other = await t.secondInstance({ OBSERVATORY_BRIDGE_TOKEN: '' });
     others.push(other);
@@ -223,6 +244,7 @@ describe('toolset registration', () => {
       ['peer-one', { verifyUrl: 'https://peer.example.com:8443/verify', database: 'x' }, /port 8443 is not an allowed outbound port/],
       ['peer-one', { verifyUrl: 'https://user:pw@peer.example.com/verify', database: 'x' }, /user name or password/],
       ['peer-one', { verifyUrl: 'http://peer.example.com/verify', database: 'x' }, /only sent over https/],
+      ['peer-one', { verifyUrl: 'https://attacker.example.net/verify', database: 'x' }, /host attacker\.example\.net is not in OBSERVATORY_BRIDGE_PEER_HOSTS/],
     ];
     for (const [toolset, payload, human] of cases) {
       const res = await put(toolset, payload);

@@ -129,7 +129,7 @@ export function crossToolsetEndpoints(service: CrossToolsetService): Endpoint[] 
     defineEndpoint({
       id: 'putBackupToolset',
       title: 'Register a toolset for the cross-toolset restore view',
-      description: `Registers (or replaces) a toolset's bridge-gated verify endpoint. The URL must pass the outbound policy (http or https, an allowed port, a public address unless OBSERVATORY_ALLOW_PRIVATE_OUTBOUND) and be https unless private outbound is allowed: the bridge token is sent to it. At most ${MAX_TOOLSETS} toolsets (409 beyond). Audited as backup.toolset-register.`,
+      description: `Registers (or replaces) a toolset's bridge-gated verify endpoint. The URL must pass the outbound policy (http or https, an allowed port, a public address unless OBSERVATORY_ALLOW_PRIVATE_OUTBOUND) be https unless private outbound is allowed, and name a host listed in OBSERVATORY_BRIDGE_PEER_HOSTS: the bridge token is sent to it. At most ${MAX_TOOLSETS} toolsets (409 beyond). Audited as backup.toolset-register.`,
       method: 'PUT',
       path: `${V1}/backups/toolsets/{toolset}`,
       auth: 'session-or-bearer',

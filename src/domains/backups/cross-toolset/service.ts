@@ -141,6 +141,8 @@ export function createCrossToolsetService(deps: {
   bridgeToken: string | null;
   /** OBSERVATORY_CROSS_TOOLSET_TIMEOUT_MS. */
   timeoutMs: number;
+  /** OBSERVATORY_BRIDGE_PEER_HOSTS: the only hosts the bridge token is sent to. */
+  peerHosts: readonly string[];
   /** config.outbound: the SSRF policy every outbound call follows. */
   policy: OutboundPolicy;
   /** Replaces DNS (tests). */
@@ -149,9 +151,19 @@ export function createCrossToolsetService(deps: {
   const { db, clock, audit, rehearsal } = deps;
   let ownVerify: Promise<VerifyAnswer> | null = null;
 
+  /** Why the bridge token may not go to this URL's host; null when it may. */
+  function peerHostProblem(url: URL): string | null {
+    if (deps.peerHosts.includes(url.hostname.toLowerCase())) return null;
+    return deps.peerHosts.length === 0
+      ? 'OBSERVATORY_BRIDGE_PEER_HOSTS is empty on this deployment, so the bridge token is sent to no host'
+      : `its host ${url.hostname} is not in OBSERVATORY_BRIDGE_PEER_HOSTS, the hosts the bridge token may be sent to`;
+  }
+
   function checkVerifyUrl(raw: string): void {
     try {
       const url = checkOutboundUrl(raw, deps.policy);
+      const notPeer = peerHostProblem(url);
+      if (notPeer !== null) throw new Error(notPeer);
       // The bridge token travels in a header: never in clear text over the internet.
       if (url.protocol !== 'https:' && !deps.policy.allowPrivate) {
         throw new Error('the bridge token is only sent over https (http is allowed with OBSERVATORY_ALLOW_PRIVATE_OUTBOUND=1, for labs and tests)');
@@ -172,6 +184,9 @@ export function createCrossToolsetService(deps: {
       badge: rowBadge(outcome),
     });
     if (deps.bridgeToken === null) return failed('skipped', 'OBSERVATORY_BRIDGE_TOKEN is not set on this deployment, so the toolset was not asked');
+    // Checked again on every ask: the list may have shrunk since the toolset was registered.
+    const notPeer = peerHostProblem(new URL(row.verifyUrl));
+    if (notPeer !== null) return failed('error', `not asked: ${notPeer}`);
     const reply = await bridgePost(row.verifyUrl, { database: row.database }, {
       ...deps.policy,
       token: deps.bridgeToken,

@@ -40,6 +40,7 @@ export function createDrillsAndCrossToolset(deps: { db: Db; clock: Clock; audit:
     rehearsal,
     bridgeToken: deps.config.bridgeToken,
     timeoutMs: deps.config.crossToolset.timeoutMs,
+    peerHosts: deps.config.crossToolset.peerHosts,
     policy: { allowPrivate: deps.config.outbound.allowPrivate, allowedPorts: deps.config.outbound.allowedPorts },
   });
   return {
