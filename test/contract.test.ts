@@ -111,6 +111,14 @@ describe('documents derived from the registry', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('1.0.0');
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.securitySchemes.bridgeToken).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-Observatory-Bridge' });
+    // The bridge token is declared exactly on the operations that accept it.
+    const bridged = Object.values(doc.paths as Record<string, Record<string, { operationId: string; security?: Record<string, unknown>[] }>>)
+      .flatMap((p) => Object.values(p))
+      .filter((op) => op.security?.some((s) => 'bridgeToken' in s))
+      .map((op) => op.operationId);
+    expect(bridged.sort()).toEqual(endpoints.filter((e) => e.bridge).map((e) => e.id).sort());
+    expect(bridged.length).toBeGreaterThan(0);
     expect(doc.components.schemas['svc-error.v1'].required).toEqual(['schema', 'reason', 'human']);
     const result = await validate(structuredClone(doc));
     expect(result.valid, JSON.stringify(result)).toBe(true);

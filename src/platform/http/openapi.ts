@@ -145,7 +145,9 @@ function securityOf(endpoint: Endpoint) {
   if (endpoint.auth === 'tenant-signature') return [{ tenantSignature: [] }];
   // Anonymous ({}) or with an agent API key in either header.
   if (endpoint.auth === 'agent-key') return [{}, { agentApiKey: [] }, { agentBearer: [] }];
-  return [{ bearerAuth: [] }, { sessionCookie: [] }];
+  const operator = [{ bearerAuth: [] }, { sessionCookie: [] }];
+  // A peer deployment's shared token, accepted only where the endpoint opts in (spec D7).
+  return endpoint.bridge ? [...operator, { bridgeToken: [] }] : operator;
 }
 
 /**
@@ -200,6 +202,12 @@ export function buildOpenApi(endpoints: readonly Endpoint[], baseUrl: string) {
         bearerAuth: { type: 'http', scheme: 'bearer', description: `API token \`svctok_…\` carrying scopes: ${SCOPES.join(', ')}.` },
         sessionCookie: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'Operator session from a passkey login.' },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'OBSERVATORY_METRICS_TOKEN, for Prometheus scrapes.' },
+        bridgeToken: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Observatory-Bridge',
+          description: 'OBSERVATORY_BRIDGE_TOKEN, the secret deployments share (spec D7); a credential only on the operations that list it, holding only their scope.',
+        },
         ...AGENT_SECURITY_SCHEMES,
         tenantSignature: {
           type: 'apiKey',
