@@ -10,6 +10,7 @@ import { onServer } from '../../../test/helpers/database.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { canonicalJson, sha256Hex } from '../../platform/crypto.ts';
 import { rowsOf } from '../../platform/db/client.ts';
+import type { SnapshotView } from './service.ts';
 
 /**
  * Snapshots that really restore (issue 15 items 1–3), on the driver the run uses: PGlite by
@@ -17,22 +18,8 @@ import { rowsOf } from '../../platform/db/client.ts';
  * truncated and drifted cases are copies of its record pointing at altered copies of its file.
  */
 
-interface Snapshot {
-  id: string;
-  database: string;
-  providerSnapshotId: string;
-  takenAt: string;
-  observedAt: string;
-  retentionUntil: string | null;
-  sizeBytes: number;
-  rowCountsSha256: string;
-  byTable: Record<string, number>;
-  tableHashes: Record<string, string>;
-  fileSha256: string;
-  source: string;
-  storage: string;
-  format: string;
-}
+/** A snapshot as the API answers it (JSON). */
+type Snapshot = SnapshotView;
 
 const clock = new ManualClock('2026-11-20T02:30:00.000Z');
 const backupDir = mkdtempSync(join(tmpdir(), 'observatory-backups-test-'));
