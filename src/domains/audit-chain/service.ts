@@ -157,13 +157,16 @@ export function createAuditChainService(deps: { db: Db; clock: Clock; audit: Aud
       else if (/^[0-9]{1,18}$/.test(id) && Number.isSafeInteger(Number(id))) by = { seqNo: Number(id) };
       else throw badRequest('invalid-params', 'path.id must be an audit fact id (uuid) or a decimal seqNo.', { field: 'path.id' });
 
-      let { head, fact } = await repo.factWithHead(db, by);
-      if (!fact) throw notFound(`No audit fact ${'id' in by ? by.id : `with seqNo ${by.seqNo}`}.`);
+      const read = async () => {
+        const found = await repo.factWithHead(db, by);
+        if (!found.fact) throw notFound(`No audit fact ${'id' in by ? by.id : `with seqNo ${by.seqNo}`}.`);
+        return { head: found.head, fact: found.fact };
+      };
+      let { head, fact } = await read();
       if (fact.seqNo > head.merkleSize) {
         // Facts the tree does not cover yet (written before it existed): build it, then read again.
         await catchUp();
-        ({ head, fact } = await repo.factWithHead(db, by));
-        if (!fact) throw notFound(`No audit fact ${'id' in by ? by.id : `with seqNo ${by.seqNo}`}.`);
+        ({ head, fact } = await read());
         if (fact.seqNo > head.merkleSize) throw new Error(`the audit Merkle tree covers ${head.merkleSize} facts, not fact ${fact.seqNo}`);
       }
 
