@@ -17,6 +17,7 @@ export const MUTATION_TEST_FILES = [
   'src/domains/empire/forecast-model.test.ts',
   'src/domains/empire/forecast-model.rules.test.ts',
   'src/domains/empire/alerts.predicates.rules.test.ts',
+  'src/domains/empire/alerts.predicates.load.rules.test.ts',
   'src/domains/provenance/admission.rules.test.ts',
   'src/platform/alerting/plan.rules.test.ts',
   'src/platform/alerting/checks.rules.test.ts',

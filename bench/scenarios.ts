@@ -15,6 +15,8 @@ import { V1 } from '../src/platform/http/registry.ts';
 import { eventCount, rebuildRollups, seedHoneypotEvents } from './honeypot-seed.ts';
 import { backupVerifyScenario } from './backups.ts';
 import { auditScenarios } from './audit.ts';
+import { graphMaterialiseScenarios } from './graph-materialise.ts';
+import { graphQueryScenarios } from './graph-query.ts';
 
 /**
  * The benchmark scenarios `npm run bench` runs, in this order. To add one, append an object to
@@ -431,3 +433,8 @@ scenarios.push(backupVerifyScenario);
 
 // Audit chain: a fact with its inclusion proof at 10k and 1M facts, and one verify walk (docs/audit.md, "Performance").
 scenarios.push(...auditScenarios);
+
+// Knowledge graph: one incremental materialiser run after 1,000 new events with 10k and 1M events
+// already materialised (docs/graph-materialiser.md), and a two-hop query with LIMIT 100 over 10k
+// and 1M edges (docs/graph-query.md, "Performance").
+scenarios.push(...graphMaterialiseScenarios, ...graphQueryScenarios);

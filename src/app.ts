@@ -3,6 +3,7 @@ import { type AgentApiDomain, createAgentApiDomain } from './domains/agent-api/w
 import { createAuditChainDomain } from './domains/audit-chain/wiring.ts';
 import { createBackupsDomain } from './domains/backups/wiring.ts';
 import { createEmpireDomain, type EmpireDomain } from './domains/empire/wiring.ts';
+import { createGraphDomain, type GraphDomain } from './domains/graph/wiring.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
 import { identityEndpoints } from './domains/identity/endpoints.ts';
 import { identityJobs } from './domains/identity/jobs.ts';
@@ -40,6 +41,7 @@ export interface App {
   honeypot: HoneypotDomain;
   agentApi: AgentApiDomain;
   empire: EmpireDomain;
+  graph: GraphDomain;
   /** The per-address limit on failed authentication; null when turned off. */
   authFailures: AuthFailureLimiter | null;
   endpoints: readonly Endpoint[];
@@ -90,14 +92,15 @@ export async function createApp(options: AppOptions): Promise<App> {
       honeypot,
       ...(options.rateKeyPrefix !== undefined ? { rateKeyPrefix: options.rateKeyPrefix } : {}),
     });
-    const empire = createEmpireDomain({ db: database.db, clock, audit, config, log: logger, outbound });
+    const graph = createGraphDomain({ db: database.db, clock, audit, log: logger, vendors: () => honeypot.registry.current.vendors });
+    const empire = createEmpireDomain({ db: database.db, clock, audit, config, log: logger, outbound, graphLag: graph.materialiser.lagSec });
     const backups = createBackupsDomain({ database, clock, audit, config, log: logger });
     const scheduler = createScheduler({
       db: database.db,
       clock,
       log: logger,
       metrics,
-      jobs: [...identityJobs(identity), ...outboundJobs(outbound), ...honeypot.jobs(), ...empire.jobs(), ...backups.jobs()],
+      jobs: [...identityJobs(identity), ...outboundJobs(outbound), ...honeypot.jobs(), ...empire.jobs(), ...graph.jobs(), ...backups.jobs()],
     });
     const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
     const auditChain = createAuditChainDomain({ db: database.db, clock, audit, log: logger });
@@ -110,6 +113,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...honeypot.endpoints(),
       ...agentApi.endpoints(() => endpoints),
       ...empire.endpoints(),
+      ...graph.endpoints(),
       ...backups.endpoints(),
       ...auditChain.endpoints(),
     ];
@@ -145,6 +149,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       honeypot,
       agentApi,
       empire,
+      graph,
       authFailures,
       endpoints,
       async close() {

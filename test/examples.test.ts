@@ -66,6 +66,7 @@ const RUN_LAST = ['rotateTenantSecret', 'disableTenant', 'enableTenant', 'setToo
 const OMITTED: Record<string, string> = {
   'replayHoneypotEvent.query.eventId': 'the example shows the list form (`list=1`); the single form names an event id the ingest answered, which a written example cannot know',
   'empireReplay.query.eventId': 'the example shows the list form (`list=1`); the single form names an event id of the toolset, which a written example cannot know',
+  'runGraphQuery.body.savedName': 'query and savedName exclude each other: the example sends the text (saveGraphQuery\'s example saves it, and src/domains/graph/saved/saved-queries.test.ts runs saved queries by name)',
 };
 
 let t: TestApp;
@@ -179,6 +180,13 @@ beforeAll(async () => {
         VALUES (${drillId}, 'local', 'manual', now() - interval '1 hour', now() - interval '1 hour', 'error', 'fixture: restore failed', 'red', 'drill', '[]'::jsonb, '[]'::jsonb)`,
   );
   fixtureParams.resolveRegionFailoverDrill = { id: drillId };
+
+  // A completed knowledge-graph materialisation to replay (once app.ts serves the graph endpoints and job).
+  if (endpoints.some((e) => e.id === 'replayGraphMaterialisation')) {
+    const materialised = await t.call({ method: 'POST', url: `${V1}/ops/jobs/graph-materialise/run`, payload: {} });
+    if (materialised.statusCode !== 200 || materialised.json().run.outcome !== 'ok') throw new Error(`graph materialisation fixture failed: ${materialised.statusCode} ${materialised.body}`);
+    fixtureParams.replayGraphMaterialisation = { materialisationId: materialised.json().run.stats.materialisationId };
+  }
 
   for (const [id, params] of Object.entries({ ...fixtureParams, ...fixtureBody })) {
     for (const [name, value] of Object.entries(params)) if (typeof value !== 'string') throw new Error(`fixture for ${id}.${name} failed`);

@@ -1,10 +1,14 @@
+import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
+import { buildValidatorFactory } from '../../platform/http/validation.ts';
+import { NODE_KINDS } from '../graph/kinds.ts';
 import {
   checkPredicate,
   CrossToolsetJoin,
   EMPIRE_PREDICATE_KINDS,
   EmpireCountGte,
-  type EmpirePredicate,
+  EmpirePredicate,
+  EmpirePredicateBody,
   GRAPH_LAG_RENOTIFY_MINUTES,
   GraphLagGte,
   normalizePredicate,
@@ -54,12 +58,18 @@ describe('checkPredicate', () => {
     expect(field(join({ minTenants: 10_001 }))).toBe('predicate.minTenants');
   });
 
-  it('checks a lag rule: lagSec 1 to 604,800 seconds, nodeKind 1 to 64 characters', () => {
+  it('checks a lag rule: lagSec 1 to 604,800 seconds, nodeKind one of the graph\'s node kinds', () => {
     expect(checkPredicate(lag({ lagSec: 1 }), RULE)).toBeNull();
-    expect(checkPredicate(lag({ lagSec: 604_800, nodeKind: 'n'.repeat(64) }), RULE)).toBeNull();
+    expect(checkPredicate(lag({ lagSec: 604_800, nodeKind: 'EmpireEvent' }), RULE)).toBeNull();
+    for (const nodeKind of NODE_KINDS) expect(checkPredicate(lag({ nodeKind }), RULE)).toBeNull();
+    expect(checkPredicate(lag({ nodeKind: 'page' }), RULE)).toEqual({
+      field: 'predicate.nodeKind',
+      human: `predicate.nodeKind must be one of: ${NODE_KINDS.join(', ')} (got "page").`,
+    });
+    expect(checkPredicate(lag({ nodeKind: 'n'.repeat(100) }), RULE)?.human).toContain(`(got "${'n'.repeat(70)}").`);
+    expect(field(lag({ nodeKind: 'empireevent' }))).toBe('predicate.nodeKind');
     expect(checkPredicate(lag({ lagSec: 0 }), RULE)?.human).toBe('predicate.lagSec must be a whole number from 1 to 604800 seconds (got 0).');
     expect(field(lag({ lagSec: 604_801 }))).toBe('predicate.lagSec');
-    expect(field(lag({ nodeKind: 'n'.repeat(65) }))).toBe('predicate.nodeKind');
   });
 });
 
@@ -77,7 +87,7 @@ describe('normalizePredicate', () => {
       minTenants: 3,
     });
     expect(normalizePredicate(lag())).toEqual({ kind: 'graph_lag_gte', lagSec: 60 });
-    expect(normalizePredicate(lag({ nodeKind: 'topic' }))).toEqual({ kind: 'graph_lag_gte', lagSec: 60, nodeKind: 'topic' });
+    expect(normalizePredicate(lag({ nodeKind: 'Tenant' }))).toEqual({ kind: 'graph_lag_gte', lagSec: 60, nodeKind: 'Tenant' });
     expect(Object.keys(normalizePredicate(countGte()))).not.toContain('eventType');
   });
 });
@@ -115,6 +125,74 @@ describe('the schemas', () => {
     expect(EmpireCountGte.properties.eventType.description).toContain('1 to 128 characters');
     expect(CrossToolsetJoin.properties.minTenants.description).toContain('1 to 10000; default 1');
     expect(GraphLagGte.properties.lagSec.description).toContain('1 to 604800');
-    expect(GraphLagGte.properties.nodeKind.description).toContain('1 to 64 characters');
+    expect(GraphLagGte.properties.nodeKind.description).toBe(`The lag of this node kind only, one of ${NODE_KINDS.join(', ')}; the worst kind's when absent.`);
+  });
+});
+
+describe('the request validator on EmpirePredicateBody', () => {
+  const validate = buildValidatorFactory()({}, {})({ schema: EmpirePredicateBody, method: 'POST', url: '/predicate', httpPart: 'body' }) as (data: unknown) => boolean;
+  const accepts = (body: unknown) => validate(structuredClone(body));
+
+  it('accepts each kind with its required fields, and its optional ones', () => {
+    expect(accepts({ kind: 'empire_count_gte', count: 10, windowMinutes: 15 })).toBe(true);
+    expect(accepts({ kind: 'empire_count_gte', count: 10, windowMinutes: 15, eventType: 'tick' })).toBe(true);
+    expect(accepts({ kind: 'cross_toolset_join', otherToolset: 'other-lab', windowMinutes: 15 })).toBe(true);
+    expect(accepts({ kind: 'cross_toolset_join', otherToolset: 'other-lab', windowMinutes: 15, eventType: 'a', otherEventType: 'b', minTenants: 2 })).toBe(true);
+    expect(accepts({ kind: 'graph_lag_gte', lagSec: 60 })).toBe(true);
+    expect(accepts({ kind: 'graph_lag_gte', lagSec: 60, nodeKind: 'Tenant' })).toBe(true);
+  });
+
+  it('refuses a missing required field, a wrong type and an unknown kind', () => {
+    expect(accepts({ kind: 'empire_count_gte', windowMinutes: 15 })).toBe(false);
+    expect(accepts({ kind: 'empire_count_gte', count: 10 })).toBe(false);
+    expect(accepts({ kind: 'empire_count_gte', count: 1.5, windowMinutes: 15 })).toBe(false);
+    expect(accepts({ kind: 'empire_count_gte', count: '10', windowMinutes: 15 })).toBe(false);
+    expect(accepts({ kind: 'empire_count_gte', count: 10, windowMinutes: 15, eventType: 5 })).toBe(false);
+    expect(accepts({ kind: 'cross_toolset_join', windowMinutes: 15 })).toBe(false);
+    expect(accepts({ kind: 'cross_toolset_join', otherToolset: 'other-lab' })).toBe(false);
+    expect(accepts({ kind: 'cross_toolset_join', otherToolset: 'other-lab', windowMinutes: 15, minTenants: 1.5 })).toBe(false);
+    expect(accepts({ kind: 'cross_toolset_join', otherToolset: 'other-lab', windowMinutes: 15, otherEventType: 1 })).toBe(false);
+    expect(accepts({ kind: 'graph_lag_gte' })).toBe(false);
+    expect(accepts({ kind: 'graph_lag_gte', lagSec: 1.5 })).toBe(false);
+    expect(accepts({ kind: 'graph_lag_gte', lagSec: 60, nodeKind: 3 })).toBe(false);
+    expect(accepts({ kind: 'gone' })).toBe(false);
+    expect(accepts({ count: 10 })).toBe(false);
+  });
+
+  it('refuses a field that is not part of the kind, for every kind', () => {
+    expect(accepts({ kind: 'empire_count_gte', count: 10, windowMinutes: 15, minTenants: 1 })).toBe(false);
+    expect(accepts({ kind: 'cross_toolset_join', otherToolset: 'other-lab', windowMinutes: 15, count: 1 })).toBe(false);
+    expect(accepts({ kind: 'graph_lag_gte', lagSec: 60, windowMinutes: 15 })).toBe(false);
+  });
+
+  it('closes the stored form (EmpirePredicate) as well', () => {
+    expect(Value.Check(EmpirePredicate, { kind: 'empire_count_gte', count: 10, windowMinutes: 15, extra: 1 })).toBe(false);
+    expect(Value.Check(EmpirePredicate, { kind: 'cross_toolset_join', otherToolset: 'other-lab', windowMinutes: 15, minTenants: 1, extra: 1 })).toBe(false);
+    expect(Value.Check(EmpirePredicate, { kind: 'graph_lag_gte', lagSec: 60, extra: 1 })).toBe(false);
+  });
+});
+
+// The manifest and OpenAPI serve these descriptions to clients: each states a rule, and must keep
+// stating it (docs/empire-alerts.md).
+describe('the rules the served schemas state, exactly', () => {
+  it('for each field', () => {
+    expect(EmpireCountGte.properties.count.description).toBe('Fires when at least this many events arrive in the window: 1 to 100000000.');
+    expect(EmpireCountGte.properties.eventType.description).toBe("Count only events of this eventType of the rule's toolset: 1 to 128 characters.");
+    expect(CrossToolsetJoin.properties.otherToolset.description).toContain("The toolset joined with the rule's own (");
+    expect(CrossToolsetJoin.properties.otherToolset.description).toContain('it must be another toolset.');
+    expect(CrossToolsetJoin.properties.eventType.description).toBe("Count only events of this eventType in the rule's toolset: 1 to 128 characters.");
+    expect(CrossToolsetJoin.properties.otherEventType.description).toBe('Count only events of this eventType in otherToolset: 1 to 128 characters.');
+    expect(CrossToolsetJoin.properties.minTenants.description).toBe('Fires when at least this many tenants appear on both sides: 1 to 10000; default 1.');
+    expect(GraphLagGte.properties.lagSec.description).toBe('Fires when the knowledge-graph materialiser lags by at least this many seconds: 1 to 604800.');
+  });
+
+  it('for each kind, and for the union', () => {
+    expect(EmpireCountGte.description).toBe("At least `count` events of the rule's toolset (only of `eventType` when given; only of the rule's tenant when it has one) were received in the window.");
+    expect(CrossToolsetJoin.description).toContain('At least `minTenants` source tenants');
+    expect(GraphLagGte.description).toContain('The knowledge-graph materialiser lags by at least `lagSec` seconds');
+    expect(EmpirePredicate.description).toBe('An empire alert predicate, discriminated by `kind` (docs/empire-alerts.md).');
+    expect((EmpirePredicateBody as { description?: string }).description).toBe(
+      'One of `empire_count_gte` {count, windowMinutes, eventType?}, `cross_toolset_join` {otherToolset, windowMinutes, eventType?, otherEventType?, minTenants?}, `graph_lag_gte` {lagSec, nodeKind?} (docs/empire-alerts.md).',
+    );
   });
 });

@@ -2,6 +2,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { integerIn, type PredicateProblem, windowIn, WindowMinutes } from '../../platform/alerting/checks.ts';
 import { KindUnionBody } from '../../platform/http/registry.ts';
+import { isNodeKind, NODE_KINDS } from '../graph/kinds.ts';
 import { isToolsetName, TOOLSET_PATTERN } from '../provenance/service.ts';
 
 /**
@@ -15,8 +16,8 @@ import { isToolsetName, TOOLSET_PATTERN } from '../provenance/service.ts';
  *   have an event of T (of `eventType`) and an event of `otherToolset` (of `otherEventType`)
  *   received in (to − windowMinutes, to];
  * - `graph_lag_gte`: the knowledge-graph materialiser lags by at least `lagSec` seconds (for
- *   `nodeKind` when given). There is no materialiser yet, so the lag is unknown and the rule never
- *   fires (docs/empire-alerts.md).
+ *   `nodeKind` when given, else the worst kind); while the lag is unknown (the graph was never
+ *   materialised) the rule does not fire (docs/empire-alerts.md, docs/graph-materialiser.md).
  *
  * The schemas give the shape (wrong shapes are 400 `invalid-body`); `checkPredicate` gives the
  * allowed values (400 `invalid-predicate` with a sentence naming the field). Defaults are filled in
@@ -28,7 +29,6 @@ export const MIN_TENANTS_MAX = 10_000;
 export const DEFAULT_MIN_TENANTS = 1;
 export const LAG_SEC_MAX = 604_800;
 export const EVENT_TYPE_MAX = 128;
-export const NODE_KIND_MAX = 64;
 /**
  * A `graph_lag_gte` rule that fired stays quiet this long while the lag persists (it has no window
  * of events to cool down over).
@@ -72,12 +72,12 @@ export const GraphLagGte = Type.Object(
   {
     kind: Type.Literal('graph_lag_gte'),
     lagSec: Type.Integer({ description: `Fires when the knowledge-graph materialiser lags by at least this many seconds: 1 to ${LAG_SEC_MAX}.` }),
-    nodeKind: Type.Optional(Type.String({ description: `The lag of this node kind only: 1 to ${NODE_KIND_MAX} characters.` })),
+    nodeKind: Type.Optional(Type.String({ description: `The lag of this node kind only, one of ${NODE_KINDS.join(', ')}; the worst kind's when absent.` })),
   },
   {
     additionalProperties: false,
     description:
-      'The knowledge-graph materialiser lags by at least `lagSec` seconds. There is no materialiser yet: the lag is unknown and the rule does not fire (docs/empire-alerts.md).',
+      'The knowledge-graph materialiser lags by at least `lagSec` seconds (of `nodeKind`, else of the worst kind). While the graph has never been materialised the lag is unknown and the rule does not fire (docs/empire-alerts.md).',
   },
 );
 
@@ -118,6 +118,11 @@ const lengthIn = (field: string, value: string | undefined, max: number): Predic
     ? null
     : { field: `predicate.${field}`, human: `predicate.${field} must be 1 to ${max} characters long (got ${value.length}).` };
 
+const nodeKindIn = (value: string | undefined): PredicateProblem | null =>
+  value === undefined || isNodeKind(value)
+    ? null
+    : { field: 'predicate.nodeKind', human: `predicate.nodeKind must be one of: ${NODE_KINDS.join(', ')} (got ${JSON.stringify(value.slice(0, 70))}).` };
+
 /**
  * Why a schema-valid predicate is not allowed for a rule of `toolset`, or null. Rule creation
  * answers 400 invalid-predicate with the sentence.
@@ -146,7 +151,7 @@ export function checkPredicate(p: EmpirePredicate, rule: { toolset: string | nul
         (p.minTenants === undefined ? null : integerIn('minTenants', p.minTenants, 1, MIN_TENANTS_MAX))
       );
     case 'graph_lag_gte':
-      return integerIn('lagSec', p.lagSec, 1, LAG_SEC_MAX, ' seconds') ?? lengthIn('nodeKind', p.nodeKind, NODE_KIND_MAX);
+      return integerIn('lagSec', p.lagSec, 1, LAG_SEC_MAX, ' seconds') ?? nodeKindIn(p.nodeKind);
   }
 }
 

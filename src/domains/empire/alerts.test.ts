@@ -104,7 +104,7 @@ describe('predicates and plans (pure)', () => {
     expect(normalizePredicate(join)).toEqual({ ...join, minTenants: 1 });
     expect(normalizePredicate({ ...join, eventType: 'crawl.page', minTenants: 3 })).toEqual({ ...join, eventType: 'crawl.page', minTenants: 3 });
     expect(normalizePredicate(count)).toEqual(count);
-    expect(normalizePredicate({ ...lag, nodeKind: 'page' })).toEqual({ ...lag, nodeKind: 'page' });
+    expect(normalizePredicate({ ...lag, nodeKind: 'Fingerprint' })).toEqual({ ...lag, nodeKind: 'Fingerprint' });
   });
 
   it('checks allowed values with a sentence naming the field', () => {
@@ -126,7 +126,7 @@ describe('predicates and plans (pure)', () => {
       [{ ...join, minTenants: 10_001 }, 'predicate.minTenants'],
       [{ ...lag, lagSec: 0 }, 'predicate.lagSec'],
       [{ ...lag, lagSec: 604_801 }, 'predicate.lagSec'],
-      [{ ...lag, nodeKind: 'n'.repeat(65) }, 'predicate.nodeKind'],
+      [{ ...lag, nodeKind: 'page' }, 'predicate.nodeKind'],
     ];
     for (const [p, field] of refused) expect(checkPredicate(p, rule), JSON.stringify(p)).toMatchObject({ field });
     expect(checkPredicate({ ...count, count: 100_000_000 }, rule)).toBeNull();
@@ -287,7 +287,7 @@ describe('creating, listing and changing rules', () => {
       [{ ...base, predicate: { ...join, minTenants: 1.5 } }, 'invalid-body', 'body.predicate.minTenants'],
       [{ ...base, predicate: { kind: 'graph_lag_gte' } }, 'invalid-body', 'body.predicate.lagSec'],
       [{ ...base, predicate: { ...lag, windowMinutes: 15 } }, 'invalid-body', 'body.predicate.windowMinutes'],
-      [{ ...base, predicate: { ...lag, nodeKind: { name: 'page' } } }, 'invalid-body', 'body.predicate.nodeKind'],
+      [{ ...base, predicate: { ...lag, nodeKind: { name: 'Fingerprint' } } }, 'invalid-body', 'body.predicate.nodeKind'],
       [{ ...base, predicate: count, colour: 'red' }, 'invalid-body', 'body.colour'],
       [{ name: 'Bad', predicate: count }, 'invalid-body', 'body.destinations'],
       [{ destinations: base.destinations, predicate: count }, 'invalid-body', 'body.name'],
@@ -533,8 +533,8 @@ describe('evaluation and fan-out', () => {
     expect((await deliveries(two))[0]!.payload.details).toMatchObject({ observed: { total: 2 } });
   });
 
-  it('graph_lag_gte never fires with the wired provider (lag unknown), and fires with an injected one', async () => {
-    const id = await createRule('graph-lab', { name: 'Graph behind', predicate: { kind: 'graph_lag_gte', lagSec: 600, nodeKind: 'page' }, destinations: [hook('/hook/graph')] });
+  it('graph_lag_gte does not fire while the graph was never materialised (lag unknown), and fires with an injected lag', async () => {
+    const id = await createRule('graph-lab', { name: 'Graph behind', predicate: { kind: 'graph_lag_gte', lagSec: 600, nodeKind: 'Fingerprint' }, destinations: [hook('/hook/graph')] });
     clock.advance(2 * MINUTE);
     expect(await evaluate()).toEqual({ evaluated: 1, fired: 0, silenced: 0, cooling: 0, skipped: 0, failed: 0, unknown: 1 });
     expect(await deliveries(id)).toEqual([]);
@@ -551,10 +551,10 @@ describe('evaluation and fan-out', () => {
     clock.advance(MINUTE);
     const firedAt = clock.now().toISOString();
     expect(await injected.evaluateAll(clock.now())).toMatchObject({ evaluated: 1, fired: 1 });
-    expect(asked).toEqual(['page', 'page']);
+    expect(asked).toEqual(['Fingerprint', 'Fingerprint']);
     const [delivery] = await deliveries(id);
     expect(delivery!.payload).toMatchObject({
-      title: 'Graph behind: knowledge graph 900 s behind for page nodes',
+      title: 'Graph behind: knowledge graph 900 s behind for Fingerprint nodes',
       details: { toolset: 'graph-lab', observed: { lagSec: 900, at: firedAt } },
     });
     // The lag persists: no second notice within the re-notification interval, one after it.

@@ -43,10 +43,11 @@ export const JOB_NAME = 'empire-alert-evaluate';
 
 /**
  * The knowledge-graph materialiser's lag in seconds (of one node kind when given), or null when it
- * is not known. The graph domain does not exist yet; until it does the wiring passes
- * `unknownGraphLag` and `graph_lag_gte` rules never fire.
+ * is not known (never materialised). `db` is the evaluation's transaction, which the provider reads
+ * through (PGlite has a single connection). The wiring passes the graph materialiser's `lagSec`;
+ * `unknownGraphLag` serves tests and deployments built without it.
  */
-export type GraphLagProvider = (nodeKind?: string) => Promise<number | null>;
+export type GraphLagProvider = (nodeKind: string | undefined, db: Db) => Promise<number | null>;
 export const unknownGraphLag: GraphLagProvider = async () => null;
 
 export interface EmpireAlertRuleView {
@@ -194,7 +195,7 @@ export function createEmpireAlertService(deps: EmpireAlertServiceDeps) {
   const { db, clock, audit, outbound, config, log, graphLag } = deps;
 
   async function observe(tx: Db, rule: repo.RuleRow, predicate: EmpirePredicate, scope: Period): Promise<Observation> {
-    if (predicate.kind === 'graph_lag_gte') return { kind: predicate.kind, lagSec: await graphLag(predicate.nodeKind) };
+    if (predicate.kind === 'graph_lag_gte') return { kind: predicate.kind, lagSec: await graphLag(predicate.nodeKind, tx) };
     if (rule.toolset === null) throw new Error(`empire alert rule ${rule.id} has no toolset to count events of`);
     const tenant = rule.tenant ?? undefined;
     switch (predicate.kind) {

@@ -38,6 +38,8 @@ export const empireEvents = pgTable(
     index('empire_events_caused_by_idx').on(t.toolset, t.causedBy),
     // Every read by receive time names its toolset (alert rules, replay lists).
     index('empire_events_toolset_received_idx').on(t.toolset, t.receivedAt),
+    // The graph materialiser reads every toolset's new events in receive order (docs/graph.md).
+    index('empire_events_received_idx').on(t.receivedAt, t.eventId),
   ],
 );
 

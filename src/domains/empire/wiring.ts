@@ -9,7 +9,7 @@ import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import type { Outbound } from '../../platform/outbound/service.ts';
 import { provenanceEndpoints } from '../provenance/endpoints.ts';
 import { createProvenanceService, type ProvenanceService } from '../provenance/service.ts';
-import { createEmpireAlertService, empireAlertJobs, type EmpireAlertService, unknownGraphLag } from './alerts.ts';
+import { createEmpireAlertService, empireAlertJobs, type EmpireAlertService, type GraphLagProvider, unknownGraphLag } from './alerts.ts';
 import { empireAlertEndpoints } from './alerts.endpoints.ts';
 import { createDashboardService } from './dashboard.ts';
 import { empireIngestEndpoints } from './endpoints.ts';
@@ -36,14 +36,22 @@ export interface EmpireDomain {
 }
 
 /** Builds the empire layer (toolset ingest, spec D4) and provenance (spec B group 5) it verifies with. */
-export function createEmpireDomain(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger; outbound: Outbound }): EmpireDomain {
+export function createEmpireDomain(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+  config: Config;
+  log: FastifyBaseLogger;
+  outbound: Outbound;
+  /** The knowledge-graph lag graph_lag_gte rules read (the graph materialiser's lagSec); unknown, so they never fire, without it. */
+  graphLag?: GraphLagProvider;
+}): EmpireDomain {
   const provenance = createProvenanceService({ db: deps.db, clock: deps.clock, audit: deps.audit, requireSignedGlobally: deps.config.empire.requireSignedEvents });
   const forecaster = createForecaster({ db: deps.db, clock: deps.clock });
   const incidents = createIncidentService({ db: deps.db, clock: deps.clock, audit: deps.audit });
   const notes = createNoteService({ db: deps.db, clock: deps.clock, audit: deps.audit });
   const verifier = createEd25519Verifier({ threads: deps.config.empire.verifyThreads });
-  // No knowledge-graph materialiser exists yet: graph_lag_gte rules see an unknown lag and never fire (docs/empire-alerts.md).
-  const alerts = createEmpireAlertService({ db: deps.db, clock: deps.clock, audit: deps.audit, outbound: deps.outbound, config: deps.config, log: deps.log, graphLag: unknownGraphLag });
+  const alerts = createEmpireAlertService({ db: deps.db, clock: deps.clock, audit: deps.audit, outbound: deps.outbound, config: deps.config, log: deps.log, graphLag: deps.graphLag ?? unknownGraphLag });
   const ingest = createEmpireIngest({ db: deps.db, clock: deps.clock, provenance, verifier, log: deps.log });
   const dashboards = createDashboardService({ db: deps.db, clock: deps.clock });
   const slo = createSloService({ db: deps.db, clock: deps.clock, flushSamples: ingest.flushSamples });

@@ -1,0 +1,533 @@
+import { type SQL, sql } from 'drizzle-orm';
+import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import type { NodeKind } from '../kinds.ts';
+import type { AttestationRow, EdgeSpec, EmpireEventRow, HoneypotEventRow, IncidentRow, KeyRow, NodeRef, NodeSpec, TenantRow, WriteMode } from './sources.ts';
+import { refKey, SUMMED_PROPS } from './sources.ts';
+
+/** The only SQL of the graph materialiser (docs/graph-materialiser.md). */
+
+const asDate = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
+const asDateOrNull = (value: unknown): Date | null => (value === null || value === undefined ? null : asDate(value));
+
+// Runs
+
+export interface RunRow {
+  id: string;
+  seq: number;
+  trigger: string;
+  startedAt: Date;
+  finishedAt: Date | null;
+  outcome: string;
+  durationMs: number | null;
+  errorText: string | null;
+  stats: Record<string, unknown>;
+  digest: string | null;
+  digestAcc: string | null;
+  nodeCount: number | null;
+  edgeCount: number | null;
+  watermarks: Record<string, unknown>;
+}
+
+const RUN_COLUMNS = sql`id::text AS id, seq, trigger, started_at AS "startedAt", finished_at AS "finishedAt", outcome, duration_ms AS "durationMs",
+  error_text AS "errorText", stats, digest, digest_acc AS "digestAcc", node_count AS "nodeCount", edge_count AS "edgeCount", watermarks`;
+
+function toRun(r: Record<string, unknown>): RunRow {
+  return {
+    id: String(r.id),
+    seq: Number(r.seq),
+    trigger: String(r.trigger),
+    startedAt: asDate(r.startedAt),
+    finishedAt: asDateOrNull(r.finishedAt),
+    outcome: String(r.outcome),
+    durationMs: r.durationMs === null ? null : Number(r.durationMs),
+    errorText: (r.errorText as string | null) ?? null,
+    stats: (r.stats as Record<string, unknown>) ?? {},
+    digest: (r.digest as string | null) ?? null,
+    digestAcc: (r.digestAcc as string | null) ?? null,
+    nodeCount: r.nodeCount === null ? null : Number(r.nodeCount),
+    edgeCount: r.edgeCount === null ? null : Number(r.edgeCount),
+    watermarks: (r.watermarks as Record<string, unknown>) ?? {},
+  };
+}
+
+/** Records a run as running, visible to status reads at once (committed on its own). */
+export async function insertRunningRun(db: Db, row: { id: string; trigger: string; startedAt: Date }): Promise<void> {
+  await db.execute(sql`INSERT INTO graph_runs (id, trigger, started_at, outcome, stats, watermarks)
+    VALUES (${row.id}::uuid, ${row.trigger}, ${row.startedAt.toISOString()}::timestamptz, 'running', '{}'::jsonb, '{}'::jsonb)`);
+}
+
+/** Serialises runs across instances until the transaction ends. */
+export async function lockMaterialiser(tx: Db): Promise<void> {
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext('graph-materialise'))`);
+}
+
+/**
+ * Draws the run's `seq` again once it holds the lock: seq then orders runs as they changed the
+ * graph (a run that waited for the lock gets a seq after the one it waited for), which the
+ * first_run / removed_run bookkeeping of replay relies on.
+ */
+export async function redrawSeq(tx: Db, id: string): Promise<number> {
+  const [row] = rowsOf<{ seq: unknown }>(
+    await tx.execute(sql`UPDATE graph_runs SET seq = nextval(pg_get_serial_sequence('graph_runs', 'seq')) WHERE id = ${id}::uuid RETURNING seq`),
+  );
+  return Number(row!.seq);
+}
+
+export async function finishRun(
+  db: Db,
+  id: string,
+  patch: { outcome: 'ok' | 'error'; finishedAt: Date; durationMs: number; errorText: string | null; stats: Record<string, unknown>; digest?: string; digestAcc?: string; nodeCount?: number; edgeCount?: number; watermarks?: Record<string, unknown> },
+): Promise<void> {
+  await db.execute(sql`UPDATE graph_runs SET outcome = ${patch.outcome}, finished_at = ${patch.finishedAt.toISOString()}::timestamptz, duration_ms = ${patch.durationMs},
+    error_text = ${patch.errorText}, stats = ${JSON.stringify(patch.stats)}::jsonb, digest = ${patch.digest ?? null}, digest_acc = ${patch.digestAcc ?? null},
+    node_count = ${patch.nodeCount ?? null}, edge_count = ${patch.edgeCount ?? null}, watermarks = ${JSON.stringify(patch.watermarks ?? {})}::jsonb
+    WHERE id = ${id}::uuid`);
+}
+
+/** The last run that completed: what the next one builds its digest on. */
+export async function lastOkRun(db: Db): Promise<RunRow | null> {
+  const [row] = rowsOf<Record<string, unknown>>(await db.execute(sql`SELECT ${RUN_COLUMNS} FROM graph_runs WHERE outcome = 'ok' ORDER BY seq DESC LIMIT 1`));
+  return row ? toRun(row) : null;
+}
+
+export async function recentRuns(db: Db, limit: number): Promise<RunRow[]> {
+  return rowsOf<Record<string, unknown>>(await db.execute(sql`SELECT ${RUN_COLUMNS} FROM graph_runs ORDER BY started_at DESC, seq DESC LIMIT ${limit}`)).map(toRun);
+}
+
+export async function runById(db: Db, id: string): Promise<RunRow | null> {
+  const [row] = rowsOf<Record<string, unknown>>(await db.execute(sql`SELECT ${RUN_COLUMNS} FROM graph_runs WHERE id = ${id}::uuid`));
+  return row ? toRun(row) : null;
+}
+
+// Kind state
+
+/** A stream position: the (time, id) of the last row read; the time as PostgreSQL's text, to keep its microseconds. */
+export interface Watermark {
+  at: string;
+  id: string;
+}
+
+export interface KindStateRow {
+  kind: string;
+  watermark: Watermark | null;
+  materialisedAt: Date | null;
+}
+
+export async function kindStates(db: Db): Promise<KindStateRow[]> {
+  const rows = rowsOf<{ kind: string; at: string | null; id: string | null; materialisedAt: unknown }>(
+    await db.execute(sql`SELECT kind, watermark_at::text AS at, watermark_id AS id, materialised_at AS "materialisedAt" FROM graph_kind_state`),
+  );
+  return rows.map((r) => ({ kind: r.kind, watermark: r.at !== null && r.id !== null ? { at: r.at, id: r.id } : null, materialisedAt: asDateOrNull(r.materialisedAt) }));
+}
+
+/** Saves a kind's position; `materialised_at` never moves back (a clock set back does not un-reflect the source). */
+export async function saveKindState(tx: Db, kind: NodeKind, state: { watermark: Watermark | null; materialisedAt: Date; updatedAt: Date }): Promise<void> {
+  await tx.execute(sql`INSERT INTO graph_kind_state (kind, watermark_at, watermark_id, materialised_at, updated_at)
+    VALUES (${kind}, ${state.watermark?.at ?? null}::timestamptz, ${state.watermark?.id ?? null}, ${state.materialisedAt.toISOString()}::timestamptz, ${state.updatedAt.toISOString()}::timestamptz)
+    ON CONFLICT (kind) DO UPDATE SET watermark_at = EXCLUDED.watermark_at, watermark_id = EXCLUDED.watermark_id,
+      materialised_at = greatest(graph_kind_state.materialised_at, EXCLUDED.materialised_at), updated_at = EXCLUDED.updated_at`);
+}
+
+// Stream sources: rows after a watermark, up to a cutoff, in (time, id) order
+
+const after = (time: SQL, id: SQL, watermark: Watermark | null) =>
+  watermark === null ? sql`true` : sql`(${time}, ${id}) > (${watermark.at}::timestamptz, ${watermark.id}::uuid)`;
+/** At or before a watermark: the rows a run had read (replay). No watermark: none. */
+const upTo = (time: SQL, id: SQL, watermark: Watermark | null) =>
+  watermark === null ? sql`false` : sql`(${time}, ${id}) <= (${watermark.at}::timestamptz, ${watermark.id}::uuid)`;
+
+export interface Positioned<T> {
+  row: T;
+  position: Watermark;
+  /** The position's time as an instant (to the millisecond). */
+  time: Date;
+}
+
+export async function honeypotEventsAfter(tx: Db, watermark: Watermark | null, cutoff: Date, limit: number): Promise<Positioned<HoneypotEventRow>[]> {
+  const rows = rowsOf<{ id: string; at: string; receivedAt: unknown; slug: string; fingerprintId: string; ja4: string | null; vendorId: string | null; uaClass: string; ts: unknown }>(
+    await tx.execute(sql`
+      SELECT e.id::text AS id, e.received_at::text AS at, e.received_at AS "receivedAt", t.slug, e.fingerprint_id AS "fingerprintId", e.ja4, e.vendor_id AS "vendorId", e.ua_class AS "uaClass", e.ts
+      FROM honeypot_events e JOIN honeypot_tenants t ON t.id = e.tenant_id
+      WHERE ${after(sql`e.received_at`, sql`e.id`, watermark)} AND e.received_at <= ${cutoff.toISOString()}::timestamptz
+      ORDER BY e.received_at, e.id LIMIT ${limit}`),
+  );
+  return rows.map((r) => ({
+    row: { tenantSlug: r.slug, fingerprintId: r.fingerprintId, ja4: r.ja4, vendorId: r.vendorId, uaClass: r.uaClass, ts: asDate(r.ts) },
+    position: { at: r.at, id: r.id },
+    time: asDate(r.receivedAt),
+  }));
+}
+
+/** payload.fingerprintId of an event that names a tenant, when it is a string of 1 to 200 characters (ABOUT). */
+const ABOUT_FINGERPRINT = sql`CASE WHEN e.tenant IS NOT NULL AND jsonb_typeof(e.payload -> 'fingerprintId') = 'string'
+  AND length(e.payload ->> 'fingerprintId') BETWEEN 1 AND 200 THEN e.payload ->> 'fingerprintId' END`;
+
+export async function empireEventsAfter(tx: Db, watermark: Watermark | null, cutoff: Date, limit: number): Promise<Positioned<EmpireEventRow>[]> {
+  const rows = rowsOf<Record<string, unknown>>(
+    await tx.execute(sql`
+      SELECT e.event_id::text AS "eventId", e.received_at::text AS at, e.toolset, e.sender_id AS "senderId", e.event_type AS "eventType", e.ts,
+        e.received_at AS "receivedAt", e.tenant, e.caused_by AS "causedBy", e.key_id::text AS "keyId", e.attestation_id::text AS "attestationId",
+        e.compat_mode AS "compatMode", ${ABOUT_FINGERPRINT} AS "aboutFingerprint"
+      FROM empire_events e
+      WHERE ${after(sql`e.received_at`, sql`e.event_id`, watermark)} AND e.received_at <= ${cutoff.toISOString()}::timestamptz
+      ORDER BY e.received_at, e.event_id LIMIT ${limit}`),
+  );
+  return rows.map((r) => ({
+    row: {
+      eventId: String(r.eventId),
+      toolset: String(r.toolset),
+      senderId: String(r.senderId),
+      eventType: String(r.eventType),
+      ts: asDate(r.ts),
+      receivedAt: asDate(r.receivedAt),
+      tenant: (r.tenant as string | null) ?? null,
+      causedBy: (r.causedBy as string | null) ?? null,
+      keyId: (r.keyId as string | null) ?? null,
+      attestationId: (r.attestationId as string | null) ?? null,
+      compatMode: Boolean(r.compatMode),
+      aboutFingerprint: (r.aboutFingerprint as string | null) ?? null,
+    },
+    position: { at: String(r.at), id: String(r.eventId) },
+    time: asDate(r.receivedAt),
+  }));
+}
+
+/**
+ * CAUSED_BY pairs that a batch of events completes: pairs (effect, cause) of one toolset where the
+ * effect's caused_by is the cause's sender id, both read by now (at or before `end`), and at least
+ * one of them in the batch. The second half finds earlier effects that named a cause arriving only
+ * now (index empire_events_caused_by_idx).
+ */
+export async function causePairs(tx: Db, batch: readonly EmpireEventRow[], end: Watermark): Promise<{ effectId: string; causeId: string }[]> {
+  if (batch.length === 0) return [];
+  const effects = batch.filter((e) => e.causedBy !== null).map((e) => [e.eventId, e.toolset, e.causedBy]);
+  const causes = batch.map((e) => [e.toolset, e.senderId]);
+  const read = upTo(sql`x.received_at`, sql`x.event_id`, end);
+  const rows = rowsOf<{ effectId: string; causeId: string }>(
+    await tx.execute(sql`
+      SELECT b.v ->> 0 AS "effectId", x.event_id::text AS "causeId"
+      FROM jsonb_array_elements(${JSON.stringify(effects)}::jsonb) AS b(v)
+      JOIN empire_events x ON x.toolset = b.v ->> 1 AND x.sender_id = b.v ->> 2
+      WHERE ${read}
+      UNION
+      SELECT x.event_id::text, c.event_id::text
+      FROM jsonb_array_elements(${JSON.stringify(causes)}::jsonb) AS b(v)
+      JOIN empire_events x ON x.toolset = b.v ->> 0 AND x.caused_by = b.v ->> 1
+      JOIN empire_events c ON c.toolset = b.v ->> 0 AND c.sender_id = b.v ->> 1
+      WHERE ${read}`),
+  );
+  return rows;
+}
+
+export async function attestationsAfter(tx: Db, watermark: Watermark | null, cutoff: Date, limit: number): Promise<Positioned<AttestationRow>[]> {
+  const rows = rowsOf<Record<string, unknown>>(
+    await tx.execute(sql`
+      SELECT a.id::text AS id, a.accepted_at::text AS at, a.toolset, a.source, a.kind AS "eventType", a.accepted_at AS "acceptedAt", a.compat_mode AS "compatMode",
+        a.rejection_reason AS "rejectionReason", a.signature_b64 IS NOT NULL AS signed, a.toolset_key_id::text AS "keyId"
+      FROM provenance_attestations a
+      WHERE ${after(sql`a.accepted_at`, sql`a.id`, watermark)} AND a.accepted_at <= ${cutoff.toISOString()}::timestamptz
+      ORDER BY a.accepted_at, a.id LIMIT ${limit}`),
+  );
+  return rows.map((r) => ({
+    row: {
+      id: String(r.id),
+      toolset: String(r.toolset),
+      source: String(r.source),
+      eventType: String(r.eventType),
+      acceptedAt: asDate(r.acceptedAt),
+      compatMode: Boolean(r.compatMode),
+      rejectionReason: (r.rejectionReason as string | null) ?? null,
+      signed: Boolean(r.signed),
+      keyId: (r.keyId as string | null) ?? null,
+    },
+    position: { at: String(r.at), id: String(r.id) },
+    time: asDate(r.acceptedAt),
+  }));
+}
+
+// Small sources
+
+export async function allTenants(db: Db): Promise<TenantRow[]> {
+  return rowsOf<Record<string, unknown>>(await db.execute(sql`SELECT slug, name, created_at AS "createdAt", disabled_at AS "disabledAt" FROM honeypot_tenants`)).map((r) => ({
+    slug: String(r.slug),
+    name: String(r.name),
+    createdAt: asDate(r.createdAt),
+    disabledAt: asDateOrNull(r.disabledAt),
+  }));
+}
+
+export async function allKeys(db: Db): Promise<KeyRow[]> {
+  return rowsOf<Record<string, unknown>>(await db.execute(sql`SELECT id::text AS id, toolset, status, created_at AS "createdAt", retired_at AS "retiredAt" FROM provenance_keys`)).map((r) => ({
+    id: String(r.id),
+    toolset: String(r.toolset),
+    status: String(r.status),
+    createdAt: asDate(r.createdAt),
+    retiredAt: asDateOrNull(r.retiredAt),
+  }));
+}
+
+export async function allIncidents(db: Db): Promise<IncidentRow[]> {
+  return rowsOf<Record<string, unknown>>(
+    await db.execute(sql`SELECT id::text AS id, toolset, severity, status, source, title, opened_at AS "openedAt", resolved_at AS "resolvedAt", event_ids AS "eventIds" FROM empire_incidents`),
+  ).map((r) => ({
+    id: String(r.id),
+    toolset: String(r.toolset),
+    severity: String(r.severity),
+    status: String(r.status),
+    source: String(r.source),
+    title: String(r.title),
+    openedAt: asDate(r.openedAt),
+    resolvedAt: asDateOrNull(r.resolvedAt),
+    eventIds: Array.isArray(r.eventIds) ? (r.eventIds as unknown[]).filter((v): v is string => typeof v === 'string') : [],
+  }));
+}
+
+// Graph writes
+
+/** What an existing row's props become under `merge`: the SQL twin of sources.ts `mergeCounts`. */
+function mergeProps(table: 'graph_nodes' | 'graph_edges'): SQL {
+  const old = (field: string) => `${table}.props ->> '${field}'`;
+  const summed = (field: string) =>
+    `'${field}', CASE WHEN ${table}.props ? '${field}' OR EXCLUDED.props ? '${field}' THEN coalesce((${old(field)})::bigint, 0) + coalesce((EXCLUDED.props ->> '${field}')::bigint, 0) END`;
+  return sql.raw(`jsonb_strip_nulls(${table}.props || EXCLUDED.props || jsonb_build_object(
+    ${SUMMED_PROPS.map(summed).join(',\n    ')},
+    'firstAt', least(${old('firstAt')} COLLATE "C", EXCLUDED.props ->> 'firstAt' COLLATE "C"),
+    'lastAt', greatest(${old('lastAt')} COLLATE "C", EXCLUDED.props ->> 'lastAt' COLLATE "C"),
+    'lastUaClass', CASE WHEN ${old('lastAt')} IS NULL OR EXCLUDED.props ->> 'lastAt' COLLATE "C" >= ${old('lastAt')} COLLATE "C"
+      THEN coalesce(EXCLUDED.props -> 'lastUaClass', ${table}.props -> 'lastUaClass') ELSE coalesce(${table}.props -> 'lastUaClass', EXCLUDED.props -> 'lastUaClass') END))`);
+}
+
+/**
+ * `first_run` of a row an upsert touches: kept while it exists, the run's own when it comes back
+ * after an earlier run removed it (the digest counts it as added by this run).
+ */
+const firstRunOnConflict = (table: 'graph_nodes' | 'graph_edges', seq: number) =>
+  sql.raw(`first_run = CASE WHEN ${table}.removed_run IS NULL OR ${table}.removed_run = ${Number(seq)} THEN ${table}.first_run ELSE EXCLUDED.first_run END, removed_run = NULL`);
+
+/** Writes nodes under `mode`; returns the ids of every node named (`kind|key` → id). */
+export async function writeNodes(tx: Db, nodes: readonly NodeSpec[], mode: WriteMode, run: { seq: number; at: Date }): Promise<Map<string, number>> {
+  if (nodes.length === 0) return new Map();
+  const payload = JSON.stringify(nodes.map((n) => [n.kind, n.key, n.toolset, n.tenant, n.props]));
+  const onConflict =
+    mode === 'replace'
+      ? sql`DO UPDATE SET ${firstRunOnConflict('graph_nodes', run.seq)}, toolset = EXCLUDED.toolset, tenant = EXCLUDED.tenant, props = EXCLUDED.props, materialised_at = EXCLUDED.materialised_at`
+      : mode === 'merge'
+        ? sql`DO UPDATE SET ${firstRunOnConflict('graph_nodes', run.seq)}, toolset = coalesce(EXCLUDED.toolset, graph_nodes.toolset), tenant = coalesce(EXCLUDED.tenant, graph_nodes.tenant),
+            props = ${mergeProps('graph_nodes')}, materialised_at = EXCLUDED.materialised_at`
+        : // A node only named: untouched while it exists (no needless row version), brought back if removed.
+          sql`DO UPDATE SET ${firstRunOnConflict('graph_nodes', run.seq)} WHERE graph_nodes.removed_run IS NOT NULL`;
+  await tx.execute(sql`
+    INSERT INTO graph_nodes (kind, key, toolset, tenant, props, first_run, removed_run, materialised_at)
+    SELECT v ->> 0, v ->> 1, v ->> 2, v ->> 3, v -> 4, ${run.seq}, NULL, ${run.at.toISOString()}::timestamptz FROM jsonb_array_elements(${payload}::jsonb) AS v
+    ON CONFLICT (kind, key) ${onConflict}`);
+  return nodeIds(tx, nodes);
+}
+
+/** Ids of existing nodes (removed ones too), `kind|key` → id. */
+export async function nodeIds(tx: Db, refs: readonly NodeRef[], liveOnly = false): Promise<Map<string, number>> {
+  if (refs.length === 0) return new Map();
+  const payload = JSON.stringify(refs.map((r) => [r.kind, r.key]));
+  const rows = rowsOf<{ id: unknown; kind: string; key: string }>(
+    await tx.execute(sql`SELECT n.id, n.kind, n.key FROM jsonb_array_elements(${payload}::jsonb) AS v JOIN graph_nodes n ON n.kind = v ->> 0 AND n.key = v ->> 1
+      ${liveOnly ? sql`WHERE n.removed_run IS NULL` : sql``}`),
+  );
+  return new Map(rows.map((r) => [refKey({ kind: r.kind as NodeKind, key: r.key }), Number(r.id)]));
+}
+
+/** Writes edges under `mode` (`replace` is treated as `ensure`: edges carry no props of their own beyond counts). */
+export async function writeEdges(tx: Db, edges: readonly EdgeSpec[], mode: WriteMode, ids: ReadonlyMap<string, number>, run: { seq: number; at: Date }): Promise<void> {
+  if (edges.length === 0) return;
+  const payload = JSON.stringify(
+    edges.map((e) => {
+      const src = ids.get(refKey(e.src));
+      const dst = ids.get(refKey(e.dst));
+      if (src === undefined || dst === undefined) throw new Error(`graph edge ${e.kind} names a node that is not written: ${refKey(src === undefined ? e.src : e.dst)}`);
+      return [e.kind, src, dst, e.props];
+    }),
+  );
+  const onConflict =
+    mode === 'merge'
+      ? sql`DO UPDATE SET ${firstRunOnConflict('graph_edges', run.seq)}, props = ${mergeProps('graph_edges')}, materialised_at = EXCLUDED.materialised_at`
+      : sql`DO UPDATE SET ${firstRunOnConflict('graph_edges', run.seq)} WHERE graph_edges.removed_run IS NOT NULL`;
+  await tx.execute(sql`
+    INSERT INTO graph_edges (kind, src, dst, props, first_run, removed_run, materialised_at)
+    SELECT v ->> 0, (v ->> 1)::bigint, (v ->> 2)::bigint, v -> 3, ${run.seq}, NULL, ${run.at.toISOString()}::timestamptz FROM jsonb_array_elements(${payload}::jsonb) AS v
+    ON CONFLICT (kind, src, dst) ${onConflict}`);
+}
+
+export interface LiveNode extends NodeSpec {
+  id: number;
+}
+
+/** Every live node of a kind (the small, whole-compared kinds only). */
+export async function liveNodesOf(tx: Db, kind: NodeKind): Promise<LiveNode[]> {
+  return rowsOf<{ id: unknown; key: string; toolset: string | null; tenant: string | null; props: Record<string, unknown> }>(
+    await tx.execute(sql`SELECT id, key, toolset, tenant, props FROM graph_nodes WHERE kind = ${kind} AND removed_run IS NULL`),
+  ).map((r) => ({ id: Number(r.id), kind, key: r.key, toolset: r.toolset, tenant: r.tenant, props: r.props }));
+}
+
+/** Live edges of the given kinds leaving the given kind of node, as (kind, srcKey, dstKind, dstKey, id). */
+export async function liveEdgesFrom(tx: Db, srcKind: NodeKind, edgeKinds: readonly string[]): Promise<{ id: number; kind: string; srcKey: string; dstKind: string; dstKey: string }[]> {
+  return rowsOf<{ id: unknown; kind: string; srcKey: string; dstKind: string; dstKey: string }>(
+    await tx.execute(sql`SELECT e.id, e.kind, s.key AS "srcKey", d.kind AS "dstKind", d.key AS "dstKey"
+      FROM graph_edges e JOIN graph_nodes s ON s.id = e.src JOIN graph_nodes d ON d.id = e.dst
+      WHERE e.removed_run IS NULL AND s.kind = ${srcKind} AND e.kind IN (SELECT jsonb_array_elements_text(${JSON.stringify(edgeKinds)}::jsonb))`),
+  ).map((r) => ({ ...r, id: Number(r.id) }));
+}
+
+export async function markEdgesRemoved(tx: Db, ids: readonly number[], seq: number): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.execute(sql`UPDATE graph_edges SET removed_run = ${seq} WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::bigint) AND removed_run IS NULL`);
+}
+
+/** Of these nodes, those some live edge still names (as source or destination). */
+export async function referencedNodes(tx: Db, ids: readonly number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const rows = rowsOf<{ id: unknown }>(
+    await tx.execute(sql`SELECT n.id FROM (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::bigint AS id) n
+      WHERE EXISTS (SELECT 1 FROM graph_edges e WHERE e.src = n.id AND e.removed_run IS NULL)
+         OR EXISTS (SELECT 1 FROM graph_edges e WHERE e.dst = n.id AND e.removed_run IS NULL)`),
+  );
+  return new Set(rows.map((r) => Number(r.id)));
+}
+
+export async function markNodesRemoved(tx: Db, ids: readonly number[], seq: number): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.execute(sql`UPDATE graph_nodes SET removed_run = ${seq} WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::bigint) AND removed_run IS NULL`);
+}
+
+/** Marks removed the live nodes of derived kinds (Toolset, Cluster) that no live edge names any more. */
+export async function removeUnreferenced(tx: Db, kinds: readonly NodeKind[], seq: number): Promise<number> {
+  const rows = rowsOf<{ id: unknown }>(
+    await tx.execute(sql`UPDATE graph_nodes n SET removed_run = ${seq}
+      WHERE n.kind IN (SELECT jsonb_array_elements_text(${JSON.stringify(kinds)}::jsonb)) AND n.removed_run IS NULL
+        AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.src = n.id AND e.removed_run IS NULL)
+        AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.dst = n.id AND e.removed_run IS NULL)
+      RETURNING n.id`),
+  );
+  return rows.length;
+}
+
+// Identities and their hash sums
+
+const NODE_IDENTITY = sql`'n|' || n.kind || '|' || n.key`;
+const EDGE_IDENTITY = sql`'e|' || e.kind || '|' || s.kind || '|' || s.key || '|' || d.kind || '|' || d.key`;
+const EDGE_JOIN = sql`graph_edges e JOIN graph_nodes s ON s.id = e.src JOIN graph_nodes d ON d.id = e.dst`;
+
+/** Identities a run added (present after it, first_run = it) and removed (present before it, removed_run = it). */
+export const nodesAddedBy = (seq: number) => sql`SELECT ${NODE_IDENTITY} AS identity FROM graph_nodes n WHERE n.first_run = ${seq} AND n.removed_run IS NULL`;
+export const nodesRemovedBy = (seq: number) => sql`SELECT ${NODE_IDENTITY} AS identity FROM graph_nodes n WHERE n.removed_run = ${seq} AND n.first_run < ${seq}`;
+export const edgesAddedBy = (seq: number) => sql`SELECT ${EDGE_IDENTITY} AS identity FROM ${EDGE_JOIN} WHERE e.first_run = ${seq} AND e.removed_run IS NULL`;
+export const edgesRemovedBy = (seq: number) => sql`SELECT ${EDGE_IDENTITY} AS identity FROM ${EDGE_JOIN} WHERE e.removed_run = ${seq} AND e.first_run < ${seq}`;
+
+/** The identities the graph rows say existed after run `seq`. */
+export const storedNodesAsOf = (seq: number) =>
+  sql`SELECT ${NODE_IDENTITY} AS identity FROM graph_nodes n WHERE n.first_run <= ${seq} AND (n.removed_run IS NULL OR n.removed_run > ${seq})`;
+export const storedEdgesAsOf = (seq: number) =>
+  sql`SELECT ${EDGE_IDENTITY} AS identity FROM ${EDGE_JOIN} WHERE e.first_run <= ${seq} AND (e.removed_run IS NULL OR e.removed_run > ${seq})`;
+
+export interface IdentitySums {
+  count: number;
+  /** Σ over the rows of each 32-bit big-endian word of SHA-256(identity), as decimal text (digest.ts accFromChunkSums). */
+  chunkSums: string[];
+}
+
+/** Count and chunk sums of SHA-256 over the identities `identities` selects (column `identity`). */
+export async function identitySums(db: Db, identities: SQL): Promise<IdentitySums> {
+  const words = Array.from({ length: 8 }, (_, i) => sql.raw(`coalesce(sum(('x' || encode(substring(h from ${1 + 4 * i} for 4), 'hex'))::bit(32)::bigint), 0)::text AS w${i}`));
+  const [row] = rowsOf<Record<string, unknown>>(
+    await db.execute(sql`SELECT count(*)::text AS n, ${sql.join(words, sql`, `)} FROM (SELECT sha256(convert_to(i.identity, 'UTF8')) AS h FROM (${identities}) i) hashed`),
+  );
+  return { count: Number(row!.n), chunkSums: Array.from({ length: 8 }, (_, i) => String(row![`w${i}`])) };
+}
+
+/** Identities in `a` but not in `b`: how many, and the first `limit` in order. */
+export async function difference(db: Db, a: SQL, b: SQL, limit: number): Promise<{ count: number; sample: string[] }> {
+  const rows = rowsOf<{ identity: string; total: unknown }>(
+    await db.execute(sql`WITH d AS (SELECT identity FROM (${a}) x EXCEPT SELECT identity FROM (${b}) y)
+      SELECT identity, count(*) OVER () AS total FROM d ORDER BY identity COLLATE "C" LIMIT ${limit}`),
+  );
+  return { count: rows.length === 0 ? 0 : Number(rows[0]!.total), sample: rows.map((r) => r.identity) };
+}
+
+/** Live node and edge counts per kind. */
+export async function countsByKind(db: Db): Promise<{ nodes: Map<string, number>; edges: Map<string, number> }> {
+  const nodes = rowsOf<{ kind: string; n: unknown }>(await db.execute(sql`SELECT kind, count(*) AS n FROM graph_nodes WHERE removed_run IS NULL GROUP BY kind`));
+  const edges = rowsOf<{ kind: string; n: unknown }>(await db.execute(sql`SELECT kind, count(*) AS n FROM graph_edges WHERE removed_run IS NULL GROUP BY kind`));
+  return { nodes: new Map(nodes.map((r) => [r.kind, Number(r.n)])), edges: new Map(edges.map((r) => [r.kind, Number(r.n)])) };
+}
+
+// Replay: the identities the sources give as of a run's watermarks
+
+export interface ReplayInputs {
+  honeypot: Watermark | null;
+  empire: Watermark | null;
+  attestations: Watermark | null;
+  vendorIds: readonly string[];
+}
+
+/**
+ * Every node and edge identity the materialiser produces from the sources: stream rows at or
+ * before the run's watermarks, small sources (tenants, keys, incidents, the vendor registry) as
+ * they are now. The same rules as the incremental writes in sources.ts and service.ts, in one
+ * statement (docs/graph-materialiser.md, "Replay").
+ */
+export function liveIdentities(inputs: ReplayInputs): { nodes: SQL; edges: SQL } {
+  const ctes = sql`
+    hp AS (SELECT DISTINCT t.slug, e.fingerprint_id AS fp, e.ja4, e.vendor_id FROM honeypot_events e JOIN honeypot_tenants t ON t.id = e.tenant_id
+           WHERE ${upTo(sql`e.received_at`, sql`e.id`, inputs.honeypot)}),
+    ev AS (SELECT e.event_id::text AS id, e.toolset, e.sender_id, e.tenant, e.caused_by, e.key_id::text AS key_id, e.attestation_id::text AS attestation_id,
+             ${ABOUT_FINGERPRINT} AS about
+           FROM empire_events e WHERE ${upTo(sql`e.received_at`, sql`e.event_id`, inputs.empire)}),
+    att AS (SELECT a.id::text AS id, a.toolset_key_id::text AS key_id FROM provenance_attestations a WHERE ${upTo(sql`a.accepted_at`, sql`a.id`, inputs.attestations)}),
+    keys AS (SELECT id::text AS id, toolset FROM provenance_keys),
+    inc AS (SELECT id::text AS id, toolset, event_ids FROM empire_incidents)`;
+  const nodes = sql`WITH ${ctes},
+    nodes(kind, key) AS (
+      SELECT 'Tenant', slug FROM honeypot_tenants
+      UNION SELECT 'Tenant', slug FROM hp
+      UNION SELECT 'Tenant', tenant FROM ev WHERE tenant IS NOT NULL
+      UNION SELECT 'Fingerprint', slug || '/' || fp FROM hp
+      UNION SELECT 'Fingerprint', tenant || '/' || about FROM ev WHERE about IS NOT NULL
+      UNION SELECT 'Cluster', ja4 FROM hp WHERE ja4 IS NOT NULL
+      UNION SELECT 'Vendor', v FROM jsonb_array_elements_text(${JSON.stringify(inputs.vendorIds)}::jsonb) AS v
+      UNION SELECT 'Vendor', vendor_id FROM hp WHERE vendor_id IS NOT NULL
+      UNION SELECT 'Toolset', toolset FROM ev
+      UNION SELECT 'Toolset', toolset FROM keys
+      UNION SELECT 'Toolset', toolset FROM inc
+      UNION SELECT 'EmpireEvent', id FROM ev
+      UNION SELECT 'Incident', id FROM inc
+      UNION SELECT 'Key', id FROM keys
+      UNION SELECT 'Key', key_id FROM ev WHERE key_id IS NOT NULL
+      UNION SELECT 'Key', key_id FROM att WHERE key_id IS NOT NULL
+      UNION SELECT 'Attestation', id FROM att
+      UNION SELECT 'Attestation', attestation_id FROM ev WHERE attestation_id IS NOT NULL)
+    SELECT 'n|' || kind || '|' || key AS identity FROM nodes`;
+  const edges = sql`WITH ${ctes},
+    edges(kind, sk, skey, dk, dkey) AS (
+      SELECT 'SEEN_ON', 'Fingerprint', slug || '/' || fp, 'Tenant', slug FROM hp
+      UNION SELECT 'IN_CLUSTER', 'Fingerprint', slug || '/' || fp, 'Cluster', ja4 FROM hp WHERE ja4 IS NOT NULL
+      UNION SELECT 'CLAIMS', 'Fingerprint', slug || '/' || fp, 'Vendor', vendor_id FROM hp WHERE vendor_id IS NOT NULL
+      UNION SELECT 'EMITTED_BY', 'EmpireEvent', id, 'Toolset', toolset FROM ev
+      UNION SELECT 'CAUSED_BY', 'EmpireEvent', x.id, 'EmpireEvent', c.id FROM ev x JOIN ev c ON c.toolset = x.toolset AND c.sender_id = x.caused_by
+      UNION SELECT 'FROM_TENANT', 'EmpireEvent', id, 'Tenant', tenant FROM ev WHERE tenant IS NOT NULL
+      UNION SELECT 'ABOUT', 'EmpireEvent', id, 'Fingerprint', tenant || '/' || about FROM ev WHERE about IS NOT NULL
+      UNION SELECT 'SIGNED_BY', 'EmpireEvent', id, 'Key', key_id FROM ev WHERE key_id IS NOT NULL
+      UNION SELECT 'ATTESTS', 'Attestation', attestation_id, 'EmpireEvent', id FROM ev WHERE attestation_id IS NOT NULL
+      UNION SELECT 'BY_KEY', 'Attestation', id, 'Key', key_id FROM att WHERE key_id IS NOT NULL
+      UNION SELECT 'BELONGS_TO', 'Key', id, 'Toolset', toolset FROM keys
+      UNION SELECT 'CONCERNS', 'Incident', i.id, 'EmpireEvent', x.id FROM inc i CROSS JOIN LATERAL jsonb_array_elements_text(i.event_ids) AS named(id) JOIN ev x ON x.id = named.id
+      UNION SELECT 'ON_TOOLSET', 'Incident', id, 'Toolset', toolset FROM inc)
+    SELECT 'e|' || kind || '|' || sk || '|' || skey || '|' || dk || '|' || dkey AS identity FROM edges`;
+  return { nodes, edges };
+}
+
+/** Makes the transaction one read-only snapshot (its first statement). */
+export async function readOnlySnapshot(tx: Db): Promise<void> {
+  await tx.execute(sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`);
+}
+
+/** Refreshes the planner statistics of the graph tables (the query language's cost guard reads them). */
+export async function analyseGraph(db: Db): Promise<void> {
+  await db.execute(sql`ANALYZE graph_nodes, graph_edges`);
+}

@@ -1,0 +1,138 @@
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { describe, expect, it } from 'vitest';
+import { ServiceError } from '../../../platform/errors.ts';
+import { FULL_VISIBILITY, type Visibility } from '../kinds.ts';
+import { checkQuery } from './check.ts';
+import { compileQuery } from './compile.ts';
+import { parseQueryText } from './parser.ts';
+
+const dialect = new PgDialect();
+
+function compiled(text: string, visibility: Visibility = FULL_VISIBILITY, rowLimit = 100) {
+  const result = compileQuery(checkQuery(parseQueryText(text)), { visibility, rowLimit });
+  return { ...dialect.sqlToQuery(result.statement), columns: result.columns, tracksMatch: result.tracksMatch };
+}
+
+/** A string literal as the query text writes it (single-quoted, backslash escapes). */
+const quoted = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n')}'`;
+
+const HOSTILE = [
+  "'; DROP TABLE graph_nodes; --",
+  "x' OR '1'='1",
+  '"; SELECT token_hash FROM api_tokens; --',
+  '$1',
+  "\\'",
+  'Robert\'); DELETE FROM graph_edges;--',
+  'çà va 🙂 ℵ \u202e',
+  'multi\nline',
+  'graph_nodes',
+];
+
+describe('user values are bound parameters', () => {
+  it.each(HOSTILE)('%j in WHERE, a property map, IN and STARTS WITH never reaches the SQL text', (value) => {
+    const text = `MATCH (n:Key {key: ${quoted(value)}})-[:BELONGS_TO {note: ${quoted(value)}}]->(t) WHERE n.label = ${quoted(value)} OR n.key IN [${quoted(value)}, 'b'] OR n.key STARTS WITH ${quoted(value)} OR n.x CONTAINS ${quoted(value)} RETURN n.key`;
+    const { sql, params } = compiled(text);
+    if (value !== 'graph_nodes' && value !== '$1') expect(sql).not.toContain(value);
+    // The value travels as a text parameter or inside a JSON parameter, never in the statement.
+    expect(params).toContain(value);
+    expect(params).toContain(JSON.stringify(value));
+    expect(params.some((p) => typeof p === 'string' && p.includes(JSON.stringify(value).slice(1, -1)) && p.startsWith('['))).toBe(true);
+  });
+
+  it('binds property names, labels, relationship types and numbers too', () => {
+    const { sql, params } = compiled("MATCH (n:Incident)-[:CONCERNS|ABOUT]->(e) WHERE n.`weird'; name` = 42 AND e.severity >= 3.5 RETURN n.`other name` LIMIT 7");
+    for (const name of ["weird'; name", 'other name', 'Incident', 'CONCERNS', 'severity']) {
+      expect(sql).not.toContain(name);
+      expect(params.some((p) => p === name || (typeof p === 'string' && p.includes(name)))).toBe(true);
+    }
+    expect(sql.replace(/\$\d+/g, '$')).not.toMatch(/42|3\.5|7/);
+    expect(params).toEqual(expect.arrayContaining(['42', '3.5', 7]));
+  });
+
+  it('binds the caller\'s visible kinds and toolsets', () => {
+    const { sql, params } = compiled('MATCH (n) RETURN n', { kinds: ['Key', 'Toolset'], toolsets: ["crawler'lab", 'tool-2'] });
+    expect(sql).not.toMatch(/crawler|Toolset|tool-2/);
+    expect(params).toEqual(expect.arrayContaining([JSON.stringify(['Key', 'Toolset']), JSON.stringify(["crawler'lab", 'tool-2'])]));
+    expect(sql).toMatch(/n0\.toolset IS NULL OR n0\.toolset = ANY/);
+  });
+
+  it('binds the row limit (the smaller of LIMIT and the request\'s) and SKIP', () => {
+    const { sql, params } = compiled('MATCH (n) RETURN n SKIP 13', FULL_VISIBILITY, 29);
+    expect(sql).toMatch(/LIMIT \$\d+::bigint OFFSET \$\d+::bigint$/);
+    expect(params.slice(-2)).toEqual([29, 13]);
+    expect(compiled('MATCH (n) RETURN n LIMIT 5', FULL_VISIBILITY, 29).params.slice(-2)).toEqual([5, 0]);
+    expect(compiled('MATCH (n) RETURN n LIMIT 500', FULL_VISIBILITY, 29).params.slice(-2)).toEqual([29, 0]);
+  });
+
+  it('refuses U+0000 in a literal or a name as a 400 before any SQL is built', () => {
+    for (const text of ["MATCH (n) WHERE n.key = 'a\\u0000' RETURN n", "MATCH (n) WHERE n.`a\u0000b` = 1 RETURN n", "MATCH (n) WHERE n.key IN ['\\u0000'] RETURN n"]) {
+      expect(() => compiled(text)).toThrow(ServiceError);
+    }
+  });
+});
+
+describe('only the graph tables', () => {
+  /** Every relation the statement reads: names after FROM or JOIN, quoted or bare. */
+  function relationsRead(sqlText: string): Set<string> {
+    const names = new Set<string>();
+    for (const match of sqlText.matchAll(/\b(?:FROM|JOIN)\s+("?)([A-Za-z_][A-Za-z0-9_]*)\1/gi)) names.add(match[2]!);
+    return names;
+  }
+
+  it.each([
+    'MATCH (n) RETURN n',
+    "MATCH (i:Incident)-[:CONCERNS]->(e:EmpireEvent)-[:SIGNED_BY]->(k:Key) WHERE i.key = 'x' RETURN DISTINCT k.key",
+    'MATCH (a:EmpireEvent)-[r:CAUSED_BY*1..3]-(b) RETURN r, count(*)',
+    "MATCH (f:Fingerprint)-[:SEEN_ON]->(t:Tenant), (f)-[c:IN_CLUSTER]->(x) WHERE t.key IN ['a'] AND NOT x.key ENDS WITH 'z' RETURN f, c ORDER BY f.key DESC LIMIT 5",
+  ])('%s reads graph_nodes and graph_edges (and its own walk) only', (text) => {
+    const { sql } = compiled(text);
+    const allowed = new Set(['graph_nodes', 'graph_edges', 'jsonb_array_elements_text', 'jsonb_array_elements', 'unnest', 'w0', 'w1', 'w2', 'w3']);
+    for (const relation of relationsRead(sql)) expect(allowed.has(relation), `${relation} in ${sql}`).toBe(true);
+    expect(sql).toMatch(/"graph_nodes"/);
+    // Nothing that could reach another schema or run a function with side effects.
+    expect(sql).not.toMatch(/api_tokens|sessions|secret|token_hash|ip_address|pg_catalog|information_schema|pg_read|dblink|copy\s/i);
+  });
+});
+
+describe('what the SQL does', () => {
+  it('filters removed rows and applies the visibility rule to every node alias', () => {
+    const { sql } = compiled('MATCH (a)-->(b)-[:CAUSED_BY*1..2]->(c) RETURN a', { kinds: ['EmpireEvent'], toolsets: ['t1'] });
+    for (const alias of ['n0', 'n1', 'n2', 'wn1']) {
+      expect(sql).toContain(`${alias}.removed_run IS NULL`);
+      expect(sql).toContain(`${alias}.kind = ANY`);
+      expect(sql).toContain(`(${alias}.toolset IS NULL OR ${alias}.toolset = ANY`);
+    }
+    for (const alias of ['e0', 'we1']) expect(sql).toContain(`${alias}.removed_run IS NULL`);
+    expect(sql).toMatch(/WITH RECURSIVE w1/);
+  });
+
+  it('makes a label the caller may not see match nothing', () => {
+    const { sql } = compiled('MATCH (t:Tenant) RETURN t', { kinds: ['Key'], toolsets: null });
+    expect(sql).toMatch(/AND FALSE/);
+  });
+
+  it('keeps distinct relationships on distinct edges, skipping pairs whose types cannot meet', () => {
+    expect(compiled('MATCH (a)-[r]->(b)-[s]->(c) RETURN a').sql).toContain('e0.id <> e1.id');
+    expect(compiled('MATCH (a)-[:SIGNED_BY]->(b)<-[:BY_KEY]-(c) RETURN a').sql).not.toContain('e0.id <> e1.id');
+    expect(compiled('MATCH (a)-[r]->(b)-[*1..2]->(c) RETURN a').sql).toContain('NOT (e0.id = ANY(p1.edges))');
+    expect(compiled('MATCH (a)-[*1..2]->(b)-[*1..2]->(c) RETURN a').sql).toContain('NOT (p0.edges && p1.edges)');
+  });
+
+  it('groups by the non-counting items and tracks matches only for plain queries', () => {
+    const grouped = compiled('MATCH (a)-->(b) RETURN a.kind, count(*) AS n, b');
+    expect(grouped.sql).toContain('GROUP BY 1, 3');
+    expect(grouped.tracksMatch).toBe(false);
+    expect(grouped.columns.map((c) => [c.name, c.kind])).toEqual([['a.kind', 'value'], ['n', 'value'], ['b', 'node']]);
+    expect(compiled('MATCH (a) RETURN count(*)').sql).not.toContain('GROUP BY');
+    expect(compiled('MATCH (a) RETURN DISTINCT a.kind').tracksMatch).toBe(false);
+    const plain = compiled('MATCH (a)-[r]->()-[*1..2]->(b) RETURN a, r');
+    expect(plain.tracksMatch).toBe(true);
+    expect(plain.sql).toContain('ARRAY[n0.id, n1.id, n2.id]::bigint[]) AS node_ids');
+    expect(plain.sql).toContain('ARRAY[e0.id]::bigint[] || p1.edges) AS edge_ids');
+  });
+
+  it('compares a key with a string natively so the (kind, key) index serves it', () => {
+    expect(compiled("MATCH (i:Incident) WHERE i.key = 'x' RETURN i").sql).toMatch(/\(n0\.key = \$\d+::text\)/);
+    expect(compiled("MATCH (i:Incident {key: 'x'}) RETURN i").sql).toMatch(/\(n0\.key = \$\d+::text\)/);
+  });
+});
