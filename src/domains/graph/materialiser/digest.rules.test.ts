@@ -80,15 +80,17 @@ describe('source rows to graph writes (pure)', () => {
       { tenantSlug: 'edge-us', fingerprintId: 'f1', ja4: null, vendorId: null, uaClass: 'BROWSER', ts: at('2026-11-26T07:00:00.000Z') },
     ]);
     const built = batch.build();
-    expect(built.nodes.merge.map((n) => `${n.kind}|${n.key}`).sort()).toEqual(['Cluster|j1', 'Fingerprint|edge-eu/f1', 'Fingerprint|edge-us/f1']);
-    expect(built.nodes.merge.find((n) => n.key === 'edge-eu/f1')).toMatchObject({
-      tenant: 'edge-eu',
-      props: { fingerprintId: 'f1', events: 3, liarEvents: 1, firstAt: '2026-11-26T08:00:00.000Z', lastAt: '2026-11-26T09:30:00.000Z', lastUaClass: 'BROWSER' },
+    // One Fingerprint node across tenants (the id hashes JA4 and user agent only); per tenant counts are on SEEN_ON.
+    expect(built.nodes.merge.map((n) => `${n.kind}|${n.key}`).sort()).toEqual(['Cluster|j1', 'Fingerprint|f1']);
+    expect(built.nodes.merge.find((n) => n.key === 'f1')).toMatchObject({
+      tenant: null,
+      props: { fingerprintId: 'f1', events: 4, liarEvents: 1, firstAt: '2026-11-26T07:00:00.000Z', lastAt: '2026-11-26T09:30:00.000Z', lastUaClass: 'BROWSER' },
     });
     expect(built.nodes.ensure.map((n) => `${n.kind}|${n.key}`).sort()).toEqual(['Tenant|edge-eu', 'Tenant|edge-us', 'Vendor|openai-gptbot']);
     const claims = built.edges.merge.find((e) => e.kind === 'CLAIMS')!;
     expect(claims.props).toEqual({ events: 2, liarEvents: 1, firstAt: '2026-11-26T08:00:00.000Z', lastAt: '2026-11-26T09:00:00.000Z' });
-    expect(built.edges.merge.filter((e) => e.kind === 'SEEN_ON')).toHaveLength(2);
+    const seenOn = built.edges.merge.filter((e) => e.kind === 'SEEN_ON');
+    expect(seenOn.map((e) => [e.dst.key, e.props.events]).sort()).toEqual([['edge-eu', 3], ['edge-us', 1]]);
     expect(built.edges.merge.filter((e) => e.kind === 'IN_CLUSTER')).toHaveLength(1);
   });
 
@@ -120,11 +122,12 @@ describe('source rows to graph writes (pure)', () => {
         compatMode: false,
         aboutFingerprint: 'fp-9',
       },
-      { eventId: 'e-2', toolset: 'crawler-lab', senderId: 's-2', eventType: 'x', ts: at('2026-11-26T09:00:00.000Z'), receivedAt: at('2026-11-26T09:00:01.000Z'), tenant: null, causedBy: null, keyId: null, attestationId: null, compatMode: true, aboutFingerprint: 'ignored-without-tenant' },
+      { eventId: 'e-2', toolset: 'crawler-lab', senderId: 's-2', eventType: 'x', ts: at('2026-11-26T09:00:00.000Z'), receivedAt: at('2026-11-26T09:00:01.000Z'), tenant: null, causedBy: null, keyId: null, attestationId: null, compatMode: true, aboutFingerprint: 'fp-2' },
     ]);
     const built = batch.build();
     expect(built.edges.ensure.map((e) => `${e.kind} ${e.src.key}->${e.dst.key}`).sort()).toEqual([
-      'ABOUT e-1->ghost/fp-9',
+      'ABOUT e-1->fp-9',
+      'ABOUT e-2->fp-2',
       'ATTESTS a-1->e-1',
       'EMITTED_BY e-1->crawler-lab',
       'EMITTED_BY e-2->crawler-lab',

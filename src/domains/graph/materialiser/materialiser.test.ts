@@ -162,18 +162,22 @@ describe('a seeded fleet', () => {
     const stats = await run();
     expect(stats).toMatchObject({ honeypotEventsRead: 6, empireEventsRead: 4, attestationsRead: 4, drained: true });
 
-    const gpt = await liveNode('Fingerprint', `edge-eu/${fingerprints.gpt}`);
-    expect(gpt).toMatchObject({ tenant: 'edge-eu', props: { fingerprintId: fingerprints.gpt, events: 2, liarEvents: 0, lastUaClass: 'KNOWN_LLM_AGENT' } });
-    expect(await liveNode('Fingerprint', `edge-eu/${fingerprints.liar}`)).toMatchObject({ props: { events: 2, liarEvents: 2 } });
+    // One node per fingerprint across the fleet: GPTBot on edge-eu (2 events) and edge-us (1) is one client.
+    const gpt = await liveNode('Fingerprint', fingerprints.gpt);
+    expect(gpt).toMatchObject({ tenant: null, props: { fingerprintId: fingerprints.gpt, events: 3, liarEvents: 0, lastUaClass: 'KNOWN_LLM_AGENT' } });
+    expect(await liveNode('Fingerprint', fingerprints.liar)).toMatchObject({ props: { events: 2, liarEvents: 2 } });
     expect(await liveNode('Cluster', J1)).toMatchObject({ props: { ja4: J1, events: 3 } });
     expect(await liveNode('Cluster', J2)).toMatchObject({ props: { ja4: J2, events: 2 } });
-    expect((await liveEdges('SEEN_ON')).map((e) => e.dst).sort()).toEqual(['edge-eu', 'edge-eu', 'edge-eu', 'edge-us']);
-    expect((await liveEdges('IN_CLUSTER')).map((e) => e.dst).sort()).toEqual([J1, J1, J2]);
+    const seenOn = await liveEdges('SEEN_ON');
+    expect(seenOn.map((e) => e.dst).sort()).toEqual(['edge-eu', 'edge-eu', 'edge-eu', 'edge-us']);
+    // Per tenant counts live on the SEEN_ON edges.
+    expect(seenOn.filter((e) => e.src === fingerprints.gpt).map((e) => [e.dst, e.props.events]).sort()).toEqual([['edge-eu', 2], ['edge-us', 1]]);
+    expect((await liveEdges('IN_CLUSTER')).map((e) => e.dst).sort()).toEqual([J1, J2]);
     const claims = await liveEdges('CLAIMS');
-    expect(claims.map((e) => e.dst)).toEqual(['openai-gptbot', 'openai-gptbot', 'openai-gptbot']);
-    expect(claims.find((e) => e.src === `edge-eu/${fingerprints.liar}`)!.props).toMatchObject({ events: 2, liarEvents: 2 });
-    // One node per fingerprint, not per event.
-    expect((await q<{ n: number }>(sql`SELECT count(*)::int AS n FROM graph_nodes WHERE kind = 'Fingerprint' AND key LIKE 'edge-%'`))[0]!.n).toBe(4);
+    expect(claims.map((e) => e.dst)).toEqual(['openai-gptbot', 'openai-gptbot']);
+    expect(claims.find((e) => e.src === fingerprints.liar)!.props).toMatchObject({ events: 2, liarEvents: 2 });
+    // One node per fingerprint, not per event (nor per tenant).
+    expect((await q<{ n: number }>(sql`SELECT count(*)::int AS n FROM graph_nodes WHERE kind = 'Fingerprint'`))[0]!.n).toBe(3);
   });
 
   it('builds events with their toolset, tenants, fingerprint, key, attestation, causes and incidents', async () => {
@@ -183,7 +187,7 @@ describe('a seeded fleet', () => {
     expect((await liveEdges('FROM_TENANT')).map((e) => e.dst).sort()).toEqual(['edge-eu', 'ghost-tenant']);
     // A tenant an event names but no honeypot registered: a node all the same, marked unregistered.
     expect(await liveNode('Tenant', 'ghost-tenant')).toMatchObject({ props: { slug: 'ghost-tenant', registered: false } });
-    expect((await liveEdges('ABOUT')).map((e) => e.pair)).toEqual([`${events.e1}->edge-eu/${fingerprints.liar}`]);
+    expect((await liveEdges('ABOUT')).map((e) => e.pair)).toEqual([`${events.e1}->${fingerprints.liar}`]);
     expect((await liveEdges('SIGNED_BY')).map((e) => e.pair)).toEqual([`${events.signed}->${keyId}`]);
     expect(await liveEdges('ATTESTS')).toHaveLength(4);
     expect((await liveEdges('BY_KEY')).map((e) => e.dst)).toEqual([keyId]);
@@ -224,7 +228,7 @@ describe('a seeded fleet', () => {
     const third = await run();
     expect(third).toMatchObject({ honeypotEventsRead: 3, nodesAdded: 0, edgesAdded: 0 });
     expect(third.digest).toBe(first.digest);
-    expect(await liveNode('Fingerprint', `edge-eu/${fingerprints.gpt}`)).toMatchObject({ props: { events: 5 } });
+    expect(await liveNode('Fingerprint', fingerprints.gpt)).toMatchObject({ props: { events: 6 } });
     expect(await liveNode('Cluster', J1)).toMatchObject({ props: { events: 6 } });
   });
 

@@ -159,7 +159,7 @@ export async function honeypotEventsAfter(tx: Db, watermark: Watermark | null, c
 }
 
 /** payload.fingerprintId of an event that names a tenant, when it is a string of 1 to 200 characters (ABOUT). */
-const ABOUT_FINGERPRINT = sql`CASE WHEN e.tenant IS NOT NULL AND jsonb_typeof(e.payload -> 'fingerprintId') = 'string'
+const ABOUT_FINGERPRINT = sql`CASE WHEN jsonb_typeof(e.payload -> 'fingerprintId') = 'string'
   AND length(e.payload ->> 'fingerprintId') BETWEEN 1 AND 200 THEN e.payload ->> 'fingerprintId' END`;
 
 export async function empireEventsAfter(tx: Db, watermark: Watermark | null, cutoff: Date, limit: number): Promise<Positioned<EmpireEventRow>[]> {
@@ -487,8 +487,8 @@ export function liveIdentities(inputs: ReplayInputs): { nodes: SQL; edges: SQL }
       SELECT 'Tenant', slug FROM honeypot_tenants
       UNION SELECT 'Tenant', slug FROM hp
       UNION SELECT 'Tenant', tenant FROM ev WHERE tenant IS NOT NULL
-      UNION SELECT 'Fingerprint', slug || '/' || fp FROM hp
-      UNION SELECT 'Fingerprint', tenant || '/' || about FROM ev WHERE about IS NOT NULL
+      UNION SELECT 'Fingerprint', fp FROM hp
+      UNION SELECT 'Fingerprint', about FROM ev WHERE about IS NOT NULL
       UNION SELECT 'Cluster', ja4 FROM hp WHERE ja4 IS NOT NULL
       UNION SELECT 'Vendor', v FROM jsonb_array_elements_text(${JSON.stringify(inputs.vendorIds)}::jsonb) AS v
       UNION SELECT 'Vendor', vendor_id FROM hp WHERE vendor_id IS NOT NULL
@@ -505,13 +505,13 @@ export function liveIdentities(inputs: ReplayInputs): { nodes: SQL; edges: SQL }
     SELECT 'n|' || kind || '|' || key AS identity FROM nodes`;
   const edges = sql`WITH ${ctes},
     edges(kind, sk, skey, dk, dkey) AS (
-      SELECT 'SEEN_ON', 'Fingerprint', slug || '/' || fp, 'Tenant', slug FROM hp
-      UNION SELECT 'IN_CLUSTER', 'Fingerprint', slug || '/' || fp, 'Cluster', ja4 FROM hp WHERE ja4 IS NOT NULL
-      UNION SELECT 'CLAIMS', 'Fingerprint', slug || '/' || fp, 'Vendor', vendor_id FROM hp WHERE vendor_id IS NOT NULL
+      SELECT 'SEEN_ON', 'Fingerprint', fp, 'Tenant', slug FROM hp
+      UNION SELECT 'IN_CLUSTER', 'Fingerprint', fp, 'Cluster', ja4 FROM hp WHERE ja4 IS NOT NULL
+      UNION SELECT 'CLAIMS', 'Fingerprint', fp, 'Vendor', vendor_id FROM hp WHERE vendor_id IS NOT NULL
       UNION SELECT 'EMITTED_BY', 'EmpireEvent', id, 'Toolset', toolset FROM ev
       UNION SELECT 'CAUSED_BY', 'EmpireEvent', x.id, 'EmpireEvent', c.id FROM ev x JOIN ev c ON c.toolset = x.toolset AND c.sender_id = x.caused_by
       UNION SELECT 'FROM_TENANT', 'EmpireEvent', id, 'Tenant', tenant FROM ev WHERE tenant IS NOT NULL
-      UNION SELECT 'ABOUT', 'EmpireEvent', id, 'Fingerprint', tenant || '/' || about FROM ev WHERE about IS NOT NULL
+      UNION SELECT 'ABOUT', 'EmpireEvent', id, 'Fingerprint', about FROM ev WHERE about IS NOT NULL
       UNION SELECT 'SIGNED_BY', 'EmpireEvent', id, 'Key', key_id FROM ev WHERE key_id IS NOT NULL
       UNION SELECT 'ATTESTS', 'Attestation', attestation_id, 'EmpireEvent', id FROM ev WHERE attestation_id IS NOT NULL
       UNION SELECT 'BY_KEY', 'Attestation', id, 'Key', key_id FROM att WHERE key_id IS NOT NULL

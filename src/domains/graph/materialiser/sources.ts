@@ -39,8 +39,12 @@ export interface GraphBatch {
 export const refKey = (ref: NodeRef) => `${ref.kind}|${ref.key}`;
 export const edgeKey = (edge: Pick<EdgeSpec, 'kind' | 'src' | 'dst'>) => `${edge.kind}|${refKey(edge.src)}|${refKey(edge.dst)}`;
 
-/** A honeypot Fingerprint node's key: fingerprint ids are per tenant. */
-export const fingerprintKey = (tenantSlug: string, fingerprintId: string) => `${tenantSlug}/${fingerprintId}`;
+/**
+ * A Fingerprint node's key: the fingerprint id itself. It hashes JA4 and user agent only
+ * (docs/enrichment.md), so one client seen by several honeypots is one node with a SEEN_ON edge
+ * to each tenant: "which fingerprints were seen on two tenants" is a pattern, not a join.
+ */
+export const fingerprintKey = (fingerprintId: string) => fingerprintId;
 
 /** What a node looks like when an edge names it before (or without) its own source row. */
 export function placeholderNode(ref: NodeRef, owner: { toolset?: string | null; tenant?: string | null } = {}): NodeSpec {
@@ -123,8 +127,8 @@ export interface HoneypotEventRow {
 }
 
 /**
- * Honeypot events are aggregated, never one node per event: per fingerprint (per tenant), per JA4
- * cluster and per claimed vendor, counts and first/last times grow, so the graph is bounded by
+ * Honeypot events are aggregated, never one node per event: per fingerprint (fleet-wide; per
+ * tenant on its SEEN_ON edge), per JA4 cluster and per claimed vendor, counts and first/last times grow, so the graph is bounded by
  * fingerprints, clusters and vendors however many events arrive.
  */
 export function addHoneypotEvents(batch: BatchBuilder, rows: readonly HoneypotEventRow[]): void {
@@ -134,9 +138,9 @@ export function addHoneypotEvents(batch: BatchBuilder, rows: readonly HoneypotEv
     const counted = { events: 1, liarEvents: liar, firstAt: at, lastAt: at };
     const fingerprint = batch.node('merge', {
       kind: 'Fingerprint',
-      key: fingerprintKey(row.tenantSlug, row.fingerprintId),
+      key: fingerprintKey(row.fingerprintId),
       toolset: null,
-      tenant: row.tenantSlug,
+      tenant: null,
       props: { fingerprintId: row.fingerprintId, ...counted, lastUaClass: row.uaClass },
     });
     batch.edge('merge', { kind: 'SEEN_ON', src: fingerprint, dst: batch.ensure({ kind: 'Tenant', key: row.tenantSlug }), props: counted });
@@ -184,10 +188,9 @@ export function addEmpireEvents(batch: BatchBuilder, rows: readonly EmpireEventR
     batch.edge('ensure', { kind: 'EMITTED_BY', src: event, dst: batch.ensure({ kind: 'Toolset', key: row.toolset }), props: {} });
     if (row.tenant !== null) {
       batch.edge('ensure', { kind: 'FROM_TENANT', src: event, dst: batch.ensure({ kind: 'Tenant', key: row.tenant }), props: {} });
-      if (row.aboutFingerprint !== null) {
-        const fingerprint = batch.ensure({ kind: 'Fingerprint', key: fingerprintKey(row.tenant, row.aboutFingerprint) }, { tenant: row.tenant });
-        batch.edge('ensure', { kind: 'ABOUT', src: event, dst: fingerprint, props: {} });
-      }
+    }
+    if (row.aboutFingerprint !== null) {
+      batch.edge('ensure', { kind: 'ABOUT', src: event, dst: batch.ensure({ kind: 'Fingerprint', key: fingerprintKey(row.aboutFingerprint) }), props: {} });
     }
     if (row.keyId !== null) batch.edge('ensure', { kind: 'SIGNED_BY', src: event, dst: batch.ensure({ kind: 'Key', key: row.keyId }, { toolset: row.toolset }), props: {} });
     if (row.attestationId !== null) {
