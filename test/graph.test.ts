@@ -116,6 +116,11 @@ describe('the knowledge graph through the API', () => {
     expect(await rowsOf(`MATCH (i:Incident) RETURN i.key`, bound)).toEqual([]);
   });
 
+  it('draws graph queries from their own bounded pool of work slots', () => {
+    expect(t.app.endpoints.find((e) => e.id === 'runGraphQuery')!.concurrency).toBe('graph-query');
+    expect(t.app.server.concurrencyLimits['graph-query'].capacity).toBe(4);
+  });
+
   it('answers 400 with the position for invalid text and refuses anything that writes', async () => {
     const bad = await query({ query: 'MATCH (n:Toolset)\nRETURN n.key AS' });
     expect(bad.statusCode).toBe(400);

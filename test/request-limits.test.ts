@@ -72,6 +72,17 @@ function buildLimitedServer(limits: Partial<RequestLimits>, room: ReturnType<typ
       }),
       defineEndpoint({
         ...common,
+        id: 'graph',
+        title: 'Work under a graph-query slot',
+        method: 'POST',
+        path: '/graph',
+        kind: 'read',
+        concurrency: 'graph-query',
+        body: Type.Object({}, { additionalProperties: false }),
+        handler: async () => (await room.wait(), { ok: true }),
+      }),
+      defineEndpoint({
+        ...common,
         id: 'small',
         title: 'Small body',
         method: 'POST',
@@ -118,7 +129,7 @@ function jsonBodyOf(rawResponse: string): Record<string, unknown> {
 
 describe('configuration', () => {
   it('has sane defaults', () => {
-    expect(loadConfig({}).requestLimits).toEqual({ timeoutMs: 30_000, receiveTimeoutMs: 30_000, maxHeaderBytes: 16_384, ingestConcurrency: 64 });
+    expect(loadConfig({}).requestLimits).toEqual({ timeoutMs: 30_000, receiveTimeoutMs: 30_000, maxHeaderBytes: 16_384, ingestConcurrency: 64, graphQueryConcurrency: 4 });
     expect(loadConfig({}).requestLimits).toEqual(REQUEST_LIMIT_DEFAULTS);
   });
 
@@ -128,8 +139,9 @@ describe('configuration', () => {
       OBSERVATORY_RECEIVE_TIMEOUT_MS: '10000',
       OBSERVATORY_MAX_HEADER_BYTES: '8192',
       OBSERVATORY_INGEST_CONCURRENCY: '8',
+      OBSERVATORY_GRAPH_QUERY_CONCURRENCY: '2',
     }).requestLimits;
-    expect(limits).toEqual({ timeoutMs: 5000, receiveTimeoutMs: 10_000, maxHeaderBytes: 8192, ingestConcurrency: 8 });
+    expect(limits).toEqual({ timeoutMs: 5000, receiveTimeoutMs: 10_000, maxHeaderBytes: 8192, ingestConcurrency: 8, graphQueryConcurrency: 2 });
   });
 
   it.each([
@@ -140,6 +152,8 @@ describe('configuration', () => {
     ['OBSERVATORY_MAX_HEADER_BYTES', '1048576'],
     ['OBSERVATORY_INGEST_CONCURRENCY', '0'],
     ['OBSERVATORY_INGEST_CONCURRENCY', '-1'],
+    ['OBSERVATORY_GRAPH_QUERY_CONCURRENCY', '0'],
+    ['OBSERVATORY_GRAPH_QUERY_CONCURRENCY', '1001'],
   ])('refuses %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}:`));
@@ -281,6 +295,31 @@ describe('the cap on concurrent ingest work', () => {
     expect(slots.inUse()).toBe(1);
     room.releaseAll();
     await expect.poll(() => slots.inUse()).toBe(0);
+  });
+});
+
+describe('the cap on concurrent graph queries', () => {
+  const room = waitingRoom();
+  const server = buildLimitedServer({ ingestConcurrency: 2, graphQueryConcurrency: 1, timeoutMs: 60_000 }, room);
+  afterAll(async () => {
+    room.releaseAll();
+    await server.close();
+  });
+
+  it('is a pool of its own: a second query waits for none and is refused, while ingest slots stay free', async () => {
+    const first = server.inject({ method: 'POST', url: '/graph', payload: {} });
+    await expect.poll(() => server.concurrencyLimits['graph-query'].inUse()).toBe(1);
+    const second = await server.inject({ method: 'POST', url: '/graph', payload: {} });
+    expect(second.statusCode).toBe(503);
+    expect(second.json()).toMatchObject({ reason: 'overloaded', retryAfterSec: 1 });
+    expect(second.json().human).toContain('1 graph-query requests');
+    expect(server.concurrencyLimits.ingest.inUse()).toBe(0);
+    const work = server.inject({ method: 'POST', url: '/work', payload: {} });
+    await expect.poll(() => server.concurrencyLimits.ingest.inUse()).toBe(1);
+    room.releaseAll();
+    expect((await first).statusCode).toBe(200);
+    expect((await work).statusCode).toBe(200);
+    await expect.poll(() => server.concurrencyLimits['graph-query'].inUse()).toBe(0);
   });
 });
 

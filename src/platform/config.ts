@@ -158,6 +158,12 @@ export interface RequestLimits {
   maxHeaderBytes: number;
   /** OBSERVATORY_INGEST_CONCURRENCY: ingest requests worked on at once (both ingests together); 503 `overloaded` beyond it. */
   ingestConcurrency: number;
+  /**
+   * OBSERVATORY_GRAPH_QUERY_CONCURRENCY: graph queries worked on at once; 503 `overloaded` beyond
+   * it. Each may hold a connection for up to its statement timeout, so a few callers cannot take
+   * the whole pool.
+   */
+  graphQueryConcurrency: number;
 }
 
 export const REQUEST_LIMIT_DEFAULTS: RequestLimits = {
@@ -165,6 +171,7 @@ export const REQUEST_LIMIT_DEFAULTS: RequestLimits = {
   receiveTimeoutMs: 30_000,
   maxHeaderBytes: 16 * 1024,
   ingestConcurrency: 64,
+  graphQueryConcurrency: 4,
 };
 
 /**
@@ -402,6 +409,7 @@ export function loadConfig(env: Env = process.env, isTty: boolean = process.stdo
       // Below 1 KiB not even a bearer token and a cookie fit; above 256 KiB every connection may make the server buffer that much.
       maxHeaderBytes: integer(env, 'OBSERVATORY_MAX_HEADER_BYTES', REQUEST_LIMIT_DEFAULTS.maxHeaderBytes, 1_024, 256 * 1024),
       ingestConcurrency: integer(env, 'OBSERVATORY_INGEST_CONCURRENCY', REQUEST_LIMIT_DEFAULTS.ingestConcurrency, 1, 100_000),
+      graphQueryConcurrency: integer(env, 'OBSERVATORY_GRAPH_QUERY_CONCURRENCY', REQUEST_LIMIT_DEFAULTS.graphQueryConcurrency, 1, 1_000),
     },
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     agentApi: {

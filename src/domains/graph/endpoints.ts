@@ -70,6 +70,8 @@ export function graphQueryEndpoints(deps: { queries: GraphQueryRunner; saved: Sa
       kind: 'read',
       uiPath: '/empire/graph',
       errors: [409],
+      // Each query may hold a database connection up to its statement timeout (OBSERVATORY_GRAPH_QUERY_CONCURRENCY).
+      concurrency: 'graph-query',
       body: Type.Object(
         {
           query: Type.Optional(Type.String({ minLength: 1, maxLength: QUERY_TEXT_MAX, description: 'The query text.' })),

@@ -7,7 +7,7 @@ import { ServiceError } from '../errors.ts';
  */
 
 /** The named pools an endpoint can draw from (the registry's `concurrency` field). */
-export type ConcurrencyPool = 'ingest';
+export type ConcurrencyPool = 'ingest' | 'graph-query';
 
 /** How long a refused client is told to wait: work here takes milliseconds, so one second is ample. */
 export const OVERLOADED_RETRY_AFTER_SEC = 1;
@@ -56,7 +56,7 @@ export function overloaded(limit: ConcurrencyLimit): ServiceError {
   return new ServiceError(
     503,
     'overloaded',
-    `The server is already working on ${limit.capacity} ${limit.pool} requests; nothing was written. Try again in ${OVERLOADED_RETRY_AFTER_SEC} s.`,
+    `The server is already working on ${limit.capacity} ${limit.pool} requests; nothing was done. Try again in ${OVERLOADED_RETRY_AFTER_SEC} s.`,
     { retryAfterSec: OVERLOADED_RETRY_AFTER_SEC },
   );
 }

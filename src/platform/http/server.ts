@@ -62,7 +62,10 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const { endpoints, credentials, clock, metrics, metricsToken } = options;
   assertRegistryConsistent(endpoints);
   const limits: RequestLimits = { ...REQUEST_LIMIT_DEFAULTS, ...options.limits };
-  const pools: Record<ConcurrencyPool, ConcurrencyLimit> = { ingest: createConcurrencyLimit('ingest', limits.ingestConcurrency) };
+  const pools: Record<ConcurrencyPool, ConcurrencyLimit> = {
+    ingest: createConcurrencyLimit('ingest', limits.ingestConcurrency),
+    'graph-query': createConcurrencyLimit('graph-query', limits.graphQueryConcurrency),
+  };
 
   const app = Fastify({
     loggerInstance: options.logger,
