@@ -396,11 +396,24 @@ export async function markNodesRemoved(tx: Db, ids: readonly number[], seq: numb
   await tx.execute(sql`UPDATE graph_nodes SET removed_run = ${seq} WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::bigint) AND removed_run IS NULL`);
 }
 
-/** Marks removed the live nodes of derived kinds (Toolset, Cluster) that no live edge names any more. */
+/**
+ * Marks removed the live nodes of derived kinds (Toolset, Cluster) that no live edge names any
+ * more. Only nodes the run could have left unnamed are looked at: the ends of the edges it marked
+ * removed (graph_edges_removed_run_idx) and the nodes it added or brought back
+ * (graph_nodes_first_run_idx), so the cost follows what the run changed, not how many derived
+ * nodes the graph holds.
+ */
 export async function removeUnreferenced(tx: Db, kinds: readonly NodeKind[], seq: number): Promise<number> {
+  if (kinds.length === 0) return 0;
   const rows = rowsOf<{ id: unknown }>(
     await tx.execute(sql`UPDATE graph_nodes n SET removed_run = ${seq}
-      WHERE n.kind IN (SELECT jsonb_array_elements_text(${JSON.stringify(kinds)}::jsonb)) AND n.removed_run IS NULL
+      WHERE n.id IN (SELECT e.src FROM graph_edges e WHERE e.removed_run = ${seq}
+                     UNION SELECT e.dst FROM graph_edges e WHERE e.removed_run = ${seq}
+                     UNION SELECT c.id FROM graph_nodes c WHERE c.first_run = ${seq})
+        AND n.kind IN (${sql.join(
+          kinds.map((k) => sql`${k}`),
+          sql`, `,
+        )}) AND n.removed_run IS NULL
         AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.src = n.id AND e.removed_run IS NULL)
         AND NOT EXISTS (SELECT 1 FROM graph_edges e WHERE e.dst = n.id AND e.removed_run IS NULL)
       RETURNING n.id`),
@@ -525,6 +538,19 @@ export function liveIdentities(inputs: ReplayInputs): { nodes: SQL; edges: SQL }
 /** Makes the transaction one read-only snapshot (its first statement). */
 export async function readOnlySnapshot(tx: Db): Promise<void> {
   await tx.execute(sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`);
+}
+
+/**
+ * The rows the planner's statistics assume the graph tables hold (pg_class.reltuples, set by the
+ * last ANALYZE or VACUUM, autovacuum's included); null when either table was never analysed.
+ * Kept by the database, so it holds across processes and instances.
+ */
+export async function analysedGraphRows(db: Db): Promise<number | null> {
+  const [row] = rowsOf<{ n: unknown; never: unknown }>(
+    await db.execute(sql`SELECT sum(greatest(reltuples, 0))::float8 AS n, bool_or(reltuples < 0) AS never FROM pg_class
+      WHERE oid IN ('graph_nodes'::regclass, 'graph_edges'::regclass)`),
+  );
+  return row === undefined || row.never === true || row.never === 't' ? null : Number(row.n);
 }
 
 /** Refreshes the planner statistics of the graph tables (the query language's cost guard reads them). */

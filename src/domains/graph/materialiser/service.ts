@@ -349,17 +349,19 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
   }
 
   /**
-   * The graph size at the last ANALYZE this process ran, -1 before the first. The query language
-   * refuses costly queries on PGlite by the planner's estimate (PGlite does not enforce
-   * statement_timeout and runs no autovacuum), and the estimate is only as good as the statistics:
-   * they are refreshed at the first run of a process and whenever the graph grew by a tenth (and at
-   * least 1,000 rows) since.
+   * The query language refuses costly queries on PGlite by the planner's estimate (PGlite does not
+   * enforce statement_timeout and runs no autovacuum), and the estimate is only as good as the
+   * statistics: they are refreshed when the graph tables were never analysed, and when the graph
+   * (live nodes and edges) grew by a tenth, and at least 1,000 rows, beyond the row count the
+   * statistics assume (pg_class.reltuples). That count is the database's, not this process's: a
+   * new process or instance does not analyse again a graph that has not grown, and a run that
+   * adds a few rows to a large graph does not pay for an ANALYZE (which reads up to 30,000 pages
+   * of each table, whatever the run changed).
    */
-  let analysedAtSize = -1;
   async function refreshPlannerStatistics(size: number): Promise<void> {
-    if (analysedAtSize >= 0 && size - analysedAtSize < Math.max(1000, analysedAtSize / 10)) return;
+    const analysed = await repo.analysedGraphRows(db);
+    if (analysed !== null && size - analysed < Math.max(1000, analysed / 10)) return;
     await repo.analyseGraph(db);
-    analysedAtSize = size;
   }
 
   async function lags(now: Date, via: Db = db) {

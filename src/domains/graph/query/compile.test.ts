@@ -10,7 +10,7 @@ const dialect = new PgDialect();
 
 function compiled(text: string, visibility: Visibility = FULL_VISIBILITY, rowLimit = 100) {
   const result = compileQuery(checkQuery(parseQueryText(text)), { visibility, rowLimit });
-  return { ...dialect.sqlToQuery(result.statement), columns: result.columns, tracksMatch: result.tracksMatch };
+  return { ...dialect.sqlToQuery(result.statement), columns: result.columns, tracksMatch: result.tracksMatch, anchored: result.anchored };
 }
 
 /** A string literal as the query text writes it (single-quoted, backslash escapes). */
@@ -127,8 +127,28 @@ describe('what the SQL does', () => {
     expect(compiled('MATCH (a) RETURN DISTINCT a.kind').tracksMatch).toBe(false);
     const plain = compiled('MATCH (a)-[r]->()-[*1..2]->(b) RETURN a, r');
     expect(plain.tracksMatch).toBe(true);
-    expect(plain.sql).toContain('ARRAY[n0.id, n1.id, n2.id]::bigint[]) AS node_ids');
-    expect(plain.sql).toContain('ARRAY[e0.id]::bigint[] || p1.edges) AS edge_ids');
+    expect(plain.sql).toMatch(/to_jsonb\(ARRAY\[jsonb_build_object\('id', n0\.id.*jsonb_build_object\('id', n1\.id.*jsonb_build_object\('id', n2\.id[^\]]*\]\) AS match_nodes/);
+    expect(plain.sql).toMatch(/\(jsonb_build_array\(jsonb_build_object\('id', e0\.id[^)]*\)\) \|\| \(SELECT coalesce\(jsonb_agg\(.*unnest\(p1\.edges\).*\)\) AS match_edges/);
+  });
+
+  it('writes the joins out from a node pinned by key or id, and leaves an unpinned pattern to the planner', () => {
+    const pinned = compiled("MATCH (f:Fingerprint)-[:SEEN_ON]->(t:Tenant {key: 'acme'})<-[:SEEN_ON]-(g) RETURN f, g");
+    expect(pinned.anchored).toBe(true);
+    expect(pinned.sql).toContain('FROM "graph_nodes" AS n1 CROSS JOIN "graph_edges" AS e0 CROSS JOIN "graph_nodes" AS n0 CROSS JOIN "graph_edges" AS e1 CROSS JOIN "graph_nodes" AS n2\n');
+    const byWhere = compiled("MATCH (a)-[:CAUSED_BY*1..3]->(b:EmpireEvent) WHERE b.key = 'ev-1' AND a.n > 1 RETURN a");
+    expect(byWhere.anchored).toBe(true);
+    // The walk starts at the pinned right end, against the arrow, and prepends each edge.
+    expect(byWhere.sql).toMatch(/FROM "graph_nodes" AS n1 CROSS JOIN LATERAL \(WITH RECURSIVE .*SELECT n1\.id, ARRAY\[\]::bigint\[\], 0/s);
+    expect(byWhere.sql).toContain('we0.id || w0.edges');
+    expect(byWhere.sql).toContain('we0.dst = w0.node_id');
+    expect(byWhere.sql).toContain('p0.end_id = n0.id');
+    const byId = compiled('MATCH (a)-->(b) WHERE b.id = 42 RETURN a');
+    expect(byId.anchored).toBe(true);
+    expect(byId.sql).toMatch(/\(n1\.id = \$\d+::bigint\)/);
+    expect(byId.sql).toContain('FROM "graph_nodes" AS n1 CROSS JOIN');
+    const unpinned = compiled("MATCH (a)-->(b) WHERE b.key STARTS WITH 'x' OR b.id = 42 RETURN a");
+    expect(unpinned.anchored).toBe(false);
+    expect(unpinned.sql).toContain('FROM "graph_nodes" AS n0, "graph_nodes" AS n1, "graph_edges" AS e0\n');
   });
 
   it('compares a key with a string natively so the (kind, key) index serves it', () => {

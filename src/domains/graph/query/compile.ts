@@ -49,11 +49,33 @@ export interface CompiledQuery {
   statement: SQL;
   columns: OutputColumn[];
   /**
-   * True when every row also carries `node_ids` and `edge_ids`: the ids of every node and edge of
-   * the match behind it (queries that neither aggregate nor use DISTINCT, where a row is one match).
+   * True when every row also carries `match_nodes` and `match_edges`: the views (jsonb arrays) of
+   * every node and edge of the match behind it, edges of a variable-length path in path order
+   * (queries that neither aggregate nor use DISTINCT, where a row is one match).
    */
   tracksMatch: boolean;
+  /**
+   * True when the pattern has an anchor, a node pinned by `id` or `key` equality (at most one row
+   * per visible kind through the primary key or the (kind, key) index): the FROM list is then
+   * written as a walk out from it and the statement must run with `ANCHORED_PLAN_SETTINGS`.
+   */
+  anchored: boolean;
 }
+
+/**
+ * Planner settings for an anchored statement (set for its transaction only): the joins in the
+ * order written (out from the anchor) and by nested loops over the edge indexes, so the work
+ * follows the anchor's neighbourhood and stops at the LIMIT. Left to itself the planner misjudges
+ * such patterns: it cannot know that every SEEN_ON edge ends on a Tenant, estimates the
+ * neighbourhood a few rows, and picks a merge or hash join that scans every edge of the type in
+ * the hope of finding the few early (docs/graph-query.md, "Performance").
+ */
+export const ANCHORED_PLAN_SETTINGS: Readonly<Record<string, string>> = {
+  join_collapse_limit: '1',
+  from_collapse_limit: '1',
+  enable_mergejoin: 'off',
+  enable_hashjoin: 'off',
+};
 
 const COMPARISON_SQL: Record<ComparisonOperator, string> = { '=': '=', '<>': '<>', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
 
@@ -81,9 +103,22 @@ type CompiledOperand =
   | { form: 'json'; sql: SQL }
   | { form: 'entity'; id: SQL };
 
+/** One FROM item: a node, an edge, or a variable-length walk (built once its start is known). */
+type FromItem =
+  | { type: 'node'; alias: string }
+  | { type: 'edge'; alias: string; from: string; to: string }
+  | { type: 'walk'; alias: string; index: number; pattern: RelationshipPattern; from: string; to: string };
+
+/** How surely a node condition pins one row: by id (primary key), by label and key, by key alone. */
+const ANCHOR_BY_ID = 3;
+const ANCHOR_BY_LABEL_AND_KEY = 2;
+const ANCHOR_BY_KEY = 1;
+
 class QueryBuilder {
-  readonly from: SQL[] = [];
+  readonly items: FromItem[] = [];
   readonly conditions: SQL[] = [];
+  /** Per node alias: whether an id or a key equality pins it, and whether it has a label (anchorStrength). */
+  private readonly pins = new Map<string, { id: boolean; key: boolean; label: boolean }>();
   /** Every node alias of the pattern, named or anonymous, in order. */
   readonly nodeAliases: string[] = [];
   readonly relationships: RelationshipBinding[] = [];
@@ -102,14 +137,37 @@ class QueryBuilder {
       alias = `n${this.nodeAliases.length}`;
       this.nodeAliases.push(alias);
       if (pattern.variable !== null) this.nodes.set(pattern.variable, alias);
-      this.from.push(sql`${graphNodes} AS ${raw(alias)}`);
+      this.items.push({ type: 'node', alias });
       this.conditions.push(this.nodeVisible(alias, pattern.label === null));
     }
+    if (pattern.label !== null) this.pin(alias, 'label');
+    for (const entry of pattern.properties) this.pinByEquality(alias, entry.key, entry.value);
     if (pattern.label !== null) {
       this.conditions.push(this.visibility.kinds.includes(pattern.label as never) ? sql`${column(alias, 'kind')} = ${pattern.label}` : sql`FALSE`);
     }
     for (const entry of pattern.properties) this.conditions.push(propertyEquals(alias, NODE_COLUMNS, entry));
     return alias;
+  }
+
+  private pin(alias: string, what: 'id' | 'key' | 'label'): void {
+    const pins = this.pins.get(alias) ?? { id: false, key: false, label: false };
+    pins[what] = true;
+    this.pins.set(alias, pins);
+  }
+
+  /** Notes `alias.property = value` when it is one the primary key or the (kind, key) index answers. */
+  pinByEquality(alias: string, property: string, value: LiteralValue): void {
+    if (property === 'id' && typeof value === 'number') this.pin(alias, 'id');
+    else if (property === 'key' && typeof value === 'string') this.pin(alias, 'key');
+  }
+
+  /** How surely `alias` is pinned to one row (0: not at all). */
+  anchorStrength(alias: string): number {
+    const pins = this.pins.get(alias);
+    if (pins === undefined) return 0;
+    if (pins.id) return ANCHOR_BY_ID;
+    if (pins.key) return pins.label ? ANCHOR_BY_LABEL_AND_KEY : ANCHOR_BY_KEY;
+    return 0;
   }
 
   /**
@@ -129,15 +187,83 @@ class QueryBuilder {
     const index = this.relationships.length;
     if (pattern.length === null) {
       const alias = `e${index}`;
-      this.from.push(sql`${graphEdges} AS ${raw(alias)}`);
+      this.items.push({ type: 'edge', alias, from: fromAlias, to: toAlias });
       this.conditions.push(sql`${column(alias, 'removed_run')} IS NULL`, ...edgeFilters(alias, pattern), fixedDirection(alias, pattern.direction, fromAlias, toAlias));
       this.remember(pattern, { alias, sort: 'edge', types: pattern.types });
     } else {
       const alias = `p${index}`;
-      this.from.push(sql`LATERAL ${this.walk(index, pattern, fromAlias)} AS ${raw(alias)}`);
-      this.conditions.push(sql`${column(alias, 'end_id')} = ${column(toAlias, 'id')}`);
+      this.items.push({ type: 'walk', alias, index, pattern, from: fromAlias, to: toAlias });
       this.remember(pattern, { alias, sort: 'path', types: pattern.types });
     }
+  }
+
+  /**
+   * The FROM clause. Without an anchor: every item in pattern order, comma-separated, for the
+   * planner to order. With one: explicit joins in the order of a walk out from the anchor (each
+   * edge right after a node it touches, each node right after an edge that reaches it), which
+   * `ANCHORED_PLAN_SETTINGS` keeps; a variable-length walk then starts from whichever of its ends
+   * is reached first. The walks' end conditions go to `conditions`.
+   */
+  fromClause(anchor: string | null): SQL {
+    const order = anchor === null ? this.items : this.walkOrder(anchor);
+    const placed = new Set<string>();
+    const parts: SQL[] = [];
+    for (const item of order) {
+      let part: SQL;
+      if (item.type === 'node') part = sql`${graphNodes} AS ${raw(item.alias)}`;
+      else if (item.type === 'edge') part = sql`${graphEdges} AS ${raw(item.alias)}`;
+      else {
+        // Walk from the left end unless only the right end is placed already (then walk backwards).
+        const backwards = anchor !== null && !placed.has(item.from) && placed.has(item.to);
+        const [start, end] = backwards ? [item.to, item.from] : [item.from, item.to];
+        part = sql`LATERAL ${this.walk(item.index, item.pattern, start, backwards)} AS ${raw(item.alias)}`;
+        this.conditions.push(sql`${column(item.alias, 'end_id')} = ${column(end, 'id')}`);
+      }
+      placed.add(item.alias);
+      parts.push(part);
+    }
+    return anchor === null ? join(parts, ', ') : join(parts, ' CROSS JOIN ');
+  }
+
+  /** The items in the order of a breadth-first walk over the pattern from `anchor`, then from the next best node of each part left. */
+  private walkOrder(anchor: string): FromItem[] {
+    const nodes = this.items.filter((item) => item.type === 'node');
+    const relationships = this.items.filter((item) => item.type !== 'node');
+    const order: FromItem[] = [];
+    const reached = new Set<string>();
+    const used = new Set<string>();
+    let start: string | undefined = anchor;
+    while (start !== undefined) {
+      const queue = [start];
+      reached.add(start);
+      order.push(nodes.find((n) => n.alias === start)!);
+      while (queue.length > 0) {
+        const here = queue.shift()!;
+        for (const relationship of relationships) {
+          if (used.has(relationship.alias) || (relationship.from !== here && relationship.to !== here)) continue;
+          used.add(relationship.alias);
+          order.push(relationship);
+          const other = relationship.from === here ? relationship.to : relationship.from;
+          if (!reached.has(other)) {
+            reached.add(other);
+            queue.push(other);
+            order.push(nodes.find((n) => n.alias === other)!);
+          }
+        }
+      }
+      const left = nodes.filter((n) => !reached.has(n.alias));
+      start = left.reduce<FromItem | undefined>((best, n) => (best === undefined || this.anchorStrength(n.alias) > this.anchorStrength(best.alias) ? n : best), undefined)?.alias;
+    }
+    return order;
+  }
+
+  /** The node most surely pinned to one row (the first such in pattern order), or null when none is. */
+  anchor(): string | null {
+    let best: string | null = null;
+    for (const alias of this.nodeAliases) {
+      if (this.anchorStrength(alias) > (best === null ? 0 : this.anchorStrength(best))) best = alias;
+    }
+    return best;
   }
 
   private remember(pattern: RelationshipPattern, binding: RelationshipBinding): void {
@@ -155,16 +281,20 @@ class QueryBuilder {
    * kinds and direction, each edge at most once per path, each node it reaches existing and
    * visible (so a hidden node cannot be walked through), between min and max edges long.
    */
-  private walk(index: number, pattern: RelationshipPattern, startAlias: string): SQL {
+  private walk(index: number, pattern: RelationshipPattern, startAlias: string, backwards: boolean): SQL {
     const { min, max } = pattern.length!;
     const walk = `w${index}`;
     const edge = `we${index}`;
     const node = `wn${index}`;
     const here = column(walk, 'node_id');
+    // Walking from the right end: the arrows point the other way, and each edge goes in front of
+    // the path so far, so `edges` still lists the path from its left end.
+    const direction = backwards ? ({ out: 'in', in: 'out', either: 'either' } as const)[pattern.direction] : pattern.direction;
+    const extended = backwards ? sql`${column(edge, 'id')} || ${column(walk, 'edges')}` : sql`${column(walk, 'edges')} || ${column(edge, 'id')}`;
     const step =
-      pattern.direction === 'out'
+      direction === 'out'
         ? { on: sql`${column(edge, 'src')} = ${here}`, next: column(edge, 'dst') }
-        : pattern.direction === 'in'
+        : direction === 'in'
           ? { on: sql`${column(edge, 'dst')} = ${here}`, next: column(edge, 'src') }
           : {
               on: sql`(${column(edge, 'src')} = ${here} OR ${column(edge, 'dst')} = ${here})`,
@@ -174,7 +304,7 @@ class QueryBuilder {
     return sql`(WITH RECURSIVE ${raw(walk)}(node_id, edges, hops) AS (
       SELECT ${column(startAlias, 'id')}, ARRAY[]::bigint[], 0
       UNION ALL
-      SELECT ${column(node, 'id')}, ${column(walk, 'edges')} || ${column(edge, 'id')}, ${column(walk, 'hops')} + 1
+      SELECT ${column(node, 'id')}, ${extended}, ${column(walk, 'hops')} + 1
       FROM ${raw(walk)}
       JOIN ${graphEdges} AS ${raw(edge)} ON ${join(edgeConditions, ' AND ')}
       JOIN ${graphNodes} AS ${raw(node)} ON ${column(node, 'id')} = ${step.next} AND ${this.nodeVisible(node, true)}
@@ -243,7 +373,10 @@ function jsonOf(operand: CompiledOperand): SQL {
 const typeOfLiteral = (value: LiteralValue) => (value === null ? 'null' : typeof value);
 
 function literalParameter(value: string | number): SQL {
-  return typeof value === 'string' ? sql`${value}::text` : sql`${value}::numeric`;
+  if (typeof value === 'string') return sql`${value}::text`;
+  // The number columns (id, src, dst) are bigint: a whole number compared as bigint lets the
+  // primary key and the edge indexes serve `n.id = 42` (bigint = numeric would compare casts).
+  return Number.isInteger(value) ? sql`${value}::bigint` : sql`${value}::numeric`;
 }
 
 /**
@@ -392,7 +525,15 @@ export function compileQuery(ast: QueryAst, options: CompileOptions): CompiledQu
       previous = next;
     }
   }
-  if (ast.where) builder.conditions.push(compileExpression(builder, ast.where));
+  if (ast.where) {
+    builder.conditions.push(compileExpression(builder, ast.where));
+    for (const [variable, property, value] of equalitiesOf(ast.where)) {
+      const alias = builder.node(variable);
+      if (alias !== undefined) builder.pinByEquality(alias, property, value);
+    }
+  }
+  const anchor = builder.anchor();
+  const from = builder.fromClause(anchor);
 
   const items = returnItemsOf(ast, sorts);
   const aggregates = items.some((item) => isAggregate(item.expression));
@@ -402,12 +543,14 @@ export function compileQuery(ast: QueryAst, options: CompileOptions): CompiledQu
 
   const select = projections.map((p, i) => sql`${p.sql} AS ${raw(`c${i}`)}`);
   if (tracksMatch) {
-    select.push(sql`to_jsonb(ARRAY[${join(builder.nodeAliases.map((alias) => column(alias, 'id')), ', ')}]::bigint[]) AS node_ids`);
-    const edgeParts = builder.relationships.map((r) => (r.sort === 'edge' ? sql`ARRAY[${column(r.alias, 'id')}]::bigint[]` : column(r.alias, 'edges')));
-    select.push(edgeParts.length === 0 ? sql`'[]'::jsonb AS edge_ids` : sql`to_jsonb(${join(edgeParts, ' || ')}) AS edge_ids`);
+    // The match's nodes and edges as views, read in this statement rather than fetched after it by id.
+    // (An ARRAY, not jsonb_build_array: a pattern may have more nodes than a function has arguments.)
+    select.push(sql`to_jsonb(ARRAY[${join(builder.nodeAliases.map(nodeView), ', ')}]) AS match_nodes`);
+    const edgeParts = builder.relationships.map((r) => (r.sort === 'edge' ? sql`jsonb_build_array(${edgeView(r.alias)})` : pathView(r.alias)));
+    select.push(edgeParts.length === 0 ? sql`'[]'::jsonb AS match_edges` : sql`(${join(edgeParts, ' || ')}) AS match_edges`);
   }
 
-  const parts: SQL[] = [sql`SELECT ${raw(ast.return.distinct ? 'DISTINCT ' : '')}${join(select, ', ')}`, sql`FROM ${join(builder.from, ', ')}`];
+  const parts: SQL[] = [sql`SELECT ${raw(ast.return.distinct ? 'DISTINCT ' : '')}${join(select, ', ')}`, sql`FROM ${from}`];
   if (builder.conditions.length > 0) parts.push(sql`WHERE ${join(builder.conditions, ' AND ')}`);
   if (aggregates) {
     // Cypher's implicit grouping: the items that do not count are the grouping keys.
@@ -419,5 +562,15 @@ export function compileQuery(ast: QueryAst, options: CompileOptions): CompiledQu
     parts.push(sql`ORDER BY ${join(ast.orderBy.map((order) => sql`${orderKey(builder, order, items, projectsOnly)} ${raw(order.descending ? 'DESC' : 'ASC')}`), ', ')}`);
   }
   parts.push(sql`LIMIT ${Math.min(ast.limit ?? options.rowLimit, options.rowLimit)}::bigint OFFSET ${ast.skip ?? 0}::bigint`);
-  return { statement: join(parts, '\n'), columns, tracksMatch };
+  return { statement: join(parts, '\n'), columns, tracksMatch, anchored: anchor !== null };
+}
+
+/** The `variable.property = literal` comparisons that must hold for WHERE to (the top-level AND chain). */
+function equalitiesOf(expression: Expression): [string, string, LiteralValue][] {
+  if (expression.type === 'and') return [...equalitiesOf(expression.left), ...equalitiesOf(expression.right)];
+  if (expression.type !== 'comparison' || expression.operator !== '=') return [];
+  const { left, right } = expression;
+  if (left.type === 'property' && right.type === 'literal') return [[left.variable, left.property, right.value]];
+  if (right.type === 'property' && left.type === 'literal') return [[right.variable, right.property, left.value]];
+  return [];
 }

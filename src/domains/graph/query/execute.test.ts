@@ -141,6 +141,18 @@ describe('variable length', () => {
     expect(await column("MATCH (a:EmpireEvent {key: 'ev-1'})<-[:CAUSED_BY*0..1]-(b) RETURN b.key ORDER BY b.key", 'b.key')).toEqual(['ev-1', 'ev-2']);
   });
 
+  it('walks a variable-length path from whichever end is pinned, still listing it from its left end', async () => {
+    const sorted = (rows: Record<string, unknown>[]) => rows.map((row) => JSON.stringify(row)).sort();
+    // Pinned on the right: the walk starts there and goes against the arrows.
+    const pinnedRight = await run("MATCH (b)-[r:CAUSED_BY*]->(a:EmpireEvent {key: 'ev-1'}) RETURN b.key, r");
+    // Not pinned (STARTS WITH is no anchor): the walk starts on the left, as written.
+    const unpinned = await run("MATCH (b)-[r:CAUSED_BY*]->(a:EmpireEvent) WHERE a.key STARTS WITH 'ev-1' RETURN b.key, r");
+    expect(sorted(pinnedRight.rows)).toEqual(sorted(unpinned.rows));
+    const paths = pinnedRight.rows.map((row) => [row['b.key'], (row.r as { id: number }[]).map((edge) => edge.id)]);
+    expect(paths.sort()).toEqual([['ev-1', [8, 7, 6]], ['ev-2', [6]], ['ev-3', [7, 6]]]);
+    expect(pinnedRight.edges.map((e) => e.id).sort()).toEqual([6, 7, 8]);
+  });
+
   it('walks either direction and counts the paths', async () => {
     // From ev-1 over the 3-cycle: two ways round, each of length 1, 2 and 3.
     expect(await column("MATCH (a {key: 'ev-1'})-[:CAUSED_BY*1..3]-(b) RETURN count(*) AS paths", 'paths')).toEqual([6]);
@@ -301,7 +313,7 @@ describe('limits', () => {
     expect(error.reason).toBe('query-too-costly');
   });
 
-  it('runs in a read-only, repeatable-read transaction with the statement timeout set first', async () => {
+  it('runs as one statement in a read-only transaction, the statement timeout (and an anchored plan\'s settings) set first in one round trip', async () => {
     const dialect = new PgDialect();
     const statements: string[] = [];
     const bind = (target: object, value: unknown) => (typeof value === 'function' ? value.bind(target) : value);
@@ -322,9 +334,16 @@ describe('limits', () => {
           : bind(target, Reflect.get(target, property)),
     });
     const probe = createGraphQueryService({ db: recordingDb, statementTimeoutMs: 4321 });
-    expect((await probe.execute({ query: "MATCH (i:Incident {key: 'inc-1'}) RETURN i.key", visibility: FULL_VISIBILITY })).rowCount).toBe(1);
-    expect(statements[0]).toBe('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-    expect(statements[1]).toMatch(/set_config\('statement_timeout'/);
-    expect(statements.some((s) => s.includes('"graph_nodes" AS n0'))).toBe(true);
+    const answer = await probe.execute({ query: "MATCH (i:Incident {key: 'inc-1'})-[:CONCERNS]->(e) RETURN i.key, e.key ORDER BY e.key", visibility: FULL_VISIBILITY });
+    expect(answer.rows).toEqual([{ 'i.key': 'inc-1', 'e.key': 'ev-1' }, { 'i.key': 'inc-1', 'e.key': 'ev-2' }]);
+    expect(answer.nodes.map((n) => n.key)).toEqual(['inc-1', 'ev-1', 'ev-2']);
+    expect(answer.edges.map((e) => e.id)).toEqual([1, 2]);
+    expect(statements[0]).toMatch(/^SELECT set_config\('transaction_read_only', \$1, true\), set_config\('statement_timeout', \$2, true\)/);
+    expect(statements[0]).toContain("set_config('join_collapse_limit'");
+    // The rows, and the nodes and edges of their matches, come from one statement (after the PGlite cost check).
+    expect(statements.slice(1).filter((s) => !s.startsWith('EXPLAIN'))).toEqual([expect.stringContaining('"graph_nodes" AS n0')]);
+    statements.length = 0;
+    await probe.execute({ query: 'MATCH (i:Incident) RETURN i.key', visibility: FULL_VISIBILITY });
+    expect(statements[0]).not.toContain('join_collapse_limit');
   });
 });

@@ -1,13 +1,13 @@
 import { PGlite } from '@electric-sql/pglite';
 import { type Static, Type } from '@sinclair/typebox';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../../platform/db/client.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import { badRequest } from '../../../platform/errors.ts';
 import type { Visibility } from '../kinds.ts';
 import type { QueryAst } from './ast.ts';
 import { checkQuery } from './check.ts';
-import { type CompiledQuery, compileQuery } from './compile.ts';
+import { ANCHORED_PLAN_SETTINGS, type CompiledQuery, compileQuery } from './compile.ts';
 import { parseQueryText } from './parser.ts';
 
 export { MAX_QUERY_LENGTH, MAX_QUERY_LENGTH as QUERY_TEXT_MAX } from './parser.ts';
@@ -89,23 +89,40 @@ export function createGraphQueryService(options: GraphQueryServiceOptions): Grap
 
   const parse = (text: string): QueryAst => checkQuery(parseQueryText(text));
 
+  // The same query text is often sent again (a dashboard, a saved query): its checked AST and
+  // statement are kept per text, caller visibility and limit, the least recently used dropped
+  // first. Both are plain values never changed after they are built. Invalid text is not kept.
+  const cache = new Map<string, { ast: QueryAst; compiled: CompiledQuery }>();
+  const prepared = (text: string, visibility: Visibility, limit: number) => {
+    const key = JSON.stringify([text, visibility.kinds, visibility.toolsets, limit]);
+    let entry = cache.get(key);
+    if (entry !== undefined) cache.delete(key);
+    else {
+      const ast = parse(text);
+      entry = { ast, compiled: compileQuery(ast, { visibility, rowLimit: limit }) };
+      if (cache.size >= PREPARED_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    }
+    cache.set(key, entry);
+    return entry;
+  };
+
   return {
     parse,
     async execute({ query, limit = DEFAULT_ROW_LIMIT, visibility }) {
       if (!Number.isInteger(limit) || limit < MIN_ROW_LIMIT || limit > MAX_ROW_LIMIT) {
         throw badRequest('invalid-limit', `limit must be a whole number from ${MIN_ROW_LIMIT} to ${MAX_ROW_LIMIT}.`);
       }
-      const ast = parse(query);
-      const compiled = compileQuery(ast, { visibility, rowLimit: limit });
+      const { ast, compiled } = prepared(query, visibility, limit);
       try {
         return await withTransaction(db, async (tx) => {
-          // Read-only by construction (the grammar cannot write); the database enforces it too.
-          // Repeatable read: the nodes and edges fetched after the rows are from the same snapshot.
-          await tx.execute(sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`);
-          await tx.execute(sql`SELECT set_config('statement_timeout', ${String(statementTimeoutMs)}, true)`);
+          // One round trip sets the transaction up: read-only (the grammar cannot write; the
+          // database enforces it too), the statement timeout, and for an anchored pattern the
+          // planner settings that keep its joins walking out from the anchor. The rows and the
+          // nodes and edges of their matches come from the one statement, so from one snapshot.
+          await tx.execute(transactionSettings(statementTimeoutMs, compiled.anchored));
           if (costCeiling !== null) await refuseCostly(tx, compiled, costCeiling);
           const rows = rowsOf<Record<string, unknown>>(await tx.execute(compiled.statement));
-          const graph = await graphOf(tx, compiled, rows);
+          const graph = graphOf(compiled, rows);
           const shaped = rows.map((row) => Object.fromEntries(compiled.columns.map((c) => [c.name, row[c.sqlName] ?? null])));
           return { query, ast, rowCount: shaped.length, rows: shaped, ...graph };
         });
@@ -126,6 +143,9 @@ export function createGraphQueryService(options: GraphQueryServiceOptions): Grap
     },
   };
 }
+
+/** Prepared queries (checked AST and statement) kept per service. */
+const PREPARED_CACHE_SIZE = 256;
 
 /** SQLSTATE query_canceled: statement_timeout (or a cancel request) stopped the statement. */
 const QUERY_CANCELED = '57014';
@@ -158,44 +178,40 @@ async function refuseCostly(tx: Db, compiled: CompiledQuery, ceiling: number): P
   }
 }
 
+/** `SELECT set_config(…, true), …`: settings for the query's transaction only. */
+function transactionSettings(statementTimeoutMs: number, anchored: boolean): SQL {
+  const settings: Record<string, string> = {
+    transaction_read_only: 'on',
+    statement_timeout: String(statementTimeoutMs),
+    ...(anchored ? ANCHORED_PLAN_SETTINGS : {}),
+  };
+  // The names are this module's own constants (written into the text so a statement log reads plainly); the values are parameters.
+  return sql`SELECT ${sql.join(Object.entries(settings).map(([name, value]) => sql`set_config(${sql.raw(`'${name}'`)}, ${value}, true)`), sql`, `)}`;
+}
+
 /**
  * The nodes and edges the answer shows: for a query whose rows are matches (no count, no
- * DISTINCT), every node and edge of each returned match; otherwise those returned as whole
- * columns. First-seen order, each once.
+ * DISTINCT), every node and edge of each returned match (the statement returns their views with
+ * each row); otherwise those returned as whole columns. First-seen order, each once.
  */
-async function graphOf(tx: Db, compiled: CompiledQuery, rows: Record<string, unknown>[]): Promise<{ nodes: GraphNodeView[]; edges: GraphEdgeView[] }> {
-  if (!compiled.tracksMatch) {
-    const nodes = new Map<number, GraphNodeView>();
-    const edges = new Map<number, GraphEdgeView>();
-    for (const row of rows) {
-      for (const c of compiled.columns) {
-        const value = row[c.sqlName];
-        if (value === null || value === undefined) continue;
-        if (c.kind === 'node') nodes.set((value as GraphNodeView).id, value as GraphNodeView);
-        else if (c.kind === 'edge') edges.set((value as GraphEdgeView).id, value as GraphEdgeView);
-        else if (c.kind === 'path') for (const edge of value as GraphEdgeView[]) edges.set(edge.id, edge);
-      }
-    }
-    return { nodes: [...nodes.values()], edges: [...edges.values()] };
-  }
-  const nodeIds = new Set<number>();
-  const edgeIds = new Set<number>();
+function graphOf(compiled: CompiledQuery, rows: Record<string, unknown>[]): { nodes: GraphNodeView[]; edges: GraphEdgeView[] } {
+  const nodes = new Map<number, GraphNodeView>();
+  const edges = new Map<number, GraphEdgeView>();
+  const addNode = (node: GraphNodeView) => nodes.has(node.id) || nodes.set(node.id, node);
+  const addEdge = (edge: GraphEdgeView) => edges.has(edge.id) || edges.set(edge.id, edge);
   for (const row of rows) {
-    for (const id of row.node_ids as number[]) nodeIds.add(Number(id));
-    for (const id of row.edge_ids as number[]) edgeIds.add(Number(id));
+    if (compiled.tracksMatch) {
+      for (const node of row.match_nodes as GraphNodeView[]) addNode(node);
+      for (const edge of row.match_edges as GraphEdgeView[]) addEdge(edge);
+      continue;
+    }
+    for (const c of compiled.columns) {
+      const value = row[c.sqlName];
+      if (value === null || value === undefined) continue;
+      if (c.kind === 'node') addNode(value as GraphNodeView);
+      else if (c.kind === 'edge') addEdge(value as GraphEdgeView);
+      else if (c.kind === 'path') for (const edge of value as GraphEdgeView[]) addEdge(edge);
+    }
   }
-  const nodes = nodeIds.size === 0 ? [] : rowsOf<{ view: GraphNodeView }>(
-    await tx.execute(sql`SELECT jsonb_build_object('id', id, 'kind', kind, 'key', key, 'props', props) AS view FROM graph_nodes
-      WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify([...nodeIds])}::jsonb)::bigint))`),
-  ).map((r) => r.view);
-  const edges = edgeIds.size === 0 ? [] : rowsOf<{ view: GraphEdgeView }>(
-    await tx.execute(sql`SELECT jsonb_build_object('id', id, 'kind', kind, 'src', src, 'dst', dst, 'props', props) AS view FROM graph_edges
-      WHERE id = ANY(ARRAY(SELECT jsonb_array_elements_text(${JSON.stringify([...edgeIds])}::jsonb)::bigint))`),
-  ).map((r) => r.view);
-  const order = (ids: Set<number>) => new Map([...ids].map((id, i) => [id, i]));
-  const nodeOrder = order(nodeIds);
-  const edgeOrder = order(edgeIds);
-  nodes.sort((a, b) => nodeOrder.get(a.id)! - nodeOrder.get(b.id)!);
-  edges.sort((a, b) => edgeOrder.get(a.id)! - edgeOrder.get(b.id)!);
-  return { nodes, edges };
+  return { nodes: [...nodes.values()], edges: [...edges.values()] };
 }
