@@ -14,6 +14,7 @@ export const MUTATION_TEST_FILES = [
   'src/domains/honeypot/tarpit.rules.test.ts',
   'src/domains/honeypot/alerts.predicates.rules.test.ts',
   'src/domains/honeypot/alerts.predicates.load.rules.test.ts',
+  'src/domains/honeypot/ingest.schema.rules.test.ts',
   'src/domains/empire/forecast-model.test.ts',
   'src/domains/empire/forecast-model.rules.test.ts',
   'src/domains/empire/alerts.predicates.rules.test.ts',
@@ -28,6 +29,7 @@ export const MUTATION_TEST_FILES = [
   // Rules bound to the database (each file opens one PGlite database).
   'src/domains/empire/forecast.rules.test.ts',
   'src/domains/honeypot/ingest.rules.test.ts',
+  'src/domains/honeypot/ingest.service.rules.test.ts',
   'src/domains/honeypot/ingest.test.ts',
   'src/domains/honeypot/ingest-body.test.ts',
   'src/domains/honeypot/group-ingest.test.ts',

@@ -55,9 +55,10 @@ export function parseIngestBody(rawBody: string): IngestBody {
     throw badRequest('malformed-json', 'The request body is not valid JSON.');
   }
   if (!checkIngestBody.Check(parsed)) {
-    const first = checkIngestBody.Errors(parsed).First();
-    const field = `body${(first?.path ?? '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replaceAll('/', '.')}`;
-    throw badRequest('invalid-body', `${field} ${first?.message ?? 'is invalid'}.`, { field });
+    // A failed check has a first error: TypeBox's Errors walks the rules Check applies.
+    const first = checkIngestBody.Errors(parsed).First()!;
+    const field = `body${first.path.replace(/\/(\d+)(?=\/|$)/g, '[$1]').replaceAll('/', '.')}`;
+    throw badRequest('invalid-body', `${field} ${first.message}.`, { field });
   }
   return parsed;
 }
@@ -256,11 +257,12 @@ export function createIngestService(deps: IngestDeps) {
     const now = clock.now();
     checkEventBounds(body.events, now);
     const batch: PreparedBatch = { entries: [], slotOf: [], senderIds: [] };
-    const firstOfSender = new Map<string, number>();
+    // Only sender ids are entered, so an id-less event (null) finds no earlier one.
+    const firstOfSender = new Map<string | null, number>();
     for (const [index, event] of body.events.entries()) {
       const senderId = event.id ?? (options.replayKey === undefined ? null : derivedEventId(options.replayKey, index));
       batch.senderIds.push(senderId);
-      const earlierInBatch = senderId === null ? undefined : firstOfSender.get(senderId);
+      const earlierInBatch = firstOfSender.get(senderId);
       if (earlierInBatch !== undefined) {
         batch.slotOf.push(earlierInBatch);
         continue;
