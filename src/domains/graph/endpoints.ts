@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, StringEnum, V1 } from '../../platform/http/registry.ts';
 import { badRequest } from '../../platform/errors.ts';
 import { visibilityOf } from './kinds.ts';
-import type { GraphQueryResult } from './query/service.ts';
+import type { GraphQueryService } from './query/service.ts';
 import { GraphEdgeView, GraphNodeView, QUERY_LIMIT_DEFAULT, QUERY_LIMIT_MAX, QUERY_TEXT_MAX } from './query/service.ts';
 import {
   SAVED_QUERY_DESCRIPTION_MAX,
@@ -47,12 +47,7 @@ const exampleSaved = {
   updatedAt: '2026-11-24T16:40:00.000Z',
 };
 
-export interface GraphQueryRunner {
-  parse(text: string): unknown;
-  execute(input: { query: string; limit?: number; visibility: ReturnType<typeof visibilityOf> }): Promise<GraphQueryResult>;
-}
-
-export function graphQueryEndpoints(deps: { queries: GraphQueryRunner; saved: SavedQueryService }): Endpoint[] {
+export function graphQueryEndpoints(deps: { queries: GraphQueryService; saved: SavedQueryService }): Endpoint[] {
   const { queries, saved } = deps;
   return [
     defineEndpoint({
