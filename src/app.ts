@@ -5,6 +5,7 @@ import { createBackupsDomain } from './domains/backups/wiring.ts';
 import { createEmpireDomain, type EmpireDomain } from './domains/empire/wiring.ts';
 import { createGraphDomain, type GraphDomain } from './domains/graph/wiring.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
+import { createTriageDomain, type TriageDomain } from './domains/triage/wiring.ts';
 import { identityEndpoints } from './domains/identity/endpoints.ts';
 import { identityJobs } from './domains/identity/jobs.ts';
 import { passkeyEndpoints } from './domains/identity/passkeys.endpoints.ts';
@@ -42,6 +43,7 @@ export interface App {
   agentApi: AgentApiDomain;
   empire: EmpireDomain;
   graph: GraphDomain;
+  triage: TriageDomain;
   /** The per-address limit on failed authentication; null when turned off. */
   authFailures: AuthFailureLimiter | null;
   endpoints: readonly Endpoint[];
@@ -93,14 +95,29 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...(options.rateKeyPrefix !== undefined ? { rateKeyPrefix: options.rateKeyPrefix } : {}),
     });
     const graph = createGraphDomain({ db: database.db, clock, audit, log: logger, vendors: () => honeypot.registry.current.vendors });
-    const empire = createEmpireDomain({ db: database.db, clock, audit, config, log: logger, outbound, graphLag: graph.materialiser.lagSec });
+    // The forecaster's scheduled runs wait while the triage budget is spent (spec A "Triage budget"); triage is built on the empire, hence the late binding.
+    let triage: TriageDomain | null = null;
+    const empire = createEmpireDomain({
+      db: database.db,
+      clock,
+      audit,
+      config,
+      log: logger,
+      outbound,
+      graphLag: graph.materialiser.lagSec,
+      forecastDeferral: async (now) => {
+        const deferred = await triage?.budget.deferral('forecaster', '*', now);
+        return deferred ? `the ${deferred.bucket.month} model budget of bucket ${deferred.bucket.toolset} is spent or degraded` : null;
+      },
+    });
+    triage = createTriageDomain({ db: database.db, clock, audit, config, log: logger, empire });
     const backups = createBackupsDomain({ database, clock, audit, config, log: logger });
     const scheduler = createScheduler({
       db: database.db,
       clock,
       log: logger,
       metrics,
-      jobs: [...identityJobs(identity), ...outboundJobs(outbound), ...honeypot.jobs(), ...empire.jobs(), ...graph.jobs(), ...backups.jobs()],
+      jobs: [...identityJobs(identity), ...outboundJobs(outbound), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...graph.jobs(), ...backups.jobs()],
     });
     const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
     const auditChain = createAuditChainDomain({ db: database.db, clock, audit, log: logger });
@@ -113,6 +130,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...honeypot.endpoints(),
       ...agentApi.endpoints(() => endpoints),
       ...empire.endpoints(),
+      ...triage.endpoints(),
       ...graph.endpoints(),
       ...backups.endpoints(),
       ...auditChain.endpoints(),
@@ -150,6 +168,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       agentApi,
       empire,
       graph,
+      triage,
       authFailures,
       endpoints,
       async close() {

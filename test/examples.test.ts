@@ -167,6 +167,24 @@ beforeAll(async () => {
   });
   fixtureParams.readEmpireIncident = { id: incidentId };
   fixtureParams.updateEmpireIncident = { id: incidentId };
+  fixtureParams.autoDraftIncidentPostmortem = { id: incidentId };
+  fixtureParams.readIncidentPostmortem = { id: incidentId };
+
+  // Triage: two investigations narrowed to an event each; the first accepted (a saved view), the second left pending to decide.
+  const caused = await ingestEmpire(t, TOOLSET, [{ id: 'fixture-000002', eventType: 'crawl.finished', causedBy: 'fixture-000001' }]);
+  const investigated: { runId: string; proposalId: string }[] = [];
+  for (const focalEventId of [fixtureParams.empireLineage.eventId!, caused.json().results[0].eventId as string]) {
+    const run = await t.call({ method: 'POST', url: `${V1}/empire/triage/investigations`, payload: { focalEventId, windowMinutes: 60 } });
+    if (run.statusCode !== 200 || run.json().proposalCount !== 1) throw new Error(`triage investigation fixture failed: ${run.statusCode} ${run.body}`);
+    const replay = await t.call({ method: 'GET', url: `${V1}/empire/triage/replay/${run.json().runId}` });
+    investigated.push({ runId: run.json().runId, proposalId: replay.json().proposalIds[0] });
+  }
+  const accepted = await t.call({ method: 'POST', url: `${V1}/empire/triage/decide`, payload: { id: investigated[0]!.proposalId, accept: true } });
+  fixtureParams.readSavedView = { id: accepted.json().createdSavedViewId };
+  fixtureParams.replayTriageRun = { runId: investigated[1]!.runId };
+  fixtureParams.readTriageProposal = { id: investigated[1]!.proposalId };
+  fixtureBody.decideTriageProposal = { id: investigated[1]!.proposalId };
+  fixtureBody.runTriageInvestigations = { focalEventId: fixtureParams.empireLineage.eventId! };
 
   // A backup snapshot to verify (a real one: the dump of this test database).
   const snapshot = await t.call({ method: 'POST', url: `${V1}/backups/snapshots`, payload: {} });

@@ -111,6 +111,12 @@ export interface Config {
      */
     peerHosts: string[];
   };
+  /** Language models (spec D8; docs/triage.md, "Engines"). */
+  llm: LlmConfig;
+  triage: {
+    /** OBSERVATORY_TRIAGE_BUDGET_USD_CENTS: the empire-wide (`*`) monthly model budget when none was set for the month. */
+    defaultBudgetUsdCents: number;
+  };
   integrations: {
     chatWebhookUrl: string | null;
     metricsForwardUrl: string | null;
@@ -119,6 +125,61 @@ export interface Config {
     ciDispatchToken: string | null;
     csvSinceUrl: string | null;
   };
+}
+
+/**
+ * The live model: all three of OBSERVATORY_LLM_BASE_URL and OBSERVATORY_LLM_MODEL set (the key may
+ * be absent for local servers) make `live` non-null; otherwise every agent runs the built-in engine.
+ */
+export interface LlmConfig {
+  live: { baseUrl: string; model: string; apiKey: string | null } | null;
+  /** OBSERVATORY_LLM_TIMEOUT_MS: one request's limit, each retry included. */
+  timeoutMs: number;
+  /** OBSERVATORY_LLM_MAX_RETRIES: retries after a 429, a 5xx, a timeout or a lost connection, with backoff. */
+  maxRetries: number;
+  /**
+   * OBSERVATORY_LLM_PRICES: JSON `{"<model>": {"inputCentsPerMTok": n, "outputCentsPerMTok": n}}`
+   * merged over the shipped table (platform/llm/prices.ts); `*` prices every model not listed.
+   */
+  prices: Record<string, { inputCentsPerMTok: number; outputCentsPerMTok: number }>;
+}
+
+function llmConfig(env: Env): LlmConfig {
+  const baseUrl = url(env, 'OBSERVATORY_LLM_BASE_URL', ['http:', 'https:']);
+  const model = text(env, 'OBSERVATORY_LLM_MODEL');
+  if ((baseUrl === null) !== (model === null)) {
+    throw new ConfigError(baseUrl === null ? 'OBSERVATORY_LLM_BASE_URL' : 'OBSERVATORY_LLM_MODEL', 'OBSERVATORY_LLM_BASE_URL and OBSERVATORY_LLM_MODEL are set together or not at all');
+  }
+  if (model !== null && model.length > 200) throw new ConfigError('OBSERVATORY_LLM_MODEL', 'must be at most 200 characters');
+  return {
+    live: baseUrl !== null && model !== null ? { baseUrl: baseUrl.replace(/\/+$/, ''), model, apiKey: text(env, 'OBSERVATORY_LLM_API_KEY') } : null,
+    timeoutMs: integer(env, 'OBSERVATORY_LLM_TIMEOUT_MS', 60_000, 100, 600_000),
+    maxRetries: integer(env, 'OBSERVATORY_LLM_MAX_RETRIES', 2, 0, 10),
+    prices: llmPrices(env),
+  };
+}
+
+function llmPrices(env: Env): LlmConfig['prices'] {
+  const raw = text(env, 'OBSERVATORY_LLM_PRICES');
+  if (raw === null) return {};
+  const fail = (why: string): never => {
+    throw new ConfigError('OBSERVATORY_LLM_PRICES', `must be JSON {"<model>": {"inputCentsPerMTok": n, "outputCentsPerMTok": n}}: ${why}`);
+  };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return fail('it is not JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return fail('it is not an object');
+  const prices: LlmConfig['prices'] = {};
+  for (const [model, price] of Object.entries(parsed)) {
+    const { inputCentsPerMTok: input, outputCentsPerMTok: output } = (price ?? {}) as Record<string, unknown>;
+    const valid = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n >= 0 && n <= 1_000_000;
+    if (!valid(input) || !valid(output)) fail(`the price of ${JSON.stringify(model)} needs inputCentsPerMTok and outputCentsPerMTok, each 0 to 1000000`);
+    prices[model] = { inputCentsPerMTok: input as number, outputCentsPerMTok: output as number };
+  }
+  return prices;
 }
 
 export interface BackupsConfig {
@@ -444,6 +505,10 @@ export function loadConfig(env: Env = process.env, isTty: boolean = process.stdo
     crossToolset: {
       timeoutMs: integer(env, 'OBSERVATORY_CROSS_TOOLSET_TIMEOUT_MS', 120_000, 100, 600_000),
       peerHosts: hostList(env, 'OBSERVATORY_BRIDGE_PEER_HOSTS'),
+    },
+    llm: llmConfig(env),
+    triage: {
+      defaultBudgetUsdCents: integer(env, 'OBSERVATORY_TRIAGE_BUDGET_USD_CENTS', 10_000, 0, 1_000_000_000),
     },
     integrations: {
       chatWebhookUrl: url(env, 'OBSERVATORY_CHAT_WEBHOOK_URL', ['https:', 'http:']),

@@ -249,6 +249,47 @@ export function createEmpireAlertService(deps: EmpireAlertServiceDeps) {
     });
   }
 
+  /**
+   * Creates a rule (the endpoint; triage, from an accepted proposal). The predicate is checked
+   * against the union's allowed values (400 `invalid-predicate`) and the destinations against the
+   * outbound policy (400 `invalid-destinations`); audited as `empire-alert.create` in `tx`.
+   */
+  async function createWithin(tx: Db, ctx: CallContext, input: CreateEmpireRuleInput): Promise<{ ok: true; id: string; toolset: string }> {
+    if (!isToolsetName(input.toolset)) {
+      throw badRequest('invalid-toolset', `The toolset must be 3 to 128 characters: a letter, then letters, digits or - (got ${JSON.stringify(input.toolset.slice(0, 140))}).`, {
+        field: 'path.toolset',
+      });
+    }
+    assertToolsetInReach(ctx.principal, input.toolset, 'create alert rules for');
+    const problem = checkPredicate(input.predicate, { toolset: input.toolset });
+    if (problem) throw badRequest('invalid-predicate', problem.human, { field: `body.${problem.field}` });
+    const unusable = validateDestinations(input.destinations, config);
+    if (unusable) throw badRequest('invalid-destinations', `A destination cannot be used: ${unusable}.`, { field: 'body.destinations' });
+    const row: repo.RuleRow = {
+      id: randomUUID(),
+      toolset: input.toolset,
+      tenant: input.tenant ?? null,
+      name: input.name,
+      enabled: input.enabled ?? true,
+      predicate: normalizePredicate(input.predicate),
+      destinations: input.destinations,
+      createdAt: clock.now(),
+      lastFiredAt: null,
+      silenceUntil: null,
+      evaluatedUntil: null,
+    };
+    await repo.insertRule(tx, row);
+    await audit.record(tx, {
+      verb: 'empire-alert.create',
+      target: `empire-alert-rule:${row.id}`,
+      surface: 'api',
+      actor: actorOf(ctx.principal),
+      after: toRuleView(row),
+      requestId: ctx.requestId,
+    });
+    return { ok: true, id: row.id, toolset: input.toolset };
+  }
+
   return {
     /** Every rule of a toolset, enabled and disabled; with `tenant`, only the rules made for it. An unknown toolset has none. */
     async list(toolset: string, tenant: string | undefined): Promise<{ tenant: string | null; toolset: string; rules: EmpireAlertRuleView[] }> {
@@ -262,42 +303,11 @@ export function createEmpireAlertService(deps: EmpireAlertServiceDeps) {
      * against the outbound policy (400 `invalid-destinations`); audited as `empire-alert.create`.
      */
     async create(ctx: CallContext, input: CreateEmpireRuleInput): Promise<{ ok: true; id: string; toolset: string }> {
-      if (!isToolsetName(input.toolset)) {
-        throw badRequest('invalid-toolset', `The toolset must be 3 to 128 characters: a letter, then letters, digits or - (got ${JSON.stringify(input.toolset.slice(0, 140))}).`, {
-          field: 'path.toolset',
-        });
-      }
-      assertToolsetInReach(ctx.principal, input.toolset, 'create alert rules for');
-      const problem = checkPredicate(input.predicate, { toolset: input.toolset });
-      if (problem) throw badRequest('invalid-predicate', problem.human, { field: `body.${problem.field}` });
-      const unusable = validateDestinations(input.destinations, config);
-      if (unusable) throw badRequest('invalid-destinations', `A destination cannot be used: ${unusable}.`, { field: 'body.destinations' });
-      const row: repo.RuleRow = {
-        id: randomUUID(),
-        toolset: input.toolset,
-        tenant: input.tenant ?? null,
-        name: input.name,
-        enabled: input.enabled ?? true,
-        predicate: normalizePredicate(input.predicate),
-        destinations: input.destinations,
-        createdAt: clock.now(),
-        lastFiredAt: null,
-        silenceUntil: null,
-        evaluatedUntil: null,
-      };
-      await withTransaction(db, async (tx) => {
-        await repo.insertRule(tx, row);
-        await audit.record(tx, {
-          verb: 'empire-alert.create',
-          target: `empire-alert-rule:${row.id}`,
-          surface: 'api',
-          actor: actorOf(ctx.principal),
-          after: toRuleView(row),
-          requestId: ctx.requestId,
-        });
-      });
-      return { ok: true, id: row.id, toolset: input.toolset };
+      return withTransaction(db, (tx) => createWithin(tx, ctx, input));
     },
+
+    /** `create` inside the caller's transaction (triage accepts a rule proposal and records the decision in one). */
+    createWithin,
 
     /**
      * Changes name, enabled and silenceUntil; a call that changes nothing is not audited. Enabling

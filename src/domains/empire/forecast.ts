@@ -109,13 +109,18 @@ export function createForecaster(deps: { db: Db; clock: Clock }) {
 
 export type Forecaster = ReturnType<typeof createForecaster>;
 
-export function empireJobs(forecaster: Forecaster, ingest: { pruneSamples(now: Date): Promise<number> }): JobDefinition[] {
+/** Why a scheduled forecaster run should wait (the triage budget), or null to run. */
+export type ForecastDeferral = (now: Date) => Promise<string | null>;
+
+export function empireJobs(forecaster: Forecaster, ingest: { pruneSamples(now: Date): Promise<number> }, deferral: ForecastDeferral = async () => null): JobDefinition[] {
   return [
     {
       name: 'forecast',
       description: "Scores every toolset's last 7 days of hourly events for anomalies and opens a minor incident when a toolset scores above 0.7 on 3 consecutive runs.",
       schedule: '*/15 * * * *',
       async run({ now }) {
+        const deferred = await deferral(now);
+        if (deferred !== null) return { deferred };
         const result = await forecaster.run(now);
         return { runId: result.runId, forecastsCreated: result.forecastsCreated, latchedIncidents: result.latchedIncidentIds.length };
       },

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
@@ -52,6 +53,28 @@ export function canMove(from: Status, to: Status): boolean {
 export function createIncidentService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
   const { db, clock, audit } = deps;
   return {
+    /**
+     * Opens an incident inside the caller's transaction (triage opens one when an operator accepts
+     * an incident proposal, and records the decision in the same transaction). Audited as
+     * `empire-incident.open`.
+     */
+    async openWithin(
+      tx: Db,
+      ctx: CallContext,
+      input: { toolset: string; severity: IncidentView['severity']; title: string; source: string; eventIds: string[]; details: Record<string, unknown> },
+    ): Promise<IncidentView> {
+      const row: repo.IncidentRow = { id: randomUUID(), ...input, status: 'open', openedAt: clock.now(), resolvedAt: null };
+      await repo.insertIncident(tx, row);
+      await audit.record(tx, {
+        verb: 'empire-incident.open',
+        target: `empire-incident:${row.id}`,
+        surface: 'api',
+        actor: actorOf(ctx.principal),
+        after: incidentView(row),
+        requestId: ctx.requestId,
+      });
+      return incidentView(row);
+    },
     /** Acknowledges or resolves an incident (`resolvedAt` stamped); audited as `empire-incident.update`. */
     async update(ctx: CallContext, id: string, input: { status: 'acknowledged' | 'resolved'; notes?: string | undefined }) {
       return withTransaction(db, async (tx) => {

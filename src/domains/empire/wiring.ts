@@ -13,9 +13,9 @@ import { createEmpireAlertService, empireAlertJobs, type EmpireAlertService, typ
 import { empireAlertEndpoints } from './alerts.endpoints.ts';
 import { createDashboardService } from './dashboard.ts';
 import { empireIngestEndpoints } from './endpoints.ts';
-import { createForecaster, empireJobs, type Forecaster } from './forecast.ts';
+import { createForecaster, empireJobs, type ForecastDeferral, type Forecaster } from './forecast.ts';
 import { empireForecastEndpoints } from './forecast.endpoints.ts';
-import { createIncidentService } from './incidents.ts';
+import { createIncidentService, type IncidentService } from './incidents.ts';
 import { createEmpireIngest, type EmpireIngest } from './ingest.ts';
 import { createNoteService } from './notes.ts';
 import { empireInsightEndpoints } from './insights.endpoints.ts';
@@ -27,8 +27,10 @@ export interface EmpireDomain {
   provenance: ProvenanceService;
   ingest: EmpireIngest;
   forecaster: Forecaster;
-  /** Empire alert rules; `create` is also how a later triage feature turns a proposal into a rule. */
+  /** Empire alert rules; `createWithin` is also how triage turns an accepted proposal into a rule. */
   alerts: EmpireAlertService;
+  /** Empire incidents; triage opens one from an accepted proposal (`openWithin`). */
+  incidents: IncidentService;
   endpoints(): Endpoint[];
   jobs(): JobDefinition[];
   /** Writes buffered ingest samples; after HTTP has drained. */
@@ -45,6 +47,11 @@ export function createEmpireDomain(deps: {
   outbound: Outbound;
   /** The knowledge-graph lag graph_lag_gte rules read (the graph materialiser's lagSec); unknown, so they never fire, without it. */
   graphLag?: GraphLagProvider;
+  /**
+   * Why the scheduled forecaster run is deferred now (the triage budget, spec A "Triage budget"),
+   * or null; never deferred without it. On-demand runs are not deferred by it.
+   */
+  forecastDeferral?: ForecastDeferral;
 }): EmpireDomain {
   const provenance = createProvenanceService({ db: deps.db, clock: deps.clock, audit: deps.audit, requireSignedGlobally: deps.config.empire.requireSignedEvents });
   const forecaster = createForecaster({ db: deps.db, clock: deps.clock });
@@ -61,7 +68,8 @@ export function createEmpireDomain(deps: {
     ingest,
     forecaster,
     alerts,
-    jobs: () => [...empireJobs(forecaster, ingest), ...empireAlertJobs(alerts)],
+    incidents,
+    jobs: () => [...empireJobs(forecaster, ingest, deps.forecastDeferral), ...empireAlertJobs(alerts)],
     endpoints: () => [
       ...empireIngestEndpoints({ ingest, clock: deps.clock }),
       ...empireReadEndpoints({ db: deps.db, notes }),

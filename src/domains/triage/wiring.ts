@@ -1,0 +1,108 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { AuditLog } from '../../platform/audit/service.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Config } from '../../platform/config.ts';
+import type { Db } from '../../platform/db/client.ts';
+import { ServiceError } from '../../platform/errors.ts';
+import type { Endpoint } from '../../platform/http/registry.ts';
+import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
+import { builtinEngine, type ModelEngine } from '../../platform/llm/engine.ts';
+import { createOpenAiEngine } from '../../platform/llm/openai-engine.ts';
+import type { EmpireDomain } from '../empire/wiring.ts';
+import { lineageOf } from '../empire/lineage.ts';
+import { budgetEndpoints } from './budget/endpoints.ts';
+import { type BudgetService, createBudgetService } from './budget/service.ts';
+import { metricsEndpoints } from './metrics/endpoints.ts';
+import { type AgentService, agentWatchJobs, createAgentService } from './metrics/service.ts';
+import { postmortemEndpoints } from './postmortems/endpoints.ts';
+import { createPostmortemService } from './postmortems/service.ts';
+import { proposalEndpoints } from './proposals/endpoints.ts';
+import { createProposalService, type ProposalService } from './proposals/service.ts';
+import { runEndpoints } from './runs/endpoints.ts';
+import { createRunService, type RunService } from './runs/service.ts';
+import { savedViewEndpoints } from './views/endpoints.ts';
+import { createSavedViewService } from './views/service.ts';
+
+export interface TriageDomain {
+  engine: ModelEngine;
+  runs: RunService;
+  proposals: ProposalService;
+  agents: AgentService;
+  budget: BudgetService;
+  endpoints(): Endpoint[];
+  jobs(): JobDefinition[];
+}
+
+/** What a scheduled run of a deferrable agent reports instead of failing the whole job. */
+async function attempt(work: () => Promise<object>): Promise<object> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ServiceError && error.reason === 'budget-exhausted') return { deferred: error.human };
+    if (error instanceof ServiceError) return { error: `${error.reason}: ${error.human}` };
+    throw error;
+  }
+}
+
+/**
+ * AI triage (docs/triage.md): the model layer's engine (live when OBSERVATORY_LLM_BASE_URL and
+ * OBSERVATORY_LLM_MODEL are set, else built-in), the agents' runs, decisions, trust metrics and
+ * rollback, the model budget and postmortems. Builds on the empire's incidents, alert rules,
+ * forecasts and lineage.
+ */
+export function createTriageDomain(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger; empire: EmpireDomain; engine?: ModelEngine }): TriageDomain {
+  const { db, clock, audit, config, log, empire } = deps;
+  const live = config.llm.live;
+  const engine =
+    deps.engine ??
+    (live ? createOpenAiEngine({ baseUrl: live.baseUrl, model: live.model, apiKey: live.apiKey, timeoutMs: config.llm.timeoutMs, maxRetries: config.llm.maxRetries, log }) : builtinEngine);
+  const agents = createAgentService({ db, clock, audit });
+  const budget = createBudgetService({ db, clock, audit, llm: config.llm, defaultBudgetUsdCents: config.triage.defaultBudgetUsdCents });
+  const lineage = async (eventId: string, depth: number) => {
+    try {
+      return await lineageOf(db, eventId, depth);
+    } catch (error) {
+      if (error instanceof ServiceError && error.status === 404) return null;
+      throw error;
+    }
+  };
+  const runs = createRunService({ db, clock, engine, agents, budget, forecasts: async () => (await empire.forecaster.latest()).forecasts, lineage, log });
+  const postmortems = createPostmortemService({ db, clock, audit, runs, agents, budget, incidents: empire.incidents, lineage });
+  const proposals = createProposalService({ db, clock, audit, config, incidents: empire.incidents, alerts: empire.alerts, postmortems });
+  const views = createSavedViewService({ db });
+  return {
+    engine,
+    runs,
+    proposals,
+    agents,
+    budget,
+    endpoints: () => [
+      ...proposalEndpoints({ proposals, runs }),
+      ...runEndpoints({ runs }),
+      ...postmortemEndpoints({ postmortems }),
+      ...metricsEndpoints({ agents }),
+      ...budgetEndpoints({ budget }),
+      ...savedViewEndpoints({ views }),
+    ],
+    jobs: () => [
+      {
+        name: 'triage-pass',
+        description:
+          'Every 15 minutes (after the forecaster): the incident classifier over the last 15 minutes, then the investigation proposer over the same window unless the model budget defers it.',
+        schedule: '2,17,32,47 * * * *',
+        async run() {
+          const triage = await runs.triage({ windowMinutes: 15, trigger: 'job' });
+          const investigations = await attempt(() => runs.investigations({ windowMinutes: 15, trigger: 'job' }));
+          return { triage, investigations };
+        },
+      },
+      {
+        name: 'triage-rules',
+        description: 'Daily at 04:30 UTC: the rule proposer over the last 30 days of hourly counts and resolved incidents, unless the model budget defers it.',
+        schedule: '30 4 * * *',
+        run: async () => ({ rules: await attempt(() => runs.rules({ lookbackDays: 30, trigger: 'job' })) }),
+      },
+      ...agentWatchJobs(agents),
+    ],
+  };
+}
