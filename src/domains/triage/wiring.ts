@@ -102,6 +102,12 @@ export function createTriageDomain(deps: { db: Db; clock: Clock; audit: AuditLog
         schedule: '30 4 * * *',
         run: async () => ({ rules: await attempt(() => runs.rules({ lookbackDays: 30, trigger: 'job' })) }),
       },
+      {
+        name: 'triage-prune',
+        description: 'Daily at 03:40 UTC: deletes triage runs (their replay envelopes) older than 400 days; their proposals stay.',
+        schedule: '40 3 * * *',
+        run: async ({ now }) => ({ deleted: await runs.prune(now) }),
+      },
       ...agentWatchJobs(agents),
     ],
   };

@@ -101,7 +101,7 @@ describe('a normal answer', () => {
         { role: 'user', content: 'Incident 42: 300 requests from a crawler claiming to be GPTBot.' },
       ],
       temperature: 0,
-      response_format: { type: 'json_schema', json_schema: { name: 'incident_class', schema: SCHEMA.schema, strict: true } },
+      response_format: { type: 'json_schema', json_schema: { name: 'incident_class', schema: SCHEMA.schema, strict: false } },
     });
     expect(seen.body).not.toHaveProperty('max_tokens');
     expect(seen.body).not.toHaveProperty('max_completion_tokens');
@@ -114,6 +114,20 @@ describe('a normal answer', () => {
     await engine().complete(request({ maxTokens: 300 }));
     expect(fake.requests[0]!.body.max_completion_tokens).toBe(300);
     expect(fake.requests[0]!.body).not.toHaveProperty('max_tokens');
+  });
+
+  it('asks for strict schema enforcement only when the request does', async () => {
+    fake.reply({ content: '{}' });
+    await engine().complete(request({ responseSchema: { ...SCHEMA, strict: true } }));
+    expect(fake.requests[0]!.body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'incident_class', schema: SCHEMA.schema, strict: true } });
+  });
+
+  it('sends no temperature to reasoning models, which refuse any but 1', async () => {
+    fake.reply({ content: '{}' }, { content: '{}' });
+    await engine({ model: 'o4-mini' }).complete(request());
+    await engine({ model: 'gpt-4.1-mini' }).complete(request());
+    expect(fake.requests[0]!.body).not.toHaveProperty('temperature');
+    expect(fake.requests[1]!.body.temperature).toBe(0);
   });
 
   it('reports the model the server names, the configured one when it names none', async () => {

@@ -2,6 +2,9 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, OpenAI
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { ModelError, type ModelAnswer, type ModelEngine, type ModelFailure, type ModelRequest } from './engine.ts';
 
+/** OpenAI's reasoning models, which take no `temperature`. */
+const REASONING_MODEL = /^o\d/;
+
 /**
  * The live engine (spec D8): one Chat Completions call per request to an OpenAI-compatible server
  * (config.llm.live), through the official `openai` client.
@@ -15,7 +18,7 @@ import { ModelError, type ModelAnswer, type ModelEngine, type ModelFailure, type
  *   its own are counted too (ModelAnswer.attempts, and the error messages). The client is built
  *   per call so each call has its own counter; building one is a few object allocations.
  * - The answer is asked for as JSON following the request's schema (`response_format:
- *   json_schema`, `strict`), at temperature 0. The text is handed back as it came: malformed or
+ *   json_schema`, `strict` only when the request asks), at temperature 0 (none for reasoning models). The text is handed back as it came: malformed or
  *   schema-violating JSON is the caller's to reject (engine.ts), not a failure here.
  * - Every failure is a ModelError with a ModelFailure and a one-sentence message naming the agent.
  *   Messages are written here, never copied from the server or the client (a server may echo the
@@ -94,10 +97,11 @@ export function createOpenAiEngine(options: OpenAiEngineOptions): ModelEngine {
           { role: 'system', content: request.system },
           { role: 'user', content: request.user },
         ],
-        temperature: 0,
+        // Deterministic answers where the model allows it; OpenAI's reasoning models (o1, o3, o4-mini…) refuse any temperature but 1.
+        ...(REASONING_MODEL.test(model) ? {} : { temperature: 0 }),
         response_format: {
           type: 'json_schema',
-          json_schema: { name: request.responseSchema.name, schema: request.responseSchema.schema, strict: true },
+          json_schema: { name: request.responseSchema.name, schema: request.responseSchema.schema, strict: request.responseSchema.strict ?? false },
         },
         // `max_completion_tokens`, not the deprecated `max_tokens`: OpenAI rejects `max_tokens` for
         // its reasoning models (o4-mini and later), and current compatible servers (vLLM,

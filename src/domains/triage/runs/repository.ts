@@ -1,5 +1,6 @@
 import { desc, eq, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { deleteOlderThan } from '../../../platform/db/retention.ts';
 import { triageRuns } from '../schema.ts';
 import type { CrossToolsetWindow, HoneypotWindow, ResolvedIncident, RuleExample } from '../agents/types.ts';
 
@@ -213,3 +214,6 @@ export async function honeypotEventsById(db: Db, ids: readonly string[]): Promis
     WHERE e.id IN (${sql.join(uuids.map((id) => sql`${id}::uuid`), sql`, `)})`);
   return rowsOf<{ eventId: string; tenant: string; uaClass: string; ts: Date | string }>(result).map((r) => ({ ...r, ts: new Date(r.ts) }));
 }
+
+/** Deletes the runs started before `cutoff` (in batches); their proposals stay. */
+export const deleteRunsBefore = (db: Db, cutoff: Date) => deleteOlderThan(db, { table: triageRuns, id: triageRuns.id, time: triageRuns.startedAt }, cutoff);

@@ -33,6 +33,11 @@ export const WINDOW_MINUTES_MAX = 1440;
 export const LOOKBACK_DAYS_DEFAULT = 30;
 export const LOOKBACK_DAYS_MAX = 90;
 /** Proposals one answer may hold; the investigation proposer's three is the spec's. */
+/**
+ * Runs (their envelopes hold whole user messages) are kept this long: a year of monthly budgets
+ * and metrics, and then some. Their proposals stay; a pruned run's replay is 404.
+ */
+export const RUN_RETENTION_DAYS = 400;
 export const MAX_PROPOSALS: Record<ProposalKind, number> = { incident: 20, investigation: 3, 'alert-rule': 20 };
 const MAX_TOKENS = 4096;
 
@@ -347,6 +352,9 @@ export function createRunService(deps: RunServiceDeps) {
     },
 
     callModel,
+
+    /** Deletes runs older than RUN_RETENTION_DAYS, in batches. */
+    prune: (now: Date): Promise<number> => repo.deleteRunsBefore(db, new Date(now.getTime() - RUN_RETENTION_DAYS * 86_400_000)),
     /** Stores a run that proposes nothing (a postmortem draft), in the caller's transaction. */
     saveRun: (tx: Db, run: repo.RunRow) => repo.insertRun(tx, run),
 
