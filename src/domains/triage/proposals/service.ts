@@ -213,6 +213,8 @@ export function createProposalService(deps: {
         try {
           const result = await withTransaction(db, async (tx) => {
             const row = isUuid(id) ? await repo.proposalById(tx, id.toLowerCase()) : null;
+            // Reach first: a proposal out of reach says nothing about itself, not even its kind.
+            if (row?.toolset) assertToolsetInReach(ctx.principal, row.toolset, 'decide the proposals of');
             if (row && row.kind !== 'alert-rule') throw new ServiceError(400, 'not-a-rule-proposal', `Proposal ${row.id} is an ${row.kind} proposal; bulk-accept takes rule proposals only.`);
             return decideWithin(tx, ctx, id, { accept: true, destinations: input.destinations, notes: input.notes });
           });

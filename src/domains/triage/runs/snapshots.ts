@@ -167,8 +167,12 @@ export async function postmortemSnapshot(
     if (events.size >= POSTMORTEM_LINEAGE_MAX * 4) break;
     const walked = await lineage(id, POSTMORTEM_DEPTH);
     if (!walked) continue;
-    for (const e of [walked.focal, ...walked.upstream, ...walked.downstream]) {
-      events.set(e.eventId, { eventId: e.eventId, toolset: e.toolset, eventType: e.eventType, tenant: e.tenant, ts: e.ts, causedBy: e.causedBy });
+    const walkedEvents = [walked.focal, ...walked.upstream, ...walked.downstream];
+    // `causedBy` names the cause by the sender's id within its toolset; the writer links events by event id.
+    const bySender = new Map(walkedEvents.map((e) => [`${e.toolset}\u0000${e.id}`, e.eventId]));
+    for (const e of walkedEvents) {
+      const causedBy = e.causedBy === null ? null : (bySender.get(`${e.toolset}\u0000${e.causedBy}`) ?? e.causedBy);
+      events.set(e.eventId, { eventId: e.eventId, toolset: e.toolset, eventType: e.eventType, tenant: e.tenant, ts: e.ts, causedBy });
     }
   }
   for (const h of await repo.honeypotEventsById(db, roots.filter((id) => !events.has(id)))) {
