@@ -46,6 +46,8 @@ export class ModelError extends Error {
     message: string,
     /** Tokens the server reported on a response that was still unusable (they are spent). */
     readonly usage: { promptTokens: number; completionTokens: number } = { promptTokens: 0, completionTokens: 0 },
+    /** Requests sent before giving up, retries included. */
+    readonly attempts = 1,
   ) {
     super(message);
     this.name = 'ModelError';

@@ -227,6 +227,7 @@ describe('retries', () => {
     const error = await failure(engine({ maxRetries: 2 }).complete(request()), 'rate-limited');
     expect(fake.requests).toHaveLength(3);
     expect(error.message).toBe('The model server rate-limited incident-classifier (429 Too Many Requests, 3 attempts).');
+    expect(error.attempts).toBe(3);
     expect(error.usage).toEqual({ promptTokens: 0, completionTokens: 0 });
     expect(warnings.at(-1)).toEqual({ obj: expect.objectContaining({ failure: 'rate-limited', attempts: 3, status: 429 }), msg: 'model call failed' });
   });

@@ -111,7 +111,7 @@ export function createOpenAiEngine(options: OpenAiEngineOptions): ModelEngine {
 
       const fail = (failure: ModelFailure, message: string, detail: Record<string, unknown>, usage?: ModelError['usage']): ModelError => {
         log?.warn({ agent, model, failure, attempts, ...detail }, 'model call failed');
-        return new ModelError(failure, message, usage);
+        return new ModelError(failure, message, usage, attempts);
       };
       const tries = () => (attempts === 1 ? '1 attempt' : `${attempts} attempts`);
 

@@ -84,11 +84,15 @@ export function createBudgetService(deps: { db: Db; clock: Clock; audit: AuditLo
     if (!(DEFERRABLE_AGENTS as readonly string[]).includes(agent)) return null;
     const month = monthOf(now);
     const buckets = await bucketsOf(month, now);
-    const degraded = buckets.find((b) => (b.toolset === EMPIRE_BUCKET || b.toolset === bucket) && b.isDegraded);
-    if (!degraded) return null;
     const nextMonth = monthRange(month).to.getTime();
-    const until = degraded.spentUsdCents < degraded.budgetUsdCents && degraded.degradedUntil !== null ? Date.parse(degraded.degradedUntil) : nextMonth;
-    return { bucket: degraded, retryAfterSec: Math.max(1, Math.ceil((until - now.getTime()) / 1000)) };
+    // A degraded bucket holds until its month ends (spent) and its degradedUntil passes, whichever is later; the agent waits for the last of them.
+    const holds = buckets
+      .filter((b) => (b.toolset === EMPIRE_BUCKET || b.toolset === bucket) && b.isDegraded)
+      .map((b) => ({ bucket: b, until: Math.max(b.spentUsdCents >= b.budgetUsdCents ? nextMonth : 0, b.degradedUntil === null ? 0 : Date.parse(b.degradedUntil)) }))
+      .sort((a, b) => b.until - a.until);
+    const longest = holds[0];
+    if (!longest) return null;
+    return { bucket: longest.bucket, retryAfterSec: Math.max(1, Math.ceil((longest.until - now.getTime()) / 1000)) };
   }
 
   return {

@@ -45,8 +45,8 @@ function service(engine: ModelEngine) {
 }
 
 const runs = async () =>
-  rowsOf<{ id: string; outcome: string; prompt_tokens: number; model: string; auto_rejected: number; error_text: string | null }>(
-    await database.db.execute(sql`SELECT id::text, outcome, prompt_tokens, model, auto_rejected, error_text FROM triage_runs ORDER BY started_at, id`),
+  rowsOf<{ id: string; outcome: string; prompt_tokens: number; model: string; auto_rejected: number; error_text: string | null; attempts: number }>(
+    await database.db.execute(sql`SELECT id::text, outcome, prompt_tokens, model, auto_rejected, error_text, attempts FROM triage_runs ORDER BY started_at, id`),
   );
 
 beforeAll(async () => {
@@ -91,14 +91,14 @@ describe('a run', () => {
       kind: 'live',
       model: 'gpt-4o-mini',
       complete: async () => {
-        throw new ModelError('empty-answer', 'The model answered nothing.', { promptTokens: 900, completionTokens: 0 });
+        throw new ModelError('empty-answer', 'The model answered nothing.', { promptTokens: 900, completionTokens: 0 }, 3);
       },
     };
     const error = await service(failing).triage({ trigger: 'api' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ServiceError);
     expect(error).toMatchObject({ status: 502, reason: 'model-unavailable' });
     const [stored] = await runs();
-    expect(stored).toMatchObject({ outcome: 'error', prompt_tokens: 900 });
+    expect(stored).toMatchObject({ outcome: 'error', prompt_tokens: 900, attempts: 3 });
     expect(stored!.error_text).toMatch(/^empty-answer: /);
     expect((error as ServiceError).details.runId).toBe(stored!.id);
   });

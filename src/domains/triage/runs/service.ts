@@ -32,12 +32,12 @@ export const WINDOW_MINUTES_DEFAULT = 15;
 export const WINDOW_MINUTES_MAX = 1440;
 export const LOOKBACK_DAYS_DEFAULT = 30;
 export const LOOKBACK_DAYS_MAX = 90;
-/** Proposals one answer may hold; the investigation proposer's three is the spec's. */
 /**
  * Runs (their envelopes hold whole user messages) are kept this long: a year of monthly budgets
  * and metrics, and then some. Their proposals stay; a pruned run's replay is 404.
  */
 export const RUN_RETENTION_DAYS = 400;
+/** Proposals one answer may hold; the investigation proposer's three is the spec's. */
 export const MAX_PROPOSALS: Record<ProposalKind, number> = { incident: 20, investigation: 3, 'alert-rule': 20 };
 const MAX_TOKENS = 4096;
 
@@ -133,7 +133,7 @@ export function createRunService(deps: RunServiceDeps) {
         modelText: '',
         promptTokens: error.usage.promptTokens,
         completionTokens: error.usage.completionTokens,
-        attempts: 0,
+        attempts: error.attempts,
         digest: runDigest({ systemPromptHash, userMessage, modelText: '' }),
       };
       await repo.insertRun(db, failed);
