@@ -17,6 +17,7 @@ import { backupVerifyScenario } from './backups.ts';
 import { auditScenarios } from './audit.ts';
 import { graphMaterialiseScenarios } from './graph-materialise.ts';
 import { graphQueryScenarios } from './graph-query.ts';
+import { triageRunScenarios } from './triage-run.ts';
 
 /**
  * The benchmark scenarios `npm run bench` runs, in this order. To add one, append an object to
@@ -438,3 +439,7 @@ scenarios.push(...auditScenarios);
 // already materialised (docs/graph-materialiser.md), and a two-hop query with LIMIT 100 over 10k
 // and 1M edges (docs/graph-query.md, "Performance").
 scenarios.push(...graphMaterialiseScenarios, ...graphQueryScenarios);
+
+// AI triage: one built-in incident-classifier pass over a 15-minute window with 10k and 1M empire
+// events stored (issue 17; bench/triage-run.ts).
+scenarios.push(...triageRunScenarios);

@@ -152,11 +152,21 @@ export async function insertForecasts(tx: Db, rows: readonly ForecastRow[]): Pro
   if (rows.length > 0) await tx.insert(empireForecasts).values([...rows]);
 }
 
-/** The latest forecast of every toolset. */
+/**
+ * The latest forecast of every toolset. The table keeps every run's rows (a toolset gains 96 a
+ * day), so rather than sorting all of them (DISTINCT ON) this skips from toolset to toolset on the
+ * (toolset, computed_at) index and reads one row of each.
+ */
 export async function latestForecasts(db: Db): Promise<ForecastRow[]> {
   const result = await db.execute(sql`
-    SELECT DISTINCT ON (toolset) id, run_id AS "runId", toolset, score, level, direction, details, computed_at AS "computedAt"
-    FROM empire_forecasts ORDER BY toolset, computed_at DESC, id DESC`);
+    WITH RECURSIVE toolsets AS (
+      (SELECT toolset FROM empire_forecasts ORDER BY toolset LIMIT 1)
+      UNION ALL
+      SELECT (SELECT f.toolset FROM empire_forecasts f WHERE f.toolset > t.toolset ORDER BY f.toolset LIMIT 1) FROM toolsets t WHERE t.toolset IS NOT NULL)
+    SELECT latest.* FROM toolsets t CROSS JOIN LATERAL (
+      SELECT id, run_id AS "runId", toolset, score, level, direction, details, computed_at AS "computedAt" FROM empire_forecasts f
+      WHERE f.toolset = t.toolset ORDER BY f.computed_at DESC, f.id DESC LIMIT 1) latest
+    WHERE t.toolset IS NOT NULL ORDER BY latest.toolset`);
   return rowsOf<ForecastRow>(result).map((r) => ({ ...r, score: Number(r.score), computedAt: new Date(r.computedAt) }));
 }
 

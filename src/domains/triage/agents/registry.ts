@@ -59,4 +59,17 @@ export function versionBefore(agent: AgentName, version: string): string | null 
   return at > 0 ? versions[at - 1]!.version : null;
 }
 
+/** Orders `1.10.0` after `1.9.0`: numeric parts compared in turn. */
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return Math.sign(d);
+  }
+  return 0;
+}
+
+export const isShipped = (agent: AgentName, version: string) => versionsOf(agent).some((v) => v.version === version);
+
 export const promptHash = (systemPrompt: string) => sha256Hex(systemPrompt);

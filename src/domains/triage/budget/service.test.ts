@@ -224,6 +224,21 @@ describe('deferral and assertRuns', () => {
     expect((await service().deferral('rule-proposer', 'web-a', NOW))!.retryAfterSec).toBe(NEXT_MONTH_SEC);
   });
 
+  it('waits for the last of several degraded buckets: a short * degradation does not hide a spent toolset bucket', async () => {
+    await budget('2026-11', '*', 1000, '2026-11-20T11:00:00.000Z');
+    await budget('2026-11', 'web-a', 35);
+    const s = service();
+    expect(await s.deferral('rule-proposer', 'web-a', NOW)).toMatchObject({ bucket: { toolset: 'web-a' }, retryAfterSec: NEXT_MONTH_SEC });
+    // A run charged elsewhere waits only for *.
+    expect(await s.deferral('rule-proposer', 'web-b', NOW)).toMatchObject({ bucket: { toolset: '*' }, retryAfterSec: 3600 });
+  });
+
+  it('retries at the end of the month when degradedUntil lies beyond it: the next month has buckets of its own', async () => {
+    await budget('2026-11', 'web-b', 100, '2026-12-15T00:00:00.000Z');
+    expect((await service().deferral('rule-proposer', 'web-b', NOW))!.retryAfterSec).toBe(NEXT_MONTH_SEC);
+    expect(await service().deferral('rule-proposer', 'web-b', new Date('2026-12-01T00:00:00.000Z'))).toBeNull();
+  });
+
   it('retries in at least one second', async () => {
     await budget('2026-11', 'web-b', 100, '2026-11-20T10:00:00.001Z');
     expect((await service().deferral('rule-proposer', 'web-b', NOW))!.retryAfterSec).toBe(1);

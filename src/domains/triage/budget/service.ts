@@ -88,7 +88,8 @@ export function createBudgetService(deps: { db: Db; clock: Clock; audit: AuditLo
     // A degraded bucket holds until its month ends (spent) and its degradedUntil passes, whichever is later; the agent waits for the last of them.
     const holds = buckets
       .filter((b) => (b.toolset === EMPIRE_BUCKET || b.toolset === bucket) && b.isDegraded)
-      .map((b) => ({ bucket: b, until: Math.max(b.spentUsdCents >= b.budgetUsdCents ? nextMonth : 0, b.degradedUntil === null ? 0 : Date.parse(b.degradedUntil)) }))
+      // A month's degradedUntil holds within that month: the next month's buckets are its own.
+      .map((b) => ({ bucket: b, until: Math.max(b.spentUsdCents >= b.budgetUsdCents ? nextMonth : 0, b.degradedUntil === null ? 0 : Math.min(Date.parse(b.degradedUntil), nextMonth)) }))
       .sort((a, b) => b.until - a.until);
     const longest = holds[0];
     if (!longest) return null;

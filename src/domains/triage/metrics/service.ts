@@ -3,7 +3,7 @@ import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/db/client.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import type { JobDefinition } from '../../../platform/jobs/scheduler.ts';
-import { AGENT_NAMES, type AgentName, agentVersionLabel, latestVersionOf, versionBefore } from '../agents/registry.ts';
+import { AGENT_NAMES, type AgentName, agentVersionLabel, compareVersions, isShipped, latestVersionOf, versionBefore } from '../agents/registry.ts';
 import * as repo from './repository.ts';
 
 /**
@@ -65,7 +65,9 @@ export function createAgentService(deps: { db: Db; clock: Clock; audit: AuditLog
       });
       row = (await repo.agentState(tx, agent))!;
     }
-    if (row.latestKnownVersion !== latest) {
+    // Only a newer version is a deploy: during a rolling deploy an instance still shipping the older
+    // one must not switch the fleet back (it runs its own newest meanwhile; see `active`).
+    if (compareVersions(latest, row.latestKnownVersion) > 0) {
       const patch = { activeVersion: latest, previousVersion: row.activeVersion === latest ? versionBefore(agent, latest) : row.activeVersion, latestKnownVersion: latest, changedAt: clock.now(), changeReason: 'deploy', rolledBackFrom: null };
       await repo.updateAgentState(tx, agent, patch);
       row = { ...row, ...patch };
@@ -101,8 +103,10 @@ export function createAgentService(deps: { db: Db; clock: Clock; audit: AuditLog
   }
 
   return {
+    /** The version to run: the active one, or this instance's newest while it does not ship the active one yet. */
     async active(agent: AgentName): Promise<string> {
-      return (await stateOf(agent)).activeVersion;
+      const { activeVersion } = await stateOf(agent);
+      return isShipped(agent, activeVersion) ? activeVersion : latestVersionOf(agent);
     },
 
     async watch(now: Date) {

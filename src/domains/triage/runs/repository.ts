@@ -147,7 +147,7 @@ export async function honeypotClusters(db: Db, from: Date, to: Date, limit: numb
 /** Incidents not resolved yet, newest first. */
 export async function openIncidents(db: Db, limit: number): Promise<{ id: string; toolset: string; title: string; source: string }[]> {
   const result = await db.execute(sql`
-    SELECT id::text AS id, toolset, title, source FROM empire_incidents WHERE status <> 'resolved' ORDER BY opened_at DESC, id DESC LIMIT ${limit}`);
+    SELECT i.id::text AS id, i.toolset, i.title, i.source FROM empire_incidents i WHERE i.status <> 'resolved' ORDER BY i.opened_at DESC, i.id DESC LIMIT ${limit}`);
   return rowsOf<{ id: string; toolset: string; title: string; source: string }>(result);
 }
 

@@ -1,0 +1,462 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../../platform/crypto.ts';
+import type { IncidentItem, InvestigationItem, RuleItem } from '../agents/output.ts';
+import type { ResolvedIncident, ToolsetHistory } from '../agents/types.ts';
+import { canonicalPredicate, checkIncident, checkInvestigation, checkRule, type EvidenceContext, outsideWindow, refusedCandidate, type RuleContext } from './checks.ts';
+
+// The automatic rejections of proposals (docs/triage.md, "Automatic rejection"), one rule at a time.
+
+const WINDOW_START = new Date('2024-05-01T11:45:00.000Z');
+const WINDOW_END = new Date('2024-05-01T12:00:00.000Z');
+const at = (iso: string) => new Date(iso);
+
+/** Event ids (uuid, lowercase as the stores spell them) and when they were received. */
+const IN_1 = '11111111-1111-4111-8111-111111111111';
+const IN_2 = '22222222-2222-4222-8222-222222222222';
+const AT_START = '33333333-3333-4333-8333-333333333333';
+const AT_END = '44444444-4444-4444-8444-444444444444';
+const BEFORE = '55555555-5555-4555-8555-555555555555';
+const LINEAGE_OLD = '66666666-6666-4666-8666-666666666666';
+const UNKNOWN = '77777777-7777-4777-8777-777777777777';
+
+function context(allowed: string[] = []): EvidenceContext {
+  return {
+    windowStart: WINDOW_START,
+    windowEnd: WINDOW_END,
+    found: new Map([
+      [IN_1, at('2024-05-01T11:50:00.000Z')],
+      [IN_2, at('2024-05-01T11:59:59.999Z')],
+      [AT_START, WINDOW_START],
+      [AT_END, WINDOW_END],
+      [BEFORE, at('2024-05-01T11:44:59.999Z')],
+      [LINEAGE_OLD, at('2024-04-01T00:00:00.000Z')],
+    ]),
+    allowed: new Set(allowed),
+  };
+}
+
+function incident(over: Partial<IncidentItem> = {}): IncidentItem {
+  return {
+    kind: 'incident',
+    toolset: 'web-a',
+    severity: 'minor',
+    signal: 'rate-spike',
+    title: 'Rate spike: web-a — 30 events in 15 minutes (3× expected)',
+    summary: 'web-a received 30 events against 10 expected.',
+    evidenceEventIds: [IN_1],
+    ...over,
+  };
+}
+
+describe('outsideWindow', () => {
+  it('takes the window as half-open: an event received exactly at windowStart is inside, exactly at windowEnd outside', () => {
+    expect(outsideWindow([AT_START], context())).toEqual([]);
+    expect(outsideWindow([AT_END], context())).toEqual([AT_END]);
+    expect(outsideWindow([IN_2], context())).toEqual([]);
+    expect(outsideWindow([BEFORE], context())).toEqual([BEFORE]);
+  });
+
+  it('counts an id found nowhere as outside', () => {
+    expect(outsideWindow([UNKNOWN, 'not-a-uuid'], context())).toEqual([UNKNOWN, 'not-a-uuid']);
+  });
+
+  it('lets the allowed set (a focal lineage) through whatever its time, found or not', () => {
+    expect(outsideWindow([LINEAGE_OLD, UNKNOWN, AT_END], context([LINEAGE_OLD, UNKNOWN]))).toEqual([AT_END]);
+  });
+
+  it('keeps the order of the ids it was given', () => {
+    expect(outsideWindow([UNKNOWN, IN_1, BEFORE, AT_END], context())).toEqual([UNKNOWN, BEFORE, AT_END]);
+  });
+});
+
+describe('checkIncident', () => {
+  it('keeps an incident whose evidence lies in the window as pending, its ids lowercased and unique', () => {
+    const c = checkIncident(incident({ evidenceEventIds: [IN_1.toUpperCase(), IN_1, AT_START] }), context());
+    expect(c).toEqual({
+      kind: 'incident',
+      status: 'pending',
+      toolset: 'web-a',
+      title: 'Rate spike: web-a — 30 events in 15 minutes (3× expected)',
+      payload: { ...incident(), evidenceEventIds: [IN_1, AT_START], postmortemDraft: null },
+      backtest: null,
+      dedupeKey: 'incident:web-a:rate-spike:rate spike: web-a',
+      autoRejectReason: null,
+      evidenceEventIds: [IN_1, AT_START],
+    });
+  });
+
+  it('keeps the postmortem seed in the payload when the agent wrote one', () => {
+    const postmortemDraft = { title: 'Postmortem', sections: { summary: [], timeline: [], impact: [], rootCause: [], actionItems: [] } };
+    expect(checkIncident(incident({ postmortemDraft }), context()).payload).toMatchObject({ postmortemDraft });
+  });
+
+  it('refuses evidence received exactly at windowEnd, before the window, or unknown', () => {
+    for (const id of [AT_END, BEFORE, UNKNOWN]) {
+      const c = checkIncident(incident({ evidenceEventIds: [IN_1, id] }), context());
+      expect(c.status).toBe('auto-rejected');
+      expect(c.autoRejectReason).toBe(`evidence-outside-window: 1 cited event id(s) are not events received in the window (${id})`);
+      // A refused incident keeps what it was about, for the operator reading the refusals.
+      expect(c.dedupeKey).toBe('incident:web-a:rate-spike:rate spike: web-a');
+      expect(c.evidenceEventIds).toEqual([IN_1, id]);
+    }
+  });
+
+  it('names at most five of the ids outside the window but counts them all', () => {
+    const outside = Array.from({ length: 6 }, (_, i) => `${String(i).repeat(8)}-0000-4000-8000-000000000000`);
+    const c = checkIncident(incident({ evidenceEventIds: outside }), context());
+    expect(c.autoRejectReason).toBe(`evidence-outside-window: 6 cited event id(s) are not events received in the window (${outside.slice(0, 5).join(', ')})`);
+  });
+
+  it('accepts evidence the allowed set names, even outside the window', () => {
+    expect(checkIncident(incident({ evidenceEventIds: [LINEAGE_OLD] }), context([LINEAGE_OLD])).status).toBe('pending');
+    expect(checkIncident(incident({ evidenceEventIds: [LINEAGE_OLD] }), context()).status).toBe('auto-rejected');
+  });
+
+  it('lets a silence cite nothing, but no other signal', () => {
+    expect(checkIncident(incident({ signal: 'silence', title: 'Silence: web-a — 0 events', evidenceEventIds: [] }), context()).status).toBe('pending');
+    for (const signal of ['rate-spike', 'liar-flood', 'tarpit', 'cross-toolset', 'other'] as const) {
+      const c = checkIncident(incident({ signal, evidenceEventIds: [] }), context());
+      expect(c).toMatchObject({ status: 'auto-rejected', autoRejectReason: 'no-evidence: an incident must cite at least one event of the window' });
+    }
+  });
+
+  it('checks a silence that does cite events like any other incident', () => {
+    expect(checkIncident(incident({ signal: 'silence', evidenceEventIds: [BEFORE] }), context()).status).toBe('auto-rejected');
+  });
+
+  describe('dedupe key', () => {
+    const flood = (tenant: string, numbers: string) =>
+      checkIncident(incident({ toolset: 'honeypot', signal: 'liar-flood', title: `Liar flood: ${tenant} — ${numbers}` }), context()).dedupeKey;
+
+    it('tells two liar floods of different tenants apart', () => {
+      expect(flood('hp-a', '50 LIAR events')).toBe('incident:honeypot:liar-flood:liar flood: hp-a');
+      expect(flood('hp-b', '50 LIAR events')).toBe('incident:honeypot:liar-flood:liar flood: hp-b');
+    });
+
+    it('is the same for the same toolset, signal and subject, whatever the numbers or the letter case', () => {
+      expect(flood('hp-a', '50 LIAR events')).toBe(flood('hp-a', '900 LIAR events and 2 tarpits'));
+      expect(flood('HP-A ', '50')).toBe(flood('hp-a', '50'));
+    });
+
+    it('differs by toolset and by signal for the same subject', () => {
+      const key = (toolset: string, signal: IncidentItem['signal']) => checkIncident(incident({ toolset, signal, title: 'Subject — n' }), context()).dedupeKey;
+      expect(new Set([key('web-a', 'rate-spike'), key('web-b', 'rate-spike'), key('web-a', 'other')]).size).toBe(3);
+    });
+
+    it('takes the whole title when it has no " — "', () => {
+      expect(checkIncident(incident({ title: 'Something Odd' }), context()).dedupeKey).toBe('incident:web-a:rate-spike:something odd');
+    });
+  });
+});
+
+const windowFilters = {
+  toolset: 'web-a',
+  tenant: null,
+  eventType: null,
+  uaClass: null,
+  fingerprintId: null,
+  focalEventId: null,
+  from: WINDOW_START.toISOString(),
+  to: WINDOW_END.toISOString(),
+};
+
+function investigation(over: Partial<InvestigationItem> = {}, filters: Partial<InvestigationItem['filters']> = {}): InvestigationItem {
+  return {
+    kind: 'investigation',
+    toolset: 'web-a',
+    name: 'web-a: login.fail surge',
+    rationale: ['one', 'two', 'three'],
+    filters: { ...windowFilters, ...filters },
+    evidenceEventIds: [IN_1],
+    ...over,
+  };
+}
+
+describe('checkInvestigation', () => {
+  it('keeps a view over the window with evidence inside it as pending, keyed by its filters without from/to', () => {
+    const c = checkInvestigation(investigation({ evidenceEventIds: [IN_1.toUpperCase()] }), context());
+    const { from: _from, to: _to, ...scope } = windowFilters;
+    expect(c).toEqual({
+      kind: 'investigation',
+      status: 'pending',
+      toolset: 'web-a',
+      title: 'web-a: login.fail surge',
+      payload: { ...investigation(), evidenceEventIds: [IN_1] },
+      backtest: null,
+      dedupeKey: `investigation:${canonicalJson(scope)}`,
+      autoRejectReason: null,
+      evidenceEventIds: [IN_1],
+    });
+  });
+
+  it('keys two views of the same filters over different windows alike, and views of different filters apart', () => {
+    const key = (filters: Partial<InvestigationItem['filters']>) => checkInvestigation(investigation({}, filters), context()).dedupeKey;
+    expect(key({ from: '2024-05-01T10:00:00Z', to: '2024-05-01T11:00:00Z' })).toBe(key({}));
+    expect(key({ eventType: 'login.fail' })).not.toBe(key({}));
+    expect(key({ focalEventId: IN_1 })).not.toBe(key({}));
+  });
+
+  const refusedFilters = 'invalid-filters: filters.from and filters.to must be ISO 8601 times with from before to';
+
+  it('refuses from equal to to, and from after to', () => {
+    expect(checkInvestigation(investigation({}, { to: windowFilters.from }), context())).toMatchObject({ status: 'auto-rejected', autoRejectReason: refusedFilters });
+    expect(checkInvestigation(investigation({}, { from: windowFilters.to, to: windowFilters.from }), context()).autoRejectReason).toBe(refusedFilters);
+    // The same instant spelled twice is still equal.
+    expect(checkInvestigation(investigation({}, { from: '2024-05-01T13:45:00+02:00', to: '2024-05-01T11:45:00.000Z' }), context()).autoRejectReason).toBe(refusedFilters);
+  });
+
+  it('refuses times that are not ISO 8601 date-times with a zone, even when Date.parse reads them', () => {
+    for (const from of ['2024-05-01 11:45:00Z', '2024-05-01', '2024-05-01T11:45:00', 'May 1, 2024 11:45 UTC', '1714563900000', 'yesterday', '2024-13-01T00:00:00Z', '2024-05-01T11:45:00.0000000000Z']) {
+      expect(checkInvestigation(investigation({}, { from }), context()).autoRejectReason, from).toBe(refusedFilters);
+    }
+  });
+
+  it('accepts the ISO spellings with or without seconds, with fractions, with an offset', () => {
+    for (const from of ['2024-05-01T11:45Z', '2024-05-01T11:45:00Z', '2024-05-01T11:45:00.5Z', '2024-05-01T11:45:00.123456789Z', '2024-05-01T13:45:00+02:00', '2024-05-01T06:45:00-05:00']) {
+      expect(checkInvestigation(investigation({}, { from }), context()).status, from).toBe('pending');
+    }
+  });
+
+  it('checks the filters before the evidence', () => {
+    expect(checkInvestigation(investigation({ evidenceEventIds: [UNKNOWN] }, { from: 'x' }), context()).autoRejectReason).toBe(refusedFilters);
+  });
+
+  it('refuses evidence outside the window unless the focal lineage allows it', () => {
+    expect(checkInvestigation(investigation({ evidenceEventIds: [LINEAGE_OLD] }), context()).autoRejectReason).toBe(
+      `evidence-outside-window: 1 cited event id(s) are not events received in the window (${LINEAGE_OLD})`,
+    );
+    expect(checkInvestigation(investigation({ evidenceEventIds: [LINEAGE_OLD] }, { focalEventId: LINEAGE_OLD }), context([LINEAGE_OLD])).status).toBe('pending');
+  });
+
+  it('lets an investigation cite nothing', () => {
+    expect(checkInvestigation(investigation({ evidenceEventIds: [] }), context()).status).toBe('pending');
+  });
+});
+
+// ——— rules ———
+
+const LOOKBACK_DAYS = 2;
+const HISTORY_FROM = new Date('2024-04-29T12:00:00.000Z');
+const hourIso = (h: number) => new Date(HISTORY_FROM.getTime() + h * 3_600_000).toISOString();
+/** web-a: 5 an hour, 60 in hours 20 and 21; an incident opened at hour 22, resolved at 24. */
+const webA: ToolsetHistory = { toolset: 'web-a', hours: Array.from({ length: LOOKBACK_DAYS * 24 }, (_, i) => (i === 20 || i === 21 ? 60 : 5)) };
+const incidents: ResolvedIncident[] = [{ id: 'inc-1', toolset: 'web-a', openedAt: hourIso(22), resolvedAt: hourIso(24), severity: 'major' }];
+
+function ruleContext(existing: Record<string, unknown[]> = {}): RuleContext {
+  return {
+    history: new Map([['web-a', webA]]),
+    historyFrom: HISTORY_FROM,
+    lookbackDays: LOOKBACK_DAYS,
+    incidents,
+    existing: new Map(Object.entries(existing).map(([toolset, predicates]) => [toolset, new Set(predicates.map((p) => canonicalPredicate(p)!))])),
+  };
+}
+
+const rule = (predicate: Record<string, unknown>, toolset = 'web-a'): RuleItem => ({ kind: 'alert-rule', toolset, name: `${toolset}: rule`, predicate: predicate as RuleItem['predicate'], rationale: 'Because.' });
+const count = (n: number, windowMinutes = 60) => ({ kind: 'empire_count_gte', count: n, windowMinutes });
+const join = (over: Record<string, unknown> = {}) => ({ kind: 'cross_toolset_join', otherToolset: 'web-b', windowMinutes: 30, ...over });
+
+describe('checkRule', () => {
+  it('keeps a valid predicate as pending, normalized, backtested, keyed by toolset and canonical predicate', () => {
+    const c = checkRule(rule(count(50)), ruleContext());
+    expect(c).toMatchObject({
+      kind: 'alert-rule',
+      status: 'pending',
+      toolset: 'web-a',
+      title: 'web-a: rule',
+      autoRejectReason: null,
+      evidenceEventIds: [],
+      dedupeKey: `alert-rule:web-a:${canonicalJson(count(50))}`,
+      payload: rule(count(50)),
+    });
+    // Hours 20 and 21 reach 50 (a one-hour window is quiet for one hour only), both in the day before the incident;
+    // the first firing is evaluated at the end of hour 20, an hour before the opening.
+    expect(c.backtest).toEqual({ method: 'hourly-count', lookbackDays: LOOKBACK_DAYS, TP: 2, FP: 0, meanLeadTimeSec: 3600, incidents: 1, caught: 1, firings: 2 });
+  });
+
+  it('backtests a toolset without history as all zeros, and a predicate hourly counts cannot replay as unsupported', () => {
+    expect(checkRule(rule(count(50), 'web-new'), ruleContext()).backtest).toMatchObject({ method: 'hourly-count', TP: 0, FP: 0, firings: 0, incidents: 0 });
+    expect(checkRule(rule(join()), ruleContext()).backtest).toMatchObject({ method: 'unsupported', TP: 0, FP: 0, firings: 0 });
+  });
+
+  const invalid = (predicate: Record<string, unknown>, toolset = 'web-a') => {
+    const c = checkRule(rule(predicate, toolset), ruleContext());
+    expect(c).toMatchObject({ status: 'auto-rejected', dedupeKey: null, backtest: null, payload: rule(predicate, toolset) });
+    return c.autoRejectReason!;
+  };
+
+  it('refuses a kind outside the empire union, a missing member, a wrong type or an extra member', () => {
+    expect(invalid({ kind: 'honeypot_count_gte', count: 5, windowMinutes: 60 })).toMatch(/^invalid-predicate: the predicate is not one of the empire predicates \(.+\)$/);
+    expect(invalid({ kind: 'empire_count_gte', count: 5 })).toMatch(/^invalid-predicate: the predicate is not one of the empire predicates/);
+    expect(invalid({ kind: 'empire_count_gte', count: 1.5, windowMinutes: 60 })).toMatch(/^invalid-predicate: the predicate is not one of the empire predicates/);
+    expect(invalid({ ...count(5), threshold: 3 })).toMatch(/^invalid-predicate: the predicate is not one of the empire predicates/);
+  });
+
+  it('refuses values out of the union\'s bounds, with the sentence rule creation would answer', () => {
+    expect(invalid(count(0))).toBe('invalid-predicate: predicate.count must be a whole number from 1 to 100000000 (got 0).');
+    expect(invalid(count(100_000_001))).toBe('invalid-predicate: predicate.count must be a whole number from 1 to 100000000 (got 100000001).');
+    expect(invalid(count(5, 4))).toBe('invalid-predicate: predicate.windowMinutes must be a whole number from 5 to 1440 minutes (got 4).');
+    expect(invalid(count(5, 1441))).toBe('invalid-predicate: predicate.windowMinutes must be a whole number from 5 to 1440 minutes (got 1441).');
+    expect(invalid({ ...count(5), eventType: '' })).toBe('invalid-predicate: predicate.eventType must be 1 to 128 characters long (got 0).');
+    expect(invalid(join({ minTenants: 0 }))).toBe('invalid-predicate: predicate.minTenants must be a whole number from 1 to 10000 (got 0).');
+    expect(invalid(join({ otherToolset: 'web-a' }))).toMatch(/^invalid-predicate: predicate.otherToolset must name another toolset than the rule's own \(web-a\)/);
+    expect(invalid(join({ otherToolset: '9x' }))).toMatch(/^invalid-predicate: predicate.otherToolset must be a toolset name/);
+    expect(invalid({ kind: 'graph_lag_gte', lagSec: 0 })).toBe('invalid-predicate: predicate.lagSec must be a whole number from 1 to 604800 seconds (got 0).');
+    expect(invalid({ kind: 'graph_lag_gte', lagSec: 60, nodeKind: 'Planet' })).toMatch(/^invalid-predicate: predicate.nodeKind must be one of: /);
+  });
+
+  it('accepts the bounds themselves', () => {
+    for (const p of [count(1, 5), count(100_000_000, 1440), join({ minTenants: 10_000 }), { kind: 'graph_lag_gte', lagSec: 604_800 }]) {
+      expect(checkRule(rule(p), ruleContext()).status).toBe('pending');
+    }
+  });
+
+  it('quotes at most 140 characters of a long name, so the refusal stays within 300', () => {
+    const reason = invalid(join({ otherToolset: `a${'b'.repeat(300)}` }));
+    expect(reason).toContain(`"a${'b'.repeat(139)}"`);
+    expect(reason.length).toBeLessThanOrEqual(300);
+  });
+
+  it('refuses a predicate an enabled rule of the toolset already has, keeping its key and backtest', () => {
+    const c = checkRule(rule(count(50)), ruleContext({ 'web-a': [count(50)] }));
+    expect(c).toMatchObject({ status: 'auto-rejected', autoRejectReason: 'duplicates-existing-rule: an enabled alert rule of the toolset already has this predicate', dedupeKey: `alert-rule:web-a:${canonicalJson(count(50))}` });
+    expect(c.backtest).toMatchObject({ method: 'hourly-count', TP: 2 });
+    // Another toolset's rule, or another predicate, is no duplicate.
+    expect(checkRule(rule(count(50)), ruleContext({ 'web-b': [count(50)] })).status).toBe('pending');
+    expect(checkRule(rule(count(51)), ruleContext({ 'web-a': [count(50)] })).status).toBe('pending');
+  });
+
+  it('compares and keys the normalized predicate: the minTenants default and member order do not matter', () => {
+    const bare = checkRule(rule(join()), ruleContext());
+    const explicit = checkRule(rule(join({ minTenants: 1 })), ruleContext());
+    const reordered = checkRule(rule({ minTenants: 1, windowMinutes: 30, otherToolset: 'web-b', kind: 'cross_toolset_join' }), ruleContext());
+    expect(bare.dedupeKey).toBe(`alert-rule:web-a:${canonicalJson(join({ minTenants: 1 }))}`);
+    expect(explicit.dedupeKey).toBe(bare.dedupeKey);
+    expect(reordered.dedupeKey).toBe(bare.dedupeKey);
+    expect(bare.payload).toMatchObject({ predicate: { ...join(), minTenants: 1 } });
+    expect(checkRule(rule(join()), ruleContext({ 'web-a': [join({ minTenants: 1 })] })).autoRejectReason).toMatch(/^duplicates-existing-rule/);
+    expect(checkRule(rule(join({ minTenants: 1 })), ruleContext({ 'web-a': [join()] })).autoRejectReason).toMatch(/^duplicates-existing-rule/);
+    expect(checkRule(rule(join({ minTenants: 2 })), ruleContext({ 'web-a': [join()] })).status).toBe('pending');
+  });
+});
+
+describe('canonicalPredicate', () => {
+  it('is the canonical JSON of the normalized predicate', () => {
+    expect(canonicalPredicate(join())).toBe('{"kind":"cross_toolset_join","minTenants":1,"otherToolset":"web-b","windowMinutes":30}');
+    expect(canonicalPredicate({ windowMinutes: 60, count: 5, kind: 'empire_count_gte' })).toBe('{"count":5,"kind":"empire_count_gte","windowMinutes":60}');
+  });
+
+  it('is null for what is not in the union', () => {
+    expect(canonicalPredicate({ kind: 'bogus' })).toBeNull();
+    expect(canonicalPredicate({ ...count(5), extra: true })).toBeNull();
+    expect(canonicalPredicate(null)).toBeNull();
+    expect(canonicalPredicate('empire_count_gte')).toBeNull();
+  });
+
+  it('reads the shape only: a stored predicate out of bounds still has a canonical form', () => {
+    expect(canonicalPredicate(count(0))).toBe('{"count":0,"kind":"empire_count_gte","windowMinutes":60}');
+  });
+});
+
+describe('refusedCandidate', () => {
+  it('refuses a whole answer (index -1) or one item, with nothing of it kept but the reason', () => {
+    expect(refusedCandidate('incident', 'malformed-output: x', -1, 'incident-classifier')).toEqual({
+      kind: 'incident',
+      status: 'auto-rejected',
+      toolset: null,
+      title: 'Unreadable answer of incident-classifier',
+      payload: null,
+      backtest: null,
+      dedupeKey: null,
+      autoRejectReason: 'malformed-output: x',
+      evidenceEventIds: [],
+    });
+    expect(refusedCandidate('alert-rule', 'schema-violation: /name Expected required property', 0, 'rule-proposer')).toMatchObject({
+      kind: 'alert-rule',
+      title: 'Unreadable proposal #1 of rule-proposer',
+      autoRejectReason: 'schema-violation: /name Expected required property',
+    });
+    expect(refusedCandidate('investigation', 'r', 2, 'investigation-proposer').title).toBe('Unreadable proposal #3 of investigation-proposer');
+  });
+});
+
+describe('properties', () => {
+  /** Where a cited id stands against the window. */
+  const placements = ['inside', 'at-start', 'at-end', 'before', 'after', 'unknown', 'allowed-old', 'allowed-unknown'] as const;
+  type Placement = (typeof placements)[number];
+  const okPlacement = (p: Placement) => p === 'inside' || p === 'at-start' || p.startsWith('allowed');
+
+  /** A context with one id per (placement, index); every id lowercase, cited in any case. */
+  function built(cited: { placement: Placement; upper: boolean }[]) {
+    const found = new Map<string, Date>();
+    const allowed = new Set<string>();
+    const ids = cited.map(({ placement, upper }, i) => {
+      const id = `${String(i).padStart(8, '0')}-0000-4000-8000-${placements.indexOf(placement).toString().padStart(12, '0')}`;
+      const time = { inside: '2024-05-01T11:52:00Z', 'at-start': WINDOW_START.toISOString(), 'at-end': WINDOW_END.toISOString(), before: '2024-05-01T11:00:00Z', after: '2024-05-01T12:30:00Z', 'allowed-old': '2024-01-01T00:00:00Z' }[
+        placement as string
+      ];
+      if (time !== undefined) found.set(id, new Date(time));
+      if (placement.startsWith('allowed')) allowed.add(id);
+      return upper ? id.toUpperCase() : id;
+    });
+    return { ids, ctx: { windowStart: WINDOW_START, windowEnd: WINDOW_END, found, allowed } satisfies EvidenceContext };
+  }
+
+  const citations = fc.array(fc.record({ placement: fc.constantFrom(...placements), upper: fc.boolean() }), { maxLength: 8 });
+
+  it('an incident is pending iff it cites something (or is a silence) and every cited event is in the window or allowed', () => {
+    fc.assert(
+      fc.property(citations, fc.constantFrom('rate-spike', 'silence', 'liar-flood', 'tarpit', 'cross-toolset', 'other') as fc.Arbitrary<IncidentItem['signal']>, (cited, signal) => {
+        const { ids, ctx } = built(cited);
+        const c = checkIncident(incident({ signal, evidenceEventIds: ids }), ctx);
+        const expectPending = (cited.length > 0 || signal === 'silence') && cited.every((x) => okPlacement(x.placement));
+        expect(c.status).toBe(expectPending ? 'pending' : 'auto-rejected');
+        expect(c.autoRejectReason === null).toBe(expectPending);
+        if (!expectPending) expect(c.autoRejectReason).toMatch(cited.length === 0 ? /^no-evidence: / : /^evidence-outside-window: /);
+        expect(c.evidenceEventIds.every((id) => id === id.toLowerCase())).toBe(true);
+      }),
+    );
+  });
+
+  it('an investigation is pending iff its filters are a forward ISO range and every cited event is in the window or allowed', () => {
+    const instants = fc.constantFrom('2024-05-01T11:45:00Z', '2024-05-01T12:00:00.000Z', '2024-05-01T13:45:00+02:00', '2024-05-01T11:50Z', '2024-05-01 11:50:00Z', 'soon');
+    fc.assert(
+      fc.property(citations, instants, instants, (cited, from, to) => {
+        const { ids, ctx } = built(cited);
+        const c = checkInvestigation(investigation({ evidenceEventIds: ids }, { from, to }), ctx);
+        const iso = (s: string) => s.includes('T') ? Date.parse(s) : Number.NaN;
+        const filtersOk = iso(from) < iso(to);
+        const expectPending = filtersOk && cited.every((x) => okPlacement(x.placement));
+        expect(c.status).toBe(expectPending ? 'pending' : 'auto-rejected');
+        if (!filtersOk) expect(c.autoRejectReason).toMatch(/^invalid-filters: /);
+      }),
+    );
+  });
+
+  it('a rule is pending iff its predicate passes the union and its bounds and no enabled rule of the toolset has it', () => {
+    const predicate = fc.oneof(
+      fc.record({ kind: fc.constant('empire_count_gte'), count: fc.integer({ min: -1, max: 200 }), windowMinutes: fc.integer({ min: 3, max: 1500 }) }),
+      fc.record({ kind: fc.constant('cross_toolset_join'), otherToolset: fc.constantFrom('web-a', 'web-b'), windowMinutes: fc.constantFrom(30, 60), minTenants: fc.option(fc.integer({ min: 0, max: 3 }), { nil: undefined }) }, { requiredKeys: ['kind', 'otherToolset', 'windowMinutes'] }),
+      fc.record({ kind: fc.constantFrom('graph_lag_gte', 'nope'), lagSec: fc.integer({ min: 0, max: 100 }) }),
+    );
+    fc.assert(
+      fc.property(predicate, fc.array(predicate, { maxLength: 3 }), (p, existing) => {
+        const raw = JSON.parse(JSON.stringify(p)) as Record<string, unknown>;
+        const ctx = ruleContext({ 'web-a': existing.map((e) => JSON.parse(JSON.stringify(e)) as unknown).filter((e) => canonicalPredicate(e) !== null) });
+        const c = checkRule(rule(raw), ctx);
+        const windowOk = (w: unknown) => typeof w === 'number' && w >= 5 && w <= 1440;
+        const valid =
+          raw['kind'] === 'empire_count_gte'
+            ? (raw['count'] as number) >= 1 && windowOk(raw['windowMinutes'])
+            : raw['kind'] === 'cross_toolset_join'
+              ? raw['otherToolset'] !== 'web-a' && (raw['minTenants'] === undefined || (raw['minTenants'] as number) >= 1)
+              : raw['kind'] === 'graph_lag_gte' && (raw['lagSec'] as number) >= 1;
+        const duplicate = valid && ctx.existing.get('web-a')!.has(canonicalPredicate(raw)!);
+        expect(c.status).toBe(valid && !duplicate ? 'pending' : 'auto-rejected');
+        expect(c.autoRejectReason?.split(':')[0] ?? null).toBe(!valid ? 'invalid-predicate' : duplicate ? 'duplicates-existing-rule' : null);
+        expect(c.dedupeKey).toBe(valid ? `alert-rule:web-a:${canonicalPredicate(raw)}` : null);
+      }),
+    );
+  });
+});
