@@ -39,6 +39,7 @@ import {
   type ToolsetWindow,
   type TriageSnapshot,
 } from './types.ts';
+import { clip, cmp, fmt, plural } from './text.ts';
 
 export interface IncidentClassifierParams {
   /** A rate spike needs at least this many times the expected window count… */
@@ -154,14 +155,6 @@ export const INCIDENT_CLASSIFIER_VERSIONS: readonly { version: string; systemPro
 ];
 
 // ——— helpers ———
-
-const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-/** At most one decimal, no trailing ".0": numbers in sentences read the same on every machine. */
-const fmt = (x: number) => String(Math.round(x * 10) / 10);
-
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-const clip = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
 
 const uniqueIds = (ids: readonly string[], max: number) => [...new Set(ids)].slice(0, max);
 

@@ -17,6 +17,7 @@
  * classifier proposes silences). Times in filters are the snapshot's own strings, never a clock.
  */
 import type { InvestigationProposalDraft, InvestigationSnapshot, ViewFilters } from './types.ts';
+import { byTime, clip, cmp, fmt, plural } from './text.ts';
 
 export interface InvestigationProposerParams {
   /** Cluster-level investigations per run at most (never above 3, spec C). */
@@ -93,23 +94,8 @@ export const INVESTIGATION_PROPOSER_VERSIONS: readonly { version: string; system
   { version: '1.1.0', systemPrompt: systemPrompt(INVESTIGATION_PROPOSER_PARAMS_1_1_0), params: INVESTIGATION_PROPOSER_PARAMS_1_1_0 },
 ];
 
-const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-const fmt = (x: number) => String(Math.round(x * 10) / 10);
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-const clip = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
 const bullets = (a: string, b: string, c: string): [string, string, string] => [clip(a, BULLET_MAX), clip(b, BULLET_MAX), clip(c, BULLET_MAX)];
 const uniqueIds = (ids: readonly string[], max: number) => [...new Set(ids)].slice(0, Math.min(max, EVIDENCE_MAX));
-
-/** Earlier of two ISO times by instant (unreadable ones lose), then by text. */
-const byTime = (a: string, b: string) => {
-  const ta = Date.parse(a);
-  const tb = Date.parse(b);
-  const na = Number.isFinite(ta);
-  const nb = Number.isFinite(tb);
-  if (na && nb && ta !== tb) return ta - tb;
-  if (na !== nb) return na ? -1 : 1;
-  return cmp(a, b);
-};
 
 const filtersOf = (f: Partial<ViewFilters> & { from: string; to: string }): ViewFilters => ({
   toolset: f.toolset ?? null,

@@ -11,6 +11,7 @@
  * words, kept as a claim of their own (citing nothing).
  */
 import type { Claim, PostmortemDraft, PostmortemSnapshot } from './types.ts';
+import { byTime, clip, cmp, plural } from './text.ts';
 
 export interface PostmortemWriterParams {
   /** Claims per section at most. */
@@ -64,20 +65,6 @@ export const POSTMORTEM_WRITER_VERSIONS: readonly { version: string; systemPromp
 
 type LineageEvent = PostmortemSnapshot['lineage'][number];
 
-const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-const clip = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
-
-/** Time order by instant (unreadable times last), then by text, then by id: the same for any input order. */
-function byTime(a: string, b: string): number {
-  const ta = Date.parse(a);
-  const tb = Date.parse(b);
-  const na = Number.isFinite(ta);
-  const nb = Number.isFinite(tb);
-  if (na && nb && ta !== tb) return ta - tb;
-  if (na !== nb) return na ? -1 : 1;
-  return cmp(a, b);
-}
-
 function duration(ms: number): string {
   const minutes = Math.round(ms / 60_000);
   if (minutes < 1) return `${Math.max(0, Math.round(ms / 1000))} s`;
@@ -87,7 +74,6 @@ function duration(ms: number): string {
   return m === 0 ? `${h} h` : `${h} h ${m} min`;
 }
 
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const where = (e: LineageEvent) => `${e.eventType} in ${e.toolset}${e.tenant === null ? '' : ` from tenant ${e.tenant}`}`;
 
 /** Claims and the time they sort by (the timeline). */

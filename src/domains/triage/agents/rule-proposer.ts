@@ -24,6 +24,7 @@
 import { canonicalJsonFast } from '../../../platform/audit/canonical.ts';
 import { backtestCountRule } from './backtest.ts';
 import type { Backtest, ResolvedIncident, RuleProposalDraft, RuleSnapshot, ToolsetHistory } from './types.ts';
+import { clip, cmp } from './text.ts';
 
 export interface RuleProposerParams {
   /** The window of every proposed rule (one hour: what the hourly history replays exactly). */
@@ -101,8 +102,6 @@ export const RULE_PROPOSER_VERSIONS: readonly { version: string; systemPrompt: s
   { version: '1.1.0', systemPrompt: systemPrompt(RULE_PROPOSER_PARAMS_1_1_0), params: RULE_PROPOSER_PARAMS_1_1_0 },
 ];
 
-const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-const clip = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
 const same = (a: Record<string, unknown>, b: Record<string, unknown>) => canonicalJsonFast(a) === canonicalJsonFast(b);
 
 /** Nearest-rank quantile of a sorted list (q in (0, 1]). */
