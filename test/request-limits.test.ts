@@ -129,7 +129,7 @@ function jsonBodyOf(rawResponse: string): Record<string, unknown> {
 
 describe('configuration', () => {
   it('has sane defaults', () => {
-    expect(loadConfig({}).requestLimits).toEqual({ timeoutMs: 30_000, receiveTimeoutMs: 30_000, maxHeaderBytes: 16_384, ingestConcurrency: 64, graphQueryConcurrency: 4 });
+    expect(loadConfig({}).requestLimits).toEqual({ timeoutMs: 30_000, receiveTimeoutMs: 30_000, maxHeaderBytes: 16_384, ingestConcurrency: 64, graphQueryConcurrency: 4, modelCallConcurrency: 2 });
     expect(loadConfig({}).requestLimits).toEqual(REQUEST_LIMIT_DEFAULTS);
   });
 
@@ -140,8 +140,9 @@ describe('configuration', () => {
       OBSERVATORY_MAX_HEADER_BYTES: '8192',
       OBSERVATORY_INGEST_CONCURRENCY: '8',
       OBSERVATORY_GRAPH_QUERY_CONCURRENCY: '2',
+      OBSERVATORY_MODEL_CALL_CONCURRENCY: '3',
     }).requestLimits;
-    expect(limits).toEqual({ timeoutMs: 5000, receiveTimeoutMs: 10_000, maxHeaderBytes: 8192, ingestConcurrency: 8, graphQueryConcurrency: 2 });
+    expect(limits).toEqual({ timeoutMs: 5000, receiveTimeoutMs: 10_000, maxHeaderBytes: 8192, ingestConcurrency: 8, graphQueryConcurrency: 2, modelCallConcurrency: 3 });
   });
 
   it.each([

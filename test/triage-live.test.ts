@@ -785,3 +785,31 @@ describe('the rollback watch', () => {
     expect(await audit('triage.agent-rollback')).toHaveLength(1);
   });
 });
+
+describe('the cap on concurrent model calls', () => {
+  let t: TestApp;
+  let fake: FakeLlm;
+
+  beforeAll(async () => {
+    fake = await startFakeLlm();
+    t = await startTestApp({ env: liveEnv(fake, { OBSERVATORY_MODEL_CALL_CONCURRENCY: '1', OBSERVATORY_LLM_TIMEOUT_MS: '5000' }) });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await fake?.close();
+  });
+
+  it('refuses a second run with 503 overloaded while one waits on the model, and takes runs again after', async () => {
+    fake.reply({ ...proposals([]), delayMs: 1500 });
+    const first = t.call({ method: 'POST', url: `${V1}/empire/triage/proposals`, payload: {} });
+    await expect.poll(() => t.app.server.concurrencyLimits['model-call'].inUse()).toBe(1);
+    const second = await t.call({ method: 'POST', url: `${V1}/empire/triage/investigations`, payload: {} });
+    expect(second.statusCode).toBe(503);
+    expect(second.json()).toMatchObject({ reason: 'overloaded' });
+    expect(second.json().human).toContain('1 model-call requests');
+    expect((await first).statusCode).toBe(200);
+    await expect.poll(() => t.app.server.concurrencyLimits['model-call'].inUse()).toBe(0);
+    fake.reply(proposals([]));
+    expect((await t.call({ method: 'POST', url: `${V1}/empire/triage/investigations`, payload: {} })).statusCode).toBe(200);
+  });
+});

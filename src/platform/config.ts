@@ -225,6 +225,12 @@ export interface RequestLimits {
    * the whole pool.
    */
   graphQueryConcurrency: number;
+  /**
+   * OBSERVATORY_MODEL_CALL_CONCURRENCY: triage runs and postmortem drafts worked on at once; 503
+   * `overloaded` beyond it. Each may wait minutes on a live model (its timeout times its attempts)
+   * and spends its tokens, so a few callers cannot pile up calls.
+   */
+  modelCallConcurrency: number;
 }
 
 export const REQUEST_LIMIT_DEFAULTS: RequestLimits = {
@@ -233,6 +239,7 @@ export const REQUEST_LIMIT_DEFAULTS: RequestLimits = {
   maxHeaderBytes: 16 * 1024,
   ingestConcurrency: 64,
   graphQueryConcurrency: 4,
+  modelCallConcurrency: 2,
 };
 
 /**
@@ -471,6 +478,7 @@ export function loadConfig(env: Env = process.env, isTty: boolean = process.stdo
       maxHeaderBytes: integer(env, 'OBSERVATORY_MAX_HEADER_BYTES', REQUEST_LIMIT_DEFAULTS.maxHeaderBytes, 1_024, 256 * 1024),
       ingestConcurrency: integer(env, 'OBSERVATORY_INGEST_CONCURRENCY', REQUEST_LIMIT_DEFAULTS.ingestConcurrency, 1, 100_000),
       graphQueryConcurrency: integer(env, 'OBSERVATORY_GRAPH_QUERY_CONCURRENCY', REQUEST_LIMIT_DEFAULTS.graphQueryConcurrency, 1, 1_000),
+      modelCallConcurrency: integer(env, 'OBSERVATORY_MODEL_CALL_CONCURRENCY', REQUEST_LIMIT_DEFAULTS.modelCallConcurrency, 1, 1_000),
     },
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     agentApi: {

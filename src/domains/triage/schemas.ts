@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { IsoDate, Nullable, StringEnum } from '../../platform/http/registry.ts';
+import { IsoDate, LONG_WORK_TIMEOUT_MS, Nullable, StringEnum } from '../../platform/http/registry.ts';
 import { POSTMORTEM_SECTIONS } from './agents/types.ts';
 import { PROPOSAL_STATUSES } from './proposals/service.ts';
 
@@ -8,6 +8,12 @@ import { PROPOSAL_STATUSES } from './proposals/service.ts';
 export const TAG = 'triage';
 export const UI_PATH = '/empire/triage';
 export const generatedAt = '2026-11-26T08:00:00.000Z';
+/**
+ * What an endpoint that calls the model declares: a run may wait minutes on a live model (its
+ * timeout times its attempts), so it has its own pool (OBSERVATORY_MODEL_CALL_CONCURRENCY, 503
+ * `overloaded` beyond it) and the long deadline.
+ */
+export const MODEL_CALL = { concurrency: 'model-call', timeoutMs: LONG_WORK_TIMEOUT_MS } as const;
 export const PROPOSAL_KINDS = ['alert-rule', 'incident', 'investigation'] as const;
 export const EXAMPLE_RUN_ID = '6f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0';
 export const EXAMPLE_PROPOSAL_ID = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';

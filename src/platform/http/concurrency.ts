@@ -7,7 +7,7 @@ import { ServiceError } from '../errors.ts';
  */
 
 /** The named pools an endpoint can draw from (the registry's `concurrency` field). */
-export type ConcurrencyPool = 'ingest' | 'graph-query';
+export type ConcurrencyPool = 'ingest' | 'graph-query' | 'model-call';
 
 /** How long a refused client is told to wait: work here takes milliseconds, so one second is ample. */
 export const OVERLOADED_RETRY_AFTER_SEC = 1;

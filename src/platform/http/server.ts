@@ -65,6 +65,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const pools: Record<ConcurrencyPool, ConcurrencyLimit> = {
     ingest: createConcurrencyLimit('ingest', limits.ingestConcurrency),
     'graph-query': createConcurrencyLimit('graph-query', limits.graphQueryConcurrency),
+    'model-call': createConcurrencyLimit('model-call', limits.modelCallConcurrency),
   };
 
   const app = Fastify({

@@ -3,7 +3,7 @@ import { defineEndpoint, type Endpoint, IsoDate, Nullable, PageLimitParam, type 
 import { Destinations } from '../../../platform/outbound/destinations.ts';
 import { forbidden } from '../../../platform/errors.ts';
 import { LOOKBACK_DAYS_DEFAULT, LOOKBACK_DAYS_MAX, type RunService, WINDOW_MINUTES_DEFAULT, WINDOW_MINUTES_MAX } from '../runs/service.ts';
-import { EXAMPLE_EVENT_ID, EXAMPLE_PROPOSAL_ID, EXAMPLE_RUN_ID, exampleProposal, generatedAt, Proposal, PROPOSAL_KINDS, TAG, UI_PATH } from '../schemas.ts';
+import { EXAMPLE_EVENT_ID, EXAMPLE_PROPOSAL_ID, EXAMPLE_RUN_ID, exampleProposal, generatedAt, MODEL_CALL, Proposal, PROPOSAL_KINDS, TAG, UI_PATH } from '../schemas.ts';
 import { BULK_IDS_MAX, PROPOSAL_STATUSES, PROPOSALS_LIMIT_DEFAULT, PROPOSALS_LIMIT_MAX, type ProposalService } from './service.ts';
 
 /** Triage proposals: the three agents' runs, the lists, decisions and bulk acceptance (spec B group 2; docs/triage.md). */
@@ -112,6 +112,7 @@ export function proposalEndpoints(deps: { proposals: ProposalService; runs: RunS
       tag: TAG,
       kind: 'write',
       uiPath: UI_PATH,
+      ...MODEL_CALL,
       errors: [502],
       body: Type.Object({ windowMinutes: Type.Optional(WindowMinutes), stub: Type.Optional(Stub) }, { additionalProperties: false, examples: [{ windowMinutes: 15, stub: false }] }),
       response: { schemaId: 'svc-triage-run.v1', fields: { ...RunFields, windowStart: IsoDate, windowEnd: IsoDate, agentVersion: Type.String() } },
@@ -132,6 +133,7 @@ export function proposalEndpoints(deps: { proposals: ProposalService; runs: RunS
       tag: TAG,
       kind: 'write',
       uiPath: UI_PATH,
+      ...MODEL_CALL,
       errors: [404, 429, 502],
       body: Type.Object(
         { focalEventId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })), windowMinutes: Type.Optional(WindowMinutes), stub: Type.Optional(Stub) },
@@ -156,6 +158,7 @@ export function proposalEndpoints(deps: { proposals: ProposalService; runs: RunS
       tag: TAG,
       kind: 'write',
       uiPath: UI_PATH,
+      ...MODEL_CALL,
       errors: [429, 502],
       body: Type.Object(
         { lookbackDays: Type.Optional(Type.Integer({ minimum: 1, maximum: LOOKBACK_DAYS_MAX, default: LOOKBACK_DAYS_DEFAULT })), stub: Type.Optional(Stub) },
