@@ -14,6 +14,7 @@ import { rowsOf } from '../src/platform/db/client.ts';
 import { V1 } from '../src/platform/http/registry.ts';
 import { eventCount, rebuildRollups, seedHoneypotEvents } from './honeypot-seed.ts';
 import { backupVerifyScenario } from './backups.ts';
+import { costRollupScenarios } from './cost-rollup.ts';
 import { auditScenarios } from './audit.ts';
 import { graphMaterialiseScenarios } from './graph-materialise.ts';
 import { graphQueryScenarios } from './graph-query.ts';
@@ -443,3 +444,7 @@ scenarios.push(...graphMaterialiseScenarios, ...graphQueryScenarios);
 // AI triage: one built-in incident-classifier pass over a 15-minute window with 10k and 1M empire
 // events stored (issue 17; bench/triage-run.ts).
 scenarios.push(...triageRunScenarios);
+
+// Cost center: the rollup over 90 days of 1M cost records, by toolset and by sku of one toolset
+// (docs/cost.md, "Performance"; bench/cost-rollup.ts).
+scenarios.push(...costRollupScenarios);

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { type AgentApiDomain, createAgentApiDomain } from './domains/agent-api/wiring.ts';
 import { createAuditChainDomain } from './domains/audit-chain/wiring.ts';
 import { createBackupsDomain } from './domains/backups/wiring.ts';
+import { type CostDomain, createCostDomain } from './domains/cost/wiring.ts';
 import { createEmpireDomain, type EmpireDomain } from './domains/empire/wiring.ts';
 import { createGraphDomain, type GraphDomain } from './domains/graph/wiring.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
@@ -44,6 +45,7 @@ export interface App {
   empire: EmpireDomain;
   graph: GraphDomain;
   triage: TriageDomain;
+  cost: CostDomain;
   /** The per-address limit on failed authentication; null when turned off. */
   authFailures: AuthFailureLimiter | null;
   endpoints: readonly Endpoint[];
@@ -111,13 +113,14 @@ export async function createApp(options: AppOptions): Promise<App> {
       },
     });
     triage = createTriageDomain({ db: database.db, clock, audit, config, log: logger, empire });
+    const cost = createCostDomain({ db: database.db, clock, audit, outbound, config });
     const backups = createBackupsDomain({ database, clock, audit, config, log: logger });
     const scheduler = createScheduler({
       db: database.db,
       clock,
       log: logger,
       metrics,
-      jobs: [...identityJobs(identity), ...outboundJobs(outbound), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...graph.jobs(), ...backups.jobs()],
+      jobs: [...identityJobs(identity), ...outboundJobs(outbound), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...graph.jobs(), ...backups.jobs()],
     });
     const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
     const auditChain = createAuditChainDomain({ db: database.db, clock, audit, log: logger });
@@ -131,6 +134,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...agentApi.endpoints(() => endpoints),
       ...empire.endpoints(),
       ...triage.endpoints(),
+      ...cost.endpoints(),
       ...graph.endpoints(),
       ...backups.endpoints(),
       ...auditChain.endpoints(),
@@ -169,6 +173,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       empire,
       graph,
       triage,
+      cost,
       authFailures,
       endpoints,
       async close() {

@@ -186,6 +186,22 @@ beforeAll(async () => {
   fixtureBody.decideTriageProposal = { id: investigated[1]!.proposalId };
   fixtureBody.runTriageInvestigations = { focalEventId: fixtureParams.empireLineage.eventId! };
 
+  // Two cost alerts to acknowledge and to resolve (one each: resolved is final): a budget of $1 with two thresholds, a $2 record this month, the evaluator.
+  const budgetSet = await t.call({ method: 'POST', url: `${V1}/cost/budgets`, payload: { scope: 'toolset', scopeKey: 'fixture-costs', monthlyUsd: 1, alertAtPct: [50, 100], destinations: [] } });
+  const costRecord = await t.call({
+    method: 'POST',
+    url: `${V1}/cost/records`,
+    payload: { records: [{ date: new Date().toISOString().slice(0, 10), toolset: 'fixture-costs', vendor: 'fixture', sku: 'fixture', amountUsd: 2, units: 1 }] },
+  });
+  const evaluated = await t.call({ method: 'POST', url: `${V1}/ops/jobs/cost-budget-evaluate/run`, payload: {} });
+  const costAlerts = (await t.call({ method: 'GET', url: `${V1}/cost/alerts?status=open` })).json().alerts as { id: string; scopeKey: string }[];
+  const fixtureAlerts = costAlerts.filter((a) => a.scopeKey === 'fixture-costs');
+  if (budgetSet.statusCode !== 200 || costRecord.statusCode !== 200 || evaluated.statusCode !== 200 || fixtureAlerts.length !== 2) {
+    throw new Error(`cost alert fixture failed: ${budgetSet.body} ${costRecord.body} ${evaluated.body}`);
+  }
+  fixtureParams.acknowledgeCostAlert = { id: fixtureAlerts[0]!.id };
+  fixtureParams.resolveCostAlert = { id: fixtureAlerts[1]!.id };
+
   // A backup snapshot to verify (a real one: the dump of this test database).
   const snapshot = await t.call({ method: 'POST', url: `${V1}/backups/snapshots`, payload: {} });
   if (snapshot.statusCode !== 200) throw new Error(`snapshot fixture failed: ${snapshot.statusCode} ${snapshot.body}`);
