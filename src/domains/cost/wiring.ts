@@ -27,7 +27,7 @@ export function createCostDomain(deps: { db: Db; clock: Clock; audit: AuditLog; 
     audit: deps.audit,
     outbound: deps.outbound,
     config: deps.config,
-    spend: (filter, from, to) => records.spendMicroUsd(filter, from, to),
+    spend: records.spendMicroUsd,
   });
   return {
     records,

@@ -85,6 +85,8 @@ export function createForecaster(deps: { db: Db; clock: Clock }) {
 
   return {
     run,
+    /** Hourly event counts per toolset for [from, to) by event time; `hour` counts from `from` (triage's rule proposer reads its history so). */
+    hourlyCounts: (from: Date, to: Date) => repo.hourlyCounts(db, from, to),
     /** The latest forecast of every toolset. */
     async latest(): Promise<{ forecasts: ForecastView[] }> {
       const rows = await repo.latestForecasts(db);

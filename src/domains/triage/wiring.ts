@@ -66,7 +66,11 @@ export function createTriageDomain(deps: { db: Db; clock: Clock; audit: AuditLog
       throw error;
     }
   };
-  const runs = createRunService({ db, clock, engine, agents, budget, forecasts: async () => (await empire.forecaster.latest()).forecasts, lineage, log });
+  const runs = createRunService({ db, clock, engine, agents, budget, forecasts: async () => (await empire.forecaster.latest()).forecasts,
+    hourlyCounts: empire.forecaster.hourlyCounts,
+    lineage,
+    log,
+  });
   const postmortems = createPostmortemService({ db, clock, audit, runs, agents, budget, incidents: empire.incidents, lineage });
   const proposals = createProposalService({ db, clock, audit, config, incidents: empire.incidents, alerts: empire.alerts, postmortems });
   const views = createSavedViewService({ db });

@@ -8,8 +8,7 @@ import { assertToolsetInReach } from '../../../platform/http/auth.ts';
 import type { Principal } from '../../../platform/http/registry.ts';
 import { spendCents } from '../../../platform/llm/prices.ts';
 import { isToolsetName } from '../../provenance/service.ts';
-import type { AgentName } from '../agents/registry.ts';
-import { DEFERRABLE_AGENTS } from '../agents/registry.ts';
+import { type AgentName, DEFERRABLE_AGENTS } from '../agents/registry.ts';
 import * as repo from './repository.ts';
 
 /**

@@ -60,13 +60,14 @@ export async function outcomeCounts(db: Db, since: Date): Promise<OutcomeCounts[
   }));
 }
 
-/** Operator decisions on one agent version's proposals made since `since`. */
-export async function decisionsSince(db: Db, agentVersion: string, since: Date): Promise<{ accepted: number; rejected: number }> {
+/** Operator decisions made since `since`, per agent version (versions without any are absent). */
+export async function decisionsByVersionSince(db: Db, since: Date, agentVersion?: string): Promise<Map<string, { accepted: number; rejected: number }>> {
   const result = await db.execute(sql`
-    SELECT count(*) FILTER (WHERE status = 'accepted')::int AS accepted, count(*) FILTER (WHERE status = 'rejected')::int AS rejected
-    FROM triage_proposals WHERE agent_version = ${agentVersion} AND status IN ('accepted', 'rejected') AND decided_at >= ${iso(since)}::timestamptz`);
-  const [row] = rowsOf<{ accepted: number; rejected: number }>(result);
-  return { accepted: Number(row?.accepted ?? 0), rejected: Number(row?.rejected ?? 0) };
+    SELECT agent_version AS "agentVersion", count(*) FILTER (WHERE status = 'accepted')::int AS accepted, count(*) FILTER (WHERE status = 'rejected')::int AS rejected
+    FROM triage_proposals WHERE status IN ('accepted', 'rejected') AND decided_at >= ${iso(since)}::timestamptz
+      ${agentVersion === undefined ? sql`` : sql`AND agent_version = ${agentVersion}`}
+    GROUP BY agent_version`);
+  return new Map(rowsOf<{ agentVersion: string; accepted: number; rejected: number }>(result).map((r) => [r.agentVersion, { accepted: Number(r.accepted), rejected: Number(r.rejected) }]));
 }
 
 /**

@@ -38,6 +38,7 @@ export function shouldRollBack(decisions: { accepted: number; rejected: number }
   return decided >= MIN_DECISIONS && decisions.accepted / decided < ROLLBACK_BELOW;
 }
 
+const NO_DECISIONS = { accepted: 0, rejected: 0 };
 const rate = (part: number, whole: number) => (whole === 0 ? null : part / whole);
 const pct = (fraction: number | null) => (fraction === null ? null : Math.round(fraction * 10_000) / 100);
 const round = (value: number | null, digits: number) => (value === null ? null : Math.round(value * 10 ** digits) / 10 ** digits);
@@ -79,7 +80,7 @@ export function createAgentService(deps: { db: Db; clock: Clock; audit: AuditLog
   async function watchOne(agent: AgentName, now: Date) {
     const state = await stateOf(agent);
     const activeLabel = agentVersionLabel(agent, state.activeVersion);
-    const decisions = await repo.decisionsSince(db, activeLabel, new Date(now.getTime() - WATCH_HOURS * 3_600_000));
+    const decisions = (await repo.decisionsByVersionSince(db, new Date(now.getTime() - WATCH_HOURS * 3_600_000), activeLabel)).get(activeLabel) ?? NO_DECISIONS;
     const acceptedRate = round(rate(decisions.accepted, decisions.accepted + decisions.rejected), 4);
     if (!shouldRollBack(decisions)) return { agent, activeVersion: activeLabel, acceptedRate, rolledBack: false };
     if (state.previousVersion === null) return { agent, activeVersion: activeLabel, acceptedRate, rolledBack: false, reason: 'no previous version to revert to' };
@@ -121,7 +122,11 @@ export function createAgentService(deps: { db: Db; clock: Clock; audit: AuditLog
       const since = new Date(now.getTime() - METRICS_DAYS * 86_400_000);
       const states = new Map<string, repo.AgentStateRow>();
       for (const agent of AGENT_NAMES) states.set(agent, await stateOf(agent));
-      const [counts, coverage] = await Promise.all([repo.outcomeCounts(db, since), repo.incidentCoverage(db, since, RECALL_SLACK_SEC)]);
+      const [counts, coverage, lastDay] = await Promise.all([
+        repo.outcomeCounts(db, since),
+        repo.incidentCoverage(db, since, RECALL_SLACK_SEC),
+        repo.decisionsByVersionSince(db, new Date(now.getTime() - WATCH_HOURS * 3_600_000)),
+      ]);
       const rows = new Map(counts.map((c) => [c.agentVersion, c]));
       for (const [agent, state] of states) {
         const label = agentVersionLabel(agent, state.activeVersion);
@@ -132,7 +137,7 @@ export function createAgentService(deps: { db: Db; clock: Clock; audit: AuditLog
         const state = states.get(row.agent);
         const decided = row.accepted + row.rejected;
         const acceptedRate = round(rate(row.accepted, decided), 4);
-        const last24h = await repo.decisionsSince(db, row.agentVersion, new Date(now.getTime() - WATCH_HOURS * 3_600_000));
+        const last24h = lastDay.get(row.agentVersion) ?? NO_DECISIONS;
         agents.push({
           agent: row.agent,
           agentVersion: row.agentVersion,

@@ -1,5 +1,6 @@
 import { desc, eq, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { isUuid } from '../../../platform/db/paging.ts';
 import { deleteOlderThan } from '../../../platform/db/retention.ts';
 import { triageRuns } from '../schema.ts';
 import type { CrossToolsetWindow, HoneypotWindow, ResolvedIncident, RuleExample } from '../agents/types.ts';
@@ -156,7 +157,7 @@ export async function openIncidents(db: Db, limit: number): Promise<{ id: string
  * (ids that are not uuids, or found nowhere, are absent from the answer).
  */
 export async function evidenceTimes(db: Db, ids: readonly string[]): Promise<Map<string, Date>> {
-  const uuids = [...new Set(ids.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
+  const uuids = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
   if (uuids.length === 0) return new Map();
   const list = sql.join(uuids.map((id) => sql`${id}::uuid`), sql`, `);
   const result = await db.execute(sql`
@@ -165,17 +166,8 @@ export async function evidenceTimes(db: Db, ids: readonly string[]): Promise<Map
   return new Map(rowsOf<{ id: string; receivedAt: Date | string }>(result).map((r) => [r.id, new Date(r.receivedAt)]));
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 // The rule proposer's lookback
-
-/** Hourly empire event counts per toolset for [from, to) by event time; `hour` counts from `from`. */
-export async function hourlyCounts(db: Db, from: Date, to: Date): Promise<{ toolset: string; hour: number; count: number }[]> {
-  const result = await db.execute(sql`
-    SELECT toolset, floor(extract(epoch FROM ts - ${iso(from)}::timestamptz) / 3600)::int AS hour, count(*)::int AS count FROM empire_events
-    WHERE ts >= ${iso(from)}::timestamptz AND ts < ${iso(to)}::timestamptz GROUP BY 1, 2`);
-  return rowsOf<{ toolset: string; hour: number; count: number }>(result).map((r) => ({ toolset: r.toolset, hour: num(r.hour), count: num(r.count) }));
-}
 
 export async function resolvedIncidents(db: Db, from: Date, to: Date): Promise<ResolvedIncident[]> {
   const result = await db.execute(sql`
@@ -207,7 +199,7 @@ export async function enabledRulePredicates(db: Db): Promise<{ toolset: string; 
 
 /** Honeypot events by id (the postmortem's lineage of a liar-flood incident). */
 export async function honeypotEventsById(db: Db, ids: readonly string[]): Promise<{ eventId: string; tenant: string; uaClass: string; ts: Date }[]> {
-  const uuids = [...new Set(ids.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
+  const uuids = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
   if (uuids.length === 0) return [];
   const result = await db.execute(sql`
     SELECT e.id::text AS "eventId", t.slug AS tenant, e.ua_class AS "uaClass", e.ts FROM honeypot_events e JOIN honeypot_tenants t ON t.id = e.tenant_id

@@ -7,7 +7,9 @@ import type { Database } from '../../../platform/db/client.ts';
 import { rowsOf } from '../../../platform/db/client.ts';
 import { ServiceError } from '../../../platform/errors.ts';
 import { builtinEngine, type ModelEngine, ModelError, type ModelRequest } from '../../../platform/llm/engine.ts';
-import { createRunService, RUN_RETENTION_DAYS, runDigest, STUB_RUN_ID } from './service.ts';
+import { createForecaster } from '../../empire/forecast.ts';
+import { EXAMPLES_EACH } from './snapshots.ts';
+import { createRunService, LOOKBACK_DAYS_DEFAULT, RUN_RETENTION_DAYS, runDigest, STUB_RUN_ID } from './service.ts';
 
 /**
  * The run pipeline against a real database, with engines written here: what a run stores when the
@@ -39,6 +41,7 @@ function service(engine: ModelEngine) {
     agents: { active: async () => '1.1.0' },
     budget: { assertRuns: async () => {} },
     forecasts: async () => [],
+    hourlyCounts: (from, to) => createForecaster({ db: database.db, clock }).hourlyCounts(from, to),
     lineage: async () => null,
     log: silent,
   });
@@ -121,6 +124,29 @@ describe('a run', () => {
     await expect(runsOf.triage({ windowMinutes: 0, trigger: 'api' })).rejects.toMatchObject({ status: 400, reason: 'invalid-window' });
     await expect(runsOf.triage({ windowMinutes: 1441, trigger: 'api' })).rejects.toMatchObject({ status: 400, reason: 'invalid-window' });
     await expect(runsOf.rules({ lookbackDays: 91, trigger: 'api' })).rejects.toMatchObject({ status: 400, reason: 'invalid-lookback' });
+  });
+});
+
+describe('the rule proposer', () => {
+  it(`reads ${LOOKBACK_DAYS_DEFAULT} days unless told otherwise, and is fed the ${EXAMPLES_EACH} newest accepted and ${EXAMPLES_EACH} newest rejected decisions`, async () => {
+    // 15 of each decided, a minute apart; the 5 oldest of each must be left out.
+    for (const [status, offset] of [['accepted', 0], ['rejected', 30]] as const) {
+      for (let i = 0; i < 15; i++) {
+        await database.db.execute(sql`
+          INSERT INTO triage_proposals (id, run_id, kind, status, agent, agent_version, toolset, title, payload, evidence_event_ids, created_at, decided_at, decision_notes)
+          VALUES (gen_random_uuid(), gen_random_uuid(), 'alert-rule', ${status}, 'rule-proposer', 'rule-proposer@1.1.0', 'crawler-lab', ${`${status} ${i}`},
+            ${JSON.stringify({ predicate: { kind: 'empire_count_gte', count: 100 + offset + i, windowMinutes: 60 } })}::jsonb, '[]'::jsonb,
+            '2026-11-20T00:00:00Z', ${new Date(Date.parse('2026-11-25T00:00:00Z') + (offset + i) * 60_000).toISOString()}::timestamptz, ${`note ${i}`})`);
+      }
+    }
+    const result = await service(scripted(async () => '{"proposals": []}')).rules({ trigger: 'api' });
+    expect(result).toMatchObject({ lookbackDays: LOOKBACK_DAYS_DEFAULT, proposalCount: 0 });
+    const user = JSON.parse(requests[0]!.user) as { lookbackDays: number; examples: { decision: string; predicate: { count: number } }[] };
+    expect(user.lookbackDays).toBe(LOOKBACK_DAYS_DEFAULT);
+    const counts = (decision: string) => user.examples.filter((e) => e.decision === decision).map((e) => e.predicate.count);
+    expect(counts('accepted')).toEqual([114, 113, 112, 111, 110, 109, 108, 107, 106, 105]);
+    expect(counts('rejected')).toEqual([144, 143, 142, 141, 140, 139, 138, 137, 136, 135]);
+    await database.db.execute(sql`DELETE FROM triage_proposals`);
   });
 });
 

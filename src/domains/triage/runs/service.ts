@@ -4,6 +4,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { Clock } from '../../../platform/clock.ts';
 import { canonicalJson, sha256Hex } from '../../../platform/crypto.ts';
 import type { Db } from '../../../platform/db/client.ts';
+import { isUuid } from '../../../platform/db/paging.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import { badRequest, notFound, ServiceError } from '../../../platform/errors.ts';
 import { type ModelAnswer, type ModelEngine, ModelError } from '../../../platform/llm/engine.ts';
@@ -15,7 +16,7 @@ import type { ToolsetHistory } from '../agents/types.ts';
 import { type Candidate, canonicalPredicate, checkIncident, checkInvestigation, checkRule, type EvidenceContext, type ProposalKind, refusedCandidate } from '../proposals/checks.ts';
 import * as proposalsRepo from '../proposals/repository.ts';
 import * as repo from './repository.ts';
-import { investigationSnapshot, ruleSnapshot, triageSnapshot } from './snapshots.ts';
+import { type HourlyCounts, investigationSnapshot, ruleSnapshot, triageSnapshot } from './snapshots.ts';
 
 /**
  * An agent run, the same for every engine (docs/triage.md, "A run"): read the snapshot, send it
@@ -61,6 +62,8 @@ export interface RunServiceDeps {
   agents: AgentStates;
   budget: BudgetGate;
   forecasts: () => Promise<readonly ForecastView[]>;
+  /** Hourly empire event counts per toolset (the rule proposer's history), from the empire forecaster. */
+  hourlyCounts: HourlyCounts;
   lineage: (eventId: string, depth: number) => Promise<{ focal: LineageEvent; upstream: LineageEvent[]; downstream: LineageEvent[] } | null>;
   log: FastifyBaseLogger;
 }
@@ -325,7 +328,7 @@ export function createRunService(deps: RunServiceDeps) {
       if (input.stub) return { ok: true as const, runId: STUB_RUN_ID, proposalCount: 0, autoRejected: 0, lookbackDays, agentVersion };
       await budget.assertRuns(agent, '*', now);
       const definition = definitionOf(agent, version);
-      const snapshot = await ruleSnapshot(db, now, lookbackDays);
+      const snapshot = await ruleSnapshot(db, now, lookbackDays, deps.hourlyCounts);
       const outcome = await callModel({
         agent,
         version,
@@ -360,7 +363,7 @@ export function createRunService(deps: RunServiceDeps) {
 
     /** A run's replay envelope (spec B `GET triage/replay/{runId}`); the digest is recomputed from the stored parts. */
     async replay(runId: string, reach: ReadonlySet<string> | null) {
-      const run = UUID.test(runId) ? await repo.runById(db, runId.toLowerCase()) : null;
+      const run = isUuid(runId) ? await repo.runById(db, runId.toLowerCase()) : null;
       // A credential bound to toolsets reads only the envelopes of runs that read nothing else.
       if (!run || (reach !== null && run.toolsets.some((t) => !reach.has(t)))) throw notFound(`There is no triage run ${runId}.`);
       const recomputed = runDigest(run);
@@ -391,6 +394,5 @@ export function createRunService(deps: RunServiceDeps) {
   };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type RunService = ReturnType<typeof createRunService>;

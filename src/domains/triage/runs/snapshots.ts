@@ -2,6 +2,7 @@ import type { Db } from '../../../platform/db/client.ts';
 import type { ForecastView } from '../../empire/forecast.ts';
 import type { LineageEvent } from '../../empire/lineage.ts';
 import type { InvestigationSnapshot, PostmortemSnapshot, RuleSnapshot, ToolsetHistory, ToolsetWindow, TriageSnapshot } from '../agents/types.ts';
+import { cmp } from '../agents/text.ts';
 import * as repo from './repository.ts';
 
 /**
@@ -24,7 +25,6 @@ export const POSTMORTEM_LINEAGE_MAX = 200;
 const POSTMORTEM_ROOTS = 50;
 const POSTMORTEM_DEPTH = 50;
 
-const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The incident classifier's window: every toolset active in it or forecast, the honeypot tenants, cross-toolset tenants, open incidents. */
 export async function triageSnapshot(db: Db, from: Date, to: Date, forecasts: readonly ForecastView[]): Promise<TriageSnapshot> {
@@ -38,7 +38,7 @@ export async function triageSnapshot(db: Db, from: Date, to: Date, forecasts: re
     repo.openIncidents(db, OPEN_INCIDENTS),
   ]);
   const names = new Set([...totals.map((t) => t.toolset), ...forecasts.map((f) => f.toolset)]);
-  const toolsets: ToolsetWindow[] = [...names].sort(byName).map((toolset) => {
+  const toolsets: ToolsetWindow[] = [...names].sort(cmp).map((toolset) => {
     const total = totals.find((t) => t.toolset === toolset);
     const forecast = forecasts.find((f) => f.toolset === toolset);
     return {
@@ -47,7 +47,7 @@ export async function triageSnapshot(db: Db, from: Date, to: Date, forecasts: re
       tenants: total?.tenants ?? 0,
       topEventTypes: types
         .filter((t) => t.toolset === toolset)
-        .sort((a, b) => b.count - a.count || byName(a.eventType, b.eventType))
+        .sort((a, b) => b.count - a.count || cmp(a.eventType, b.eventType))
         .slice(0, TOP_TYPES)
         .map(({ eventType, count }) => ({ eventType, count })),
       sampleEventIds: samples.filter((s) => s.toolset === toolset).map((s) => s.eventId),
@@ -62,7 +62,7 @@ export async function triageSnapshot(db: Db, from: Date, to: Date, forecasts: re
     windowEnd: to.toISOString(),
     windowMinutes: Math.round((to.getTime() - from.getTime()) / 60_000),
     toolsets,
-    honeypot: [...honeypotTenants].sort(byName).map((tenant) => {
+    honeypot: [...honeypotTenants].sort(cmp).map((tenant) => {
       const h = honeypot.find((x) => x.tenant === tenant);
       return {
         tenant,
@@ -109,13 +109,16 @@ export async function investigationSnapshot(
   };
 }
 
+/** Hourly empire event counts per toolset for [from, to) by event time (the empire forecaster's series). */
+export type HourlyCounts = (from: Date, to: Date) => Promise<{ toolset: string; hour: number; count: number }[]>;
+
 /** The rule proposer's lookback: hourly counts per toolset, resolved incidents, fed-back decisions, existing rules. */
-export async function ruleSnapshot(db: Db, now: Date, lookbackDays: number): Promise<RuleSnapshot> {
+export async function ruleSnapshot(db: Db, now: Date, lookbackDays: number, hourlyCounts: HourlyCounts): Promise<RuleSnapshot> {
   const to = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
   const from = new Date(to.getTime() - lookbackDays * 24 * HOUR_MS);
   const hours = lookbackDays * 24;
   const [counts, resolvedIncidents, examples, existingRules] = await Promise.all([
-    repo.hourlyCounts(db, from, to),
+    hourlyCounts(from, to),
     repo.resolvedIncidents(db, from, to),
     repo.ruleExamples(db, EXAMPLES_EACH),
     repo.enabledRulePredicates(db),
@@ -131,7 +134,7 @@ export async function ruleSnapshot(db: Db, now: Date, lookbackDays: number): Pro
     lookbackDays,
     from: from.toISOString(),
     to: to.toISOString(),
-    history: [...history].sort(([a], [b]) => byName(a, b)).map(([toolset, series]): ToolsetHistory => ({ toolset, hours: series })),
+    history: [...history].sort(([a], [b]) => cmp(a, b)).map(([toolset, series]): ToolsetHistory => ({ toolset, hours: series })),
     resolvedIncidents,
     examples,
     existingRules,
@@ -178,7 +181,7 @@ export async function postmortemSnapshot(
   for (const h of await repo.honeypotEventsById(db, roots.filter((id) => !events.has(id)))) {
     events.set(h.eventId, { eventId: h.eventId, toolset: 'honeypot', eventType: `honeypot.${h.uaClass}`, tenant: h.tenant, ts: h.ts.toISOString(), causedBy: null });
   }
-  const ordered = [...events.values()].sort((a, b) => byName(a.ts, b.ts) || byName(a.eventId, b.eventId)).slice(0, POSTMORTEM_LINEAGE_MAX);
+  const ordered = [...events.values()].sort((a, b) => cmp(a.ts, b.ts) || cmp(a.eventId, b.eventId)).slice(0, POSTMORTEM_LINEAGE_MAX);
   const snapshot: PostmortemSnapshot = {
     incident: {
       id: incident.id,
