@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { sql } from 'drizzle-orm';
 import { type RecordFilters, type RollupGroup, rollupSql } from '../src/domains/cost/records/repository.ts';
-import { dayNumber, dayText } from '../src/domains/cost/records/service.ts';
+import { dayNumber, dayText } from '../src/platform/days.ts';
 import { type Db, rowsOf } from '../src/platform/db/client.ts';
 import { V1 } from '../src/platform/http/registry.ts';
 import { type BenchContext, defineScenario, type Scenario } from './scenarios.ts';

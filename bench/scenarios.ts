@@ -14,6 +14,7 @@ import { rowsOf } from '../src/platform/db/client.ts';
 import { V1 } from '../src/platform/http/registry.ts';
 import { eventCount, rebuildRollups, seedHoneypotEvents } from './honeypot-seed.ts';
 import { backupVerifyScenario } from './backups.ts';
+import { analyticsQueryScenarios } from './analytics-query.ts';
 import { costRollupScenarios } from './cost-rollup.ts';
 import { auditScenarios } from './audit.ts';
 import { graphMaterialiseScenarios } from './graph-materialise.ts';
@@ -448,3 +449,7 @@ scenarios.push(...triageRunScenarios);
 // Cost center: the rollup over 90 days of 1M cost records, by toolset and by sku of one toolset
 // (docs/cost.md, "Performance"; bench/cost-rollup.ts).
 scenarios.push(...costRollupScenarios);
+
+// Analytics warehouse: the 90-day query over the rollups of 10k and of 1M honeypot events
+// (docs/analytics-performance.md; bench/analytics-query.ts).
+scenarios.push(...analyticsQueryScenarios);

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { type AgentApiDomain, createAgentApiDomain } from './domains/agent-api/wiring.ts';
 import { createAuditChainDomain } from './domains/audit-chain/wiring.ts';
 import { createBackupsDomain } from './domains/backups/wiring.ts';
+import { createAnalyticsDomain } from './domains/analytics/wiring.ts';
 import { type CostDomain, createCostDomain } from './domains/cost/wiring.ts';
 import { createEmpireDomain, type EmpireDomain } from './domains/empire/wiring.ts';
 import { createGraphDomain, type GraphDomain } from './domains/graph/wiring.ts';
@@ -114,13 +115,14 @@ export async function createApp(options: AppOptions): Promise<App> {
     });
     triage = createTriageDomain({ db: database.db, clock, audit, config, log: logger, empire });
     const cost = createCostDomain({ db: database.db, clock, audit, outbound, config });
+    const analytics = createAnalyticsDomain({ db: database.db, clock, config, identity, empire, triage });
     const backups = createBackupsDomain({ database, clock, audit, config, log: logger });
     const scheduler = createScheduler({
       db: database.db,
       clock,
       log: logger,
       metrics,
-      jobs: [...identityJobs(identity), ...outboundJobs(outbound), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...graph.jobs(), ...backups.jobs()],
+      jobs: [...identityJobs(identity), ...outboundJobs(outbound), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs()],
     });
     const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
     const auditChain = createAuditChainDomain({ db: database.db, clock, audit, log: logger });
@@ -135,6 +137,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...empire.endpoints(),
       ...triage.endpoints(),
       ...cost.endpoints(),
+      ...analytics.endpoints(),
       ...graph.endpoints(),
       ...backups.endpoints(),
       ...auditChain.endpoints(),

@@ -208,6 +208,23 @@ describe('GET cost/rollup and cost/by-toolset', () => {
     expect(filtered).toMatchObject({ group: 'vendor', filters: { region: 'eu' }, rows: [{ key: 'aws', amountUsd: 4.5 }] });
   });
 
+  it('sums only a bound token\'s own toolsets, and refuses it the others', async () => {
+    const bound = await tokenBoundTo(t, ['read:empire'], ['crawler-lab']);
+    const read = (path: string, query: Record<string, string>) => t.call({ method: 'GET', url: `${V1}/cost/${path}`, query, token: bound });
+    const own = await read('rollup', { from: '2026-11-01', to: '2026-11-04', group: 'vendor' });
+    expect(own.statusCode, own.body).toBe(200);
+    expect(own.json()).toMatchObject({ total: { amountUsd: 4.5, rows: 2 }, rows: [{ key: 'openai', amountUsd: 4.5 }] });
+    for (const [path, query] of [
+      ['rollup', { from: '2026-11-01', to: '2026-11-04', toolset: 'triage-bot' }],
+      ['by-toolset', { from: '2026-11-01', to: '2026-11-04', toolset: 'triage-bot' }],
+    ] as const) {
+      const refused = await read(path, query);
+      expect(refused.statusCode, path).toBe(403);
+      expect(refused.json()).toMatchObject({ schema: 'svc-error.v1', reason: 'forbidden', human: 'This token is bound to other toolsets and may not read the cost of toolset triage-bot.' });
+    }
+    expect((await read('by-toolset', { from: '2026-11-01', to: '2026-11-04', toolset: 'crawler-lab' })).statusCode).toBe(200);
+  });
+
   it('refuses bad queries with the reason and field', async () => {
     const cases: [Record<string, string>, string, string][] = [
       [{ to: '2026-11-04' }, 'invalid-query', 'query.from'],

@@ -28,6 +28,8 @@ export const costRecords = pgTable(
     uniqueIndex('cost_records_key_idx').on(t.day, t.toolset, t.vendor, t.sku, t.workspace, t.region),
     // The by-toolset series and toolset-filtered rollups; INCLUDE (vendor, sku, workspace, region, amount_micro_usd, units_micro).
     index('cost_records_toolset_day_idx').on(t.toolset, t.day),
+    // The analytics rollup finds the days that changed since its last run (docs/analytics.md).
+    index('cost_records_updated_idx').on(t.updatedAt, t.day),
   ],
 );
 

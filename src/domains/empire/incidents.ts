@@ -105,6 +105,14 @@ export function createIncidentService(deps: { db: Db; clock: Clock; audit: Audit
       const { page, nextCursor } = pageOf(rows, limit, (r) => r.openedAt);
       return { incidents: page.map(incidentView), nextCursor };
     },
+    /**
+     * The incidents opened in [from, to), oldest first: id, toolset and opening time. Only those of
+     * `toolsets` when it is given (a token bound to toolsets); none for an empty list.
+     */
+    async openedBetween(from: Date, to: Date, toolsets: readonly string[] | null = null): Promise<{ id: string; toolset: string; openedAt: Date }[]> {
+      if (from.getTime() >= to.getTime() || (toolsets !== null && toolsets.length === 0)) return [];
+      return repo.incidentsOpenedBetween(db, from, to, toolsets);
+    },
     async read(id: string) {
       const row = isUuid(id) ? await repo.incidentById(db, id) : null;
       if (!row) throw notFound(`There is no empire incident ${id}.`);

@@ -130,7 +130,7 @@ export async function samplesByToolset(db: Db, from: Date, to: Date): Promise<To
  * The distinct toolsets of a table with a (toolset, …) index, walked one index probe at a time (a
  * loose index scan): PostgreSQL would otherwise read every row to list a handful of toolsets.
  */
-const distinctToolsets = (table: string) => sql`
+export const distinctToolsets = (table: string) => sql`
   WITH RECURSIVE toolsets AS (
     (SELECT toolset FROM ${sql.raw(table)} WHERE toolset IS NOT NULL ORDER BY toolset LIMIT 1)
     UNION ALL

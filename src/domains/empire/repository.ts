@@ -222,3 +222,16 @@ export async function listIncidents(
   );
   return db.select().from(i).where(where).orderBy(desc(i.openedAt), desc(i.id)).limit(filter.limit);
 }
+
+/**
+ * The incidents opened in [from, to), oldest first (id, toolset and opening time only); only those
+ * of `toolsets` unless it is null. Reads the (opened_at, id) index.
+ */
+export async function incidentsOpenedBetween(db: Db, from: Date, to: Date, toolsets: readonly string[] | null): Promise<{ id: string; toolset: string; openedAt: Date }[]> {
+  const i = empireIncidents;
+  return db
+    .select({ id: i.id, toolset: i.toolset, openedAt: i.openedAt })
+    .from(i)
+    .where(and(gte(i.openedAt, from), sql`${i.openedAt} < ${to.toISOString()}::timestamptz`, toolsets === null ? undefined : inArray(i.toolset, [...toolsets])))
+    .orderBy(sql`${i.openedAt} ASC`, sql`${i.id} ASC`);
+}

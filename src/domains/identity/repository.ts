@@ -1,6 +1,6 @@
-import { and, asc, count, desc, eq, isNull, lt, lte, or } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/client.ts';
-import { apiTokens, sessions, users, webauthnChallenges } from './schema.ts';
+import { apiTokenActivity, apiTokens, sessions, users, webauthnChallenges } from './schema.ts';
 
 export type UserRow = typeof users.$inferSelect;
 export type TokenRow = typeof apiTokens.$inferSelect;
@@ -75,17 +75,46 @@ export async function listTokensOfUser(db: Db, userId: string): Promise<TokenRow
     .orderBy(desc(apiTokens.createdAt), desc(apiTokens.id));
 }
 
-/** Stamps last use at most once a minute per token, so reads stay reads. */
+/**
+ * Stamps last use at most once a minute per token, so reads stay reads, and always on the first
+ * use of a UTC day (a stamp before the day of `at` began is replaced at once).
+ */
 export async function touchToken(db: Db, id: string, at: Date): Promise<void> {
+  const dayStart = Math.floor(at.getTime() / 86_400_000) * 86_400_000;
+  const before = new Date(Math.max(at.getTime() - 60_000, dayStart));
   await db
     .update(apiTokens)
     .set({ lastUsedAt: at })
-    .where(
-      and(
-        eq(apiTokens.id, id),
-        or(isNull(apiTokens.lastUsedAt), lt(apiTokens.lastUsedAt, new Date(at.getTime() - 60_000))),
-      ),
-    );
+    .where(and(eq(apiTokens.id, id), or(isNull(apiTokens.lastUsedAt), lt(apiTokens.lastUsedAt, before))));
+}
+
+/** Notes that the token authenticated a request on UTC day `day` (`YYYY-MM-DD`); a day already noted is left alone. */
+export async function recordTokenActivity(db: Db, tokenId: string, day: string): Promise<void> {
+  await db.insert(apiTokenActivity).values({ tokenId, day }).onConflictDoNothing();
+}
+
+/**
+ * The tokens created in [from, to), oldest first, each with the UTC days (`YYYY-MM-DD`, ascending)
+ * on which it authenticated a request among the `followDays` + 1 days from its creation day on
+ * (its creation day is day 0). One grouped statement; the activity is read by its primary key.
+ */
+export async function tokensCreatedWithActivity(db: Db, from: Date, to: Date, followDays: number): Promise<{ id: string; createdAt: Date; activeDays: string[] }[]> {
+  const createdDay = sql`(${apiTokens.createdAt} AT TIME ZONE 'UTC')::date`;
+  const rows = await db
+    .select({
+      id: apiTokens.id,
+      createdAt: apiTokens.createdAt,
+      days: sql<string | null>`string_agg(to_char(${apiTokenActivity.day}, 'YYYY-MM-DD'), ',' ORDER BY ${apiTokenActivity.day})`,
+    })
+    .from(apiTokens)
+    .leftJoin(
+      apiTokenActivity,
+      and(eq(apiTokenActivity.tokenId, apiTokens.id), sql`${apiTokenActivity.day} >= ${createdDay}`, sql`${apiTokenActivity.day} <= ${createdDay} + ${followDays}::int`),
+    )
+    .where(and(gte(apiTokens.createdAt, from), lt(apiTokens.createdAt, to)))
+    .groupBy(apiTokens.id)
+    .orderBy(asc(apiTokens.createdAt), asc(apiTokens.id));
+  return rows.map((r) => ({ id: r.id, createdAt: r.createdAt, activeDays: r.days === null ? [] : r.days.split(',') }));
 }
 
 export async function insertSession(db: Db, row: SessionRow): Promise<void> {

@@ -1,4 +1,4 @@
-import { bigint, boolean, index, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigint, boolean, date, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 /** An operator. Every token and session belongs to one; the admin token belongs to `admin`. */
 export const users = pgTable('users', {
@@ -30,6 +30,20 @@ export const apiTokens = pgTable(
     revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date' }),
   },
   (t) => [index('api_tokens_user_idx').on(t.userId, t.createdAt)],
+);
+
+/**
+ * The UTC days on which a token authenticated at least one request: one row per (token, day),
+ * written with the first use of each day (the follow event of cohort developer-token-7d,
+ * docs/analytics-cohorts.md). Kept as long as the token.
+ */
+export const apiTokenActivity = pgTable(
+  'api_token_activity',
+  {
+    tokenId: uuid('token_id').notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+  },
+  (t) => [primaryKey({ name: 'api_token_activity_pk', columns: [t.tokenId, t.day] })],
 );
 
 /** Browser sessions established by a passkey login; the cookie holds a secret whose hash is kept. */

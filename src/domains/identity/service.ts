@@ -2,6 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { randomToken, sha256Hex } from '../../platform/crypto.ts';
+import { dayOf, dayText } from '../../platform/days.ts';
 import type { Db } from '../../platform/db/client.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { assertThat, badRequest, conflict, forbidden, notFound } from '../../platform/errors.ts';
@@ -121,7 +122,12 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
       const found = await repo.findTokenWithUser(db, hashToken(token));
       if (!found || found.token.revokedAt !== null || found.user.disabledAt !== null) return null;
       const now = clock.now();
-      if (found.token.lastUsedAt === null || now.getTime() - found.token.lastUsedAt.getTime() > 60_000) {
+      const lastUsedAt = found.token.lastUsedAt;
+      // The first use of a UTC day is noted once (api_token_activity, cohort developer-token-7d),
+      // before the stamp that tells later requests of the day it is noted already.
+      const newDay = lastUsedAt === null || dayOf(lastUsedAt) !== dayOf(now);
+      if (newDay) await repo.recordTokenActivity(db, found.token.id, dayText(dayOf(now)));
+      if (newDay || now.getTime() - lastUsedAt.getTime() > 60_000) {
         await repo.touchToken(db, found.token.id, now);
       }
       // A token never holds more than its operator does now: taking a scope from an operator
@@ -333,6 +339,16 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
         throw error;
       });
       return createHmac('sha256', await derivedBase).update(`observatory:${purpose}`).digest();
+    },
+
+    /**
+     * The API tokens created in [from, to), oldest first (revoked ones too), each with the UTC days
+     * (`YYYY-MM-DD`, ascending) it authenticated at least one request on, among its creation day
+     * and the `followDays` days after it. For the analytics cohorts.
+     */
+    async tokensCreatedWithActivity(range: { from: Date; to: Date; followDays: number }): Promise<{ id: string; createdAt: Date; activeDays: string[] }[]> {
+      if (range.from.getTime() >= range.to.getTime()) return [];
+      return repo.tokensCreatedWithActivity(db, range.from, range.to, range.followDays);
     },
 
     findUser: (id: string) => repo.findUserById(db, id),

@@ -132,6 +132,8 @@ export const triagePostmortems = pgTable('triage_postmortems', {
   runId: uuid('run_id'),
   source: text('source').notNull(),
   strippedEventIds: jsonb('stripped_event_ids').$type<string[]>().notNull(),
+  /** When the incident first had a postmortem (never moved by a replacement): the follow event of cohort incident-postmortem-7d. */
+  createdAt: ts('created_at').notNull(),
   updatedAt: ts('updated_at').notNull(),
   updatedBy: text('updated_by').notNull(),
 });

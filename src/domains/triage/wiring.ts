@@ -15,7 +15,7 @@ import { type BudgetService, createBudgetService } from './budget/service.ts';
 import { metricsEndpoints } from './metrics/endpoints.ts';
 import { type AgentService, agentWatchJobs, createAgentService } from './metrics/service.ts';
 import { postmortemEndpoints } from './postmortems/endpoints.ts';
-import { createPostmortemService } from './postmortems/service.ts';
+import { createPostmortemService, type PostmortemService } from './postmortems/service.ts';
 import { proposalEndpoints } from './proposals/endpoints.ts';
 import { createProposalService, type ProposalService } from './proposals/service.ts';
 import { runEndpoints } from './runs/endpoints.ts';
@@ -29,6 +29,8 @@ export interface TriageDomain {
   proposals: ProposalService;
   agents: AgentService;
   budget: BudgetService;
+  /** Incident postmortems; the analytics cohort incident-postmortem-7d reads when each was first written. */
+  postmortems: PostmortemService;
   endpoints(): Endpoint[];
   jobs(): JobDefinition[];
 }
@@ -80,6 +82,7 @@ export function createTriageDomain(deps: { db: Db; clock: Clock; audit: AuditLog
     proposals,
     agents,
     budget,
+    postmortems,
     endpoints: () => [
       ...proposalEndpoints({ proposals, runs }),
       ...runEndpoints({ runs }),

@@ -309,6 +309,8 @@ export const IsoDate = Type.String({ format: 'date-time' });
 /** A string from a fixed list, as a JSON Schema `enum` (validation errors then list the allowed values). */
 export const StringEnum = <const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+/** A UTC calendar day `YYYY-MM-DD` in a query (the `from`..`to` of daily reads; platform/days.ts checks the range). */
+export const DayParam = (description: string, example: string) => Type.String({ format: 'date', maxLength: 10, description, examples: [example] });
 /** The cursor of a newest-first list paged by (time, id) (platform/db/paging.ts). */
 export const TimeCursorParam = Type.Optional(
   Type.String({ maxLength: 100, description: 'The nextCursor of the previous page (or an ISO 8601 time: rows strictly older).' }),

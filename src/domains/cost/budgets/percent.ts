@@ -1,5 +1,5 @@
 /**
- * Budget percentages in exact integers (amounts are micro-USD bigints; ../money.ts converts them
+ * Budget percentages in exact integers (amounts are micro-USD bigints; src/platform/money.ts converts them
  * to and from the API's numbers). A threshold is judged by `reaches`, never by comparing the shown
  * percentage, and the shown percentage is cut so that both always agree.
  */

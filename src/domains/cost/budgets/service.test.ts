@@ -259,6 +259,13 @@ describe('setting a budget', () => {
     const same = (await service.set(ctx(), toolsetBudget({ monthlyUsd: 2000.5, alertAtPct: [90], destinations: undefined }))).budget;
     expect(same.updatedAt).toBe(second.updatedAt);
     expect(await budgetAudits()).toHaveLength(count);
+    // The same destinations sent again, in the client's key order (jsonb stores its own): no change either.
+    const explicit = (await service.set(ctx(), toolsetBudget({ monthlyUsd: 2000.5, alertAtPct: [90] }))).budget;
+    const audited = (await budgetAudits()).length;
+    clock.advance(60_000);
+    const again = (await service.set(ctx(), toolsetBudget({ monthlyUsd: 2000.5, alertAtPct: [90] }))).budget;
+    expect(again.updatedAt).toBe(explicit.updatedAt);
+    expect(await budgetAudits()).toHaveLength(audited);
     // [] notifies nobody.
     expect((await service.set(ctx(), toolsetBudget({ monthlyUsd: 2000.5, alertAtPct: [90], destinations: [] }))).budget.destinations).toEqual([]);
     const rows = rowsOf<{ n: number }>(await database.db.execute(sql`SELECT count(*)::int AS n FROM cost_budgets`));

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { actorOf, type AuditLog, type CallContext } from '../../../platform/audit/service.ts';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Config } from '../../../platform/config.ts';
+import { canonicalJson } from '../../../platform/crypto.ts';
 import type { Db } from '../../../platform/db/client.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import { assertThat, badRequest, conflict, forbidden, notFound } from '../../../platform/errors.ts';
@@ -12,7 +13,7 @@ import type { OutboundMessage } from '../../../platform/outbound/message.ts';
 import type { Outbound } from '../../../platform/outbound/service.ts';
 import { isToolsetName } from '../../provenance/service.ts';
 import * as repo from './repository.ts';
-import { formatMicro, MICRO, microToNumber, parseMicro } from '../money.ts';
+import { formatMicro, MICRO, microToNumber, parseMicro } from '../../../platform/money.ts';
 import { percentOf, reaches } from './percent.ts';
 
 /**
@@ -433,10 +434,11 @@ export function createCostBudgetService(deps: CostBudgetServiceDeps) {
           if (before === null) throw new Error(`cost budget ${input.scope}:${input.scopeKey} neither inserted nor found`);
         }
         const destinations = input.destinations ?? (before.destinations as Destination[]);
+        // Compared canonically: jsonb hands objects back with its own key order, not the client's.
         const unchanged =
           before.monthlyMicroUsd === monthly &&
-          JSON.stringify(before.alertAtPct) === JSON.stringify(thresholds) &&
-          JSON.stringify(before.destinations) === JSON.stringify(destinations);
+          canonicalJson(before.alertAtPct) === canonicalJson(thresholds) &&
+          canonicalJson(before.destinations) === canonicalJson(destinations);
         if (unchanged) return before;
         const after: repo.BudgetRow = { ...before, monthlyMicroUsd: monthly, alertAtPct: thresholds, destinations, updatedAt: now };
         await repo.updateBudget(tx, before.id, { monthlyMicroUsd: monthly, alertAtPct: thresholds, destinations, updatedAt: now });

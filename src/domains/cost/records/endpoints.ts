@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { defineEndpoint, type Endpoint, Nullable, type Principal, StringEnum, V1 } from '../../../platform/http/registry.ts';
+import { DayParam, defineEndpoint, type Endpoint, Nullable, type Principal, StringEnum, V1 } from '../../../platform/http/registry.ts';
 import { type CostRecordService, RANGE_MAX_DAYS, RECORDS_MAX, ROLLUP_GROUPS, TEXT_MAX } from './service.ts';
 
 /** Cost records and their rollups (spec D6 `POST cost/records`; B group 4 `cost/rollup`, `cost/by-toolset`; docs/cost.md). */
@@ -13,7 +13,6 @@ const RECORDS_BODY_LIMIT = 4 * 1024 * 1024;
 /** A text without control characters (U+0000 is refused when the body is parsed). */
 const Text = (options: { minLength: number; description: string; examples?: string[] }) =>
   Type.String({ maxLength: TEXT_MAX, pattern: '^[^\\x00-\\x1F\\x7F]*$', ...options });
-const Day = (description: string, example: string) => Type.String({ format: 'date', maxLength: 10, description, examples: [example] });
 const Filter = (what: string) => Type.Optional(Type.String({ maxLength: TEXT_MAX, description: `Only records of this ${what} ('' matches records naming none).` }));
 
 const CostRecord = Type.Object(
@@ -83,7 +82,7 @@ export function costRecordEndpoints(service: CostRecordService): Endpoint[] {
       description:
         `Sums the cost records of [from, to) (\`to\` exclusive; at most ${RANGE_MAX_DAYS} days) per \`group\` (sku, toolset or vendor; default toolset), keeping only records matching every filter given. ` +
         'Rows are sorted by `amountUsd` descending (compared exactly), then `key` ascending by UTF-16 code units. `total.amountUsd` is the exact sum of the rows, `total.rows` the number of cost records summed; `dayCount` counts the distinct days a key has records. ' +
-        '400 `invalid-date` for a date that is not a calendar date, `invalid-range` when `from` is not before `to` or the range is too long.',
+        'A token bound to toolsets sums only its toolsets\' records (403 for a `toolset` filter outside them). 400 `invalid-date` for a date that is not a calendar date, `invalid-range` when `from` is not before `to` or the range is too long.',
       method: 'GET',
       path: `${V1}/cost/rollup`,
       auth: 'session-or-bearer',
@@ -93,8 +92,8 @@ export function costRecordEndpoints(service: CostRecordService): Endpoint[] {
       uiPath: UI_PATH,
       query: Type.Object(
         {
-          from: Day('First day summed (inclusive), YYYY-MM-DD.', '2026-11-01'),
-          to: Day(`Day after the last one summed (exclusive), YYYY-MM-DD; at most ${RANGE_MAX_DAYS} days after from.`, '2026-12-01'),
+          from: DayParam('First day summed (inclusive), YYYY-MM-DD.', '2026-11-01'),
+          to: DayParam(`Day after the last one summed (exclusive), YYYY-MM-DD; at most ${RANGE_MAX_DAYS} days after from.`, '2026-12-01'),
           group: Type.Optional(StringEnum(ROLLUP_GROUPS, { default: 'toolset', description: 'What a row sums: one sku, toolset or vendor.' })),
           workspace: Filter('workspace'),
           toolset: Filter('toolset'),
@@ -133,14 +132,14 @@ export function costRecordEndpoints(service: CostRecordService): Endpoint[] {
           { key: 'triage-bot', amountUsd: 42.25, units: 98000000, dayCount: 12 },
         ],
       },
-      handler: async ({ query }) => service.rollup(query),
+      handler: async ({ query, principal }) => service.rollup(query, principal),
     }),
     defineEndpoint({
       id: 'readCostByToolset',
       title: 'Cost of one toolset per day',
       description:
         `One toolset's cost per day over [from, to) (\`to\` exclusive; at most ${RANGE_MAX_DAYS} days): \`series\` lists every day of the range in ascending order, 0 for a day without records, so a chart needs no gap filling. ` +
-        '`total.amountUsd` is the exact sum. 400 `invalid-date` or `invalid-range` as for the rollup.',
+        '`total.amountUsd` is the exact sum. 403 for a token bound to other toolsets; 400 `invalid-date` or `invalid-range` as for the rollup.',
       method: 'GET',
       path: `${V1}/cost/by-toolset`,
       auth: 'session-or-bearer',
@@ -151,8 +150,8 @@ export function costRecordEndpoints(service: CostRecordService): Endpoint[] {
       query: Type.Object(
         {
           toolset: Type.String({ minLength: 1, maxLength: TEXT_MAX, description: 'The toolset.', examples: ['crawler-lab'] }),
-          from: Day('First day (inclusive), YYYY-MM-DD.', '2026-11-01'),
-          to: Day(`Day after the last one (exclusive), YYYY-MM-DD; at most ${RANGE_MAX_DAYS} days after from.`, '2026-11-08'),
+          from: DayParam('First day (inclusive), YYYY-MM-DD.', '2026-11-01'),
+          to: DayParam(`Day after the last one (exclusive), YYYY-MM-DD; at most ${RANGE_MAX_DAYS} days after from.`, '2026-11-08'),
         },
         { examples: [{ toolset: 'crawler-lab', from: '2026-11-01', to: '2026-11-08' }] },
       ),
@@ -179,7 +178,7 @@ export function costRecordEndpoints(service: CostRecordService): Endpoint[] {
           { dimDate: '2026-11-03', amountUsd: 13.25 },
         ],
       },
-      handler: async ({ query }) => service.byToolset(query),
+      handler: async ({ query, principal }) => service.byToolset(query, principal),
     }),
   ];
 }

@@ -54,6 +54,8 @@ export interface RecordFilters {
   vendor?: string | undefined;
   workspace?: string | undefined;
   region?: string | undefined;
+  /** Only records of these toolsets (a token bound to toolsets); absent: every toolset. */
+  toolsetIn?: readonly string[] | undefined;
 }
 
 const GROUP_COLUMN: Record<RollupGroup, SQL> = { sku: sql.raw('sku'), toolset: sql.raw('toolset'), vendor: sql.raw('vendor') };
@@ -65,6 +67,7 @@ function whereOf(from: string, to: string, filters: RecordFilters): SQL {
   if (filters.vendor !== undefined) conditions.push(sql`vendor = ${filters.vendor}`);
   if (filters.workspace !== undefined) conditions.push(sql`workspace = ${filters.workspace}`);
   if (filters.region !== undefined) conditions.push(sql`region = ${filters.region}`);
+  if (filters.toolsetIn !== undefined) conditions.push(filters.toolsetIn.length === 0 ? sql`FALSE` : sql`toolset IN (${sql.join(filters.toolsetIn.map((t) => sql`${t}`), sql`, `)})`);
   return sql.join(conditions, sql` AND `);
 }
 

@@ -7,29 +7,12 @@ import { createAuditLog } from '../../../platform/audit/service.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import { type Database, rowsOf } from '../../../platform/db/client.ts';
 import type { Principal } from '../../../platform/http/registry.ts';
-import { formatMicro } from '../money.ts';
-import { compareRollupRows, type CostRecordInput, createCostRecordService, dayNumber, dayText, RANGE_MAX_DAYS } from './service.ts';
+import { formatMicro } from '../../../platform/money.ts';
+import { dayNumber, dayText } from '../../../platform/days.ts';
+import { compareRollupRows, type CostRecordInput, createCostRecordService, RANGE_MAX_DAYS } from './service.ts';
 
 // Cost records and rollups (docs/cost.md): the upsert, the rollup's grouping, order, filters and
 // totals, the per-day series, the budgets' spend, and exact money over thousands of records.
-
-describe('dayNumber and dayText (pure)', () => {
-  it('takes calendar dates only, leap days included', () => {
-    expect(dayNumber('1970-01-01')).toBe(0);
-    expect(dayNumber('2026-11-26')).toBe(Date.UTC(2026, 10, 26) / 86_400_000);
-    expect(dayNumber('2028-02-29')).not.toBeNull();
-    for (const bad of ['2026-02-29', '2026-02-30', '2026-04-31', '2026-13-01', '2026-00-10', '2026-1-1', '1969-12-31', '0000-01-01', '2026-11-26T00:00:00Z', ' 2026-11-26', '']) {
-      expect(dayNumber(bad), bad).toBeNull();
-    }
-    expect(dayNumber('9999-12-31')).not.toBeNull();
-  });
-
-  it('writes days back as YYYY-MM-DD', () => {
-    expect(dayText(0)).toBe('1970-01-01');
-    expect(dayText(dayNumber('2028-02-29')! + 1)).toBe('2028-03-01');
-    expect(dayText(dayNumber('2026-12-31')! + 1)).toBe('2027-01-01');
-  });
-});
 
 describe('compareRollupRows (pure)', () => {
   it('orders by exact amount descending, then key by UTF-16 code units', () => {
@@ -249,7 +232,7 @@ describe('rollup', () => {
     // 2028 is a leap year: 2028-01-01 .. 2029-01-01 is 366 days, the most; one more is refused.
     await expect(s.rollup({ from: '2028-01-01', to: '2029-01-01' })).resolves.toMatchObject({ rows: [] });
     expect(dayNumber('2029-01-01')! - dayNumber('2028-01-01')!).toBe(RANGE_MAX_DAYS);
-    await expect(s.rollup({ from: '2027-12-31', to: '2029-01-01' })).rejects.toMatchObject({ status: 400, reason: 'invalid-range', human: 'from..to covers 367 days; at most 366 are summed at once.' });
+    await expect(s.rollup({ from: '2027-12-31', to: '2029-01-01' })).rejects.toMatchObject({ status: 400, reason: 'invalid-range', human: 'from..to covers 367 days; at most 366 are read at once.' });
   });
 });
 

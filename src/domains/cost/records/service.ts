@@ -4,15 +4,17 @@ import type { Db } from '../../../platform/db/client.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import { badRequest } from '../../../platform/errors.ts';
 import { assertToolsetInReach } from '../../../platform/http/auth.ts';
+import type { Principal } from '../../../platform/http/registry.ts';
+import { checkDay, checkDayRange, dayText } from '../../../platform/days.ts';
 import { isToolsetName } from '../../provenance/service.ts';
-import { type MicroBounds, MICRO, microToNumber, parseMicro, sumMicro } from '../money.ts';
+import { type MicroBounds, MICRO, microToNumber, parseMicro, sumMicro } from '../../../platform/money.ts';
 import * as repo from './repository.ts';
 
 /**
  * Cost records and their rollups (spec D6 `POST cost/records`; B group 4 `cost/rollup`,
  * `cost/by-toolset`; docs/cost.md). A record is one day's cost of one (toolset, vendor, sku,
  * workspace, region), FOCUS's BilledCost for a one-day charge period; the same key posted again
- * replaces amount and units. Money is exact: integers of millionths end to end (../money.ts).
+ * replaces amount and units. Money is exact: integers of millionths end to end (src/platform/money.ts).
  */
 
 /** Records one request may carry (spec D6). */
@@ -21,54 +23,11 @@ export const RECORDS_MAX = 5000;
 export const TEXT_MAX = 128;
 /** The longest `from`..`to` range a rollup or series covers, in days: a year, leap day included. */
 export const RANGE_MAX_DAYS = 366;
-/** Earliest and latest record date. */
-export const DAY_MIN = '1970-01-01';
-export const DAY_MAX = '9999-12-31';
-/** One record's amount: ±999,999,999.999999 USD (15 significant digits, exact as a JSON number). Negative: credits, refunds. */
 export const AMOUNT_BOUNDS: MicroBounds = { min: -(10n ** 15n - 1n), max: 10n ** 15n - 1n };
 /** One record's consumed quantity: 0 to 999,999,999,999 units (with at most 15 significant digits). */
 export const UNITS_BOUNDS: MicroBounds = { min: 0n, max: (10n ** 12n - 1n) * MICRO };
 export const ROLLUP_GROUPS = ['sku', 'toolset', 'vendor'] as const;
 export type RollupGroup = (typeof ROLLUP_GROUPS)[number];
-
-const DAY_MS = 86_400_000;
-const DAY_TEXT = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-/** Pure: a `YYYY-MM-DD` calendar date from DAY_MIN to DAY_MAX → days since 1970-01-01, else null. */
-export function dayNumber(text: string): number | null {
-  const match = DAY_TEXT.exec(text);
-  if (!match) return null;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  if (year < 1970) return null;
-  const ms = Date.UTC(year, month - 1, day);
-  const back = new Date(ms);
-  // Date.UTC rolls 2026-02-30 over to 2 March; a real date comes back as written.
-  if (back.getUTCFullYear() !== year || back.getUTCMonth() !== month - 1 || back.getUTCDate() !== day) return null;
-  return ms / DAY_MS;
-}
-
-/** Pure: days since 1970-01-01 → `YYYY-MM-DD`. */
-export function dayText(days: number): string {
-  return new Date(days * DAY_MS).toISOString().slice(0, 10);
-}
-
-function checkDay(text: string, field: string): number {
-  const days = dayNumber(text);
-  if (days === null) throw badRequest('invalid-date', `${field} must be a calendar date YYYY-MM-DD from ${DAY_MIN} to ${DAY_MAX} (got ${JSON.stringify(text.slice(0, 40))}).`, { field });
-  return days;
-}
-
-/** `from` inclusive, `to` exclusive: at least one day, at most RANGE_MAX_DAYS. */
-function checkRange(from: string, to: string): { from: number; to: number } {
-  const range = { from: checkDay(from, 'query.from'), to: checkDay(to, 'query.to') };
-  if (range.from >= range.to) {
-    throw badRequest('invalid-range', `to is exclusive and must be after from (got from ${from}, to ${to}); one day is from=D&to=D+1.`, { field: 'query.to' });
-  }
-  if (range.to - range.from > RANGE_MAX_DAYS) {
-    throw badRequest('invalid-range', `from..to covers ${range.to - range.from} days; at most ${RANGE_MAX_DAYS} are summed at once.`, { field: 'query.to' });
-  }
-  return range;
-}
 
 export interface CostRecordInput {
   date: string;
@@ -173,12 +132,17 @@ export function createCostRecordService(deps: { db: Db; clock: Clock; audit: Aud
       });
     },
 
-    /** B `GET cost/rollup`: sums per sku, toolset or vendor over [from, to), exact, in the documented order. */
-    async rollup(query: RollupQuery) {
-      checkRange(query.from, query.to);
+    /**
+     * B `GET cost/rollup`: sums per sku, toolset or vendor over [from, to), exact, in the documented
+     * order. A token bound to toolsets sums only its toolsets' records (a toolset filter outside them is 403).
+     */
+    async rollup(query: RollupQuery, principal: Principal | null = null) {
+      checkDayRange(query.from, query.to, RANGE_MAX_DAYS);
+      if (query.toolset !== undefined) assertToolsetInReach(principal, query.toolset, 'read the cost of');
+      const toolsetIn = principal?.toolsets ? [...principal.toolsets].sort() : undefined;
       const group = query.group ?? 'toolset';
       const filters = { workspace: query.workspace ?? null, toolset: query.toolset ?? null, vendor: query.vendor ?? null, region: query.region ?? null };
-      const rows = (await repo.rollup(db, group, query.from, query.to, { toolset: query.toolset, vendor: query.vendor, workspace: query.workspace, region: query.region })).sort(
+      const rows = (await repo.rollup(db, group, query.from, query.to, { toolset: query.toolset, vendor: query.vendor, workspace: query.workspace, region: query.region, toolsetIn })).sort(
         compareRollupRows,
       );
       return {
@@ -192,8 +156,9 @@ export function createCostRecordService(deps: { db: Db; clock: Clock; audit: Aud
     },
 
     /** B `GET cost/by-toolset`: one toolset's amount per day of [from, to), every day listed (0 without records). */
-    async byToolset(query: { toolset: string; from: string; to: string }) {
-      const range = checkRange(query.from, query.to);
+    async byToolset(query: { toolset: string; from: string; to: string }, principal: Principal | null = null) {
+      const range = checkDayRange(query.from, query.to, RANGE_MAX_DAYS);
+      assertToolsetInReach(principal, query.toolset, 'read the cost of');
       const known = new Map((await repo.dailyAmounts(db, query.toolset, query.from, query.to)).map((d) => [d.day, d.amountMicroUsd]));
       const series: { dimDate: string; amountUsd: number }[] = [];
       for (let day = range.from; day < range.to; day++) {

@@ -36,13 +36,16 @@ export function createPostmortemService(deps: {
   const { db, clock, audit, runs, agents, budget, incidents } = deps;
 
   async function store(tx: Db, ctx: CallContext, incidentId: string, input: { draft: PostmortemDraft; runId: string | null; source: 'proposal' | 'auto-draft'; strippedEventIds: string[] }) {
+    const now = clock.now();
+    // `createdAt` is kept from the first write: the upsert never replaces it.
     const row: repo.PostmortemRow = {
       incidentId,
+      createdAt: now,
       draft: input.draft as unknown as Record<string, unknown>,
       runId: input.runId,
       source: input.source,
       strippedEventIds: input.strippedEventIds,
-      updatedAt: clock.now(),
+      updatedAt: now,
       updatedBy: ctx.principal.userId,
     };
     const before = await repo.upsertPostmortem(tx, row);
@@ -74,6 +77,16 @@ export function createPostmortemService(deps: {
           ? { draft: row.draft as unknown as PostmortemDraft, source: row.source as 'proposal' | 'auto-draft', runId: row.runId, strippedEventIds: row.strippedEventIds, updatedAt: row.updatedAt.toISOString(), updatedBy: row.updatedBy }
           : null,
       };
+    },
+
+    /**
+     * When each of these incidents first had a postmortem stored (the first write; a replacement
+     * never moves it), by incident id; incidents without one are absent. One query. Ids must be
+     * UUIDs (the empire's incident ids).
+     */
+    async firstWrittenAt(incidentIds: readonly string[]): Promise<Map<string, Date>> {
+      const rows = await repo.firstWrittenOf(db, incidentIds);
+      return new Map(rows.map((r) => [r.incidentId, r.createdAt]));
     },
 
     /** Spec B `POST incidents/{id}/auto-draft`. */

@@ -1,4 +1,4 @@
-import { badRequest } from '../../platform/errors.ts';
+import { badRequest } from './errors.ts';
 
 /**
  * Exact money (docs/cost.md, "Exact money"). Amounts and quantities are integers of millionths

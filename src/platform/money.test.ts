@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../platform/errors.ts';
+import { ServiceError } from './errors.ts';
 import { decimalTextToMicro, formatMicro, MICRO, microToNumber, numberToMicro, parseMicro, sumMicro } from './money.ts';
 
 // Exact money (docs/cost.md, "Exact money"): request numbers read from their decimal text into

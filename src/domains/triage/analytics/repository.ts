@@ -1,0 +1,42 @@
+import { sql } from 'drizzle-orm';
+import { type Db, rowsOf } from '../../../platform/db/client.ts';
+
+/**
+ * Triage's daily facts for the analytics warehouse (docs/analytics.md): proposals an operator
+ * decided (accepted or rejected; automatic rejections are not decisions) per UTC day of the
+ * decision and toolset ('' for fleet-wide proposals).
+ */
+
+const startOf = (day: string) => sql`${`${day}T00:00:00.000Z`}::timestamptz`;
+const DECIDED = sql`status IN ('accepted', 'rejected')`;
+
+/** The days of decisions made after `since` (every day with one when null); a decision is final. */
+export async function decisionDaysSince(db: Db, since: Date | null): Promise<string[]> {
+  const result = await db.execute(sql`
+    SELECT DISTINCT to_char(decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day FROM triage_proposals
+    WHERE ${DECIDED} AND decided_at IS NOT NULL ${since === null ? sql`` : sql`AND decided_at > ${since.toISOString()}::timestamptz`}`);
+  return rowsOf<{ day: string }>(result).map((r) => r.day);
+}
+
+export interface DecisionDay {
+  day: string;
+  toolset: string;
+  decided: bigint;
+  accepted: bigint;
+}
+
+/** Decisions per (day, toolset) in [from, to), and how many of them accepted. */
+export async function decisionsPerDay(db: Db, from: string, to: string): Promise<DecisionDay[]> {
+  const result = await db.execute(sql`
+    SELECT to_char(decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, coalesce(toolset, '') AS toolset,
+      count(*)::text AS decided, count(*) FILTER (WHERE status = 'accepted')::text AS accepted
+    FROM triage_proposals
+    WHERE ${DECIDED} AND decided_at >= ${startOf(from)} AND decided_at < ${startOf(to)}
+    GROUP BY 1, 2`);
+  return rowsOf<{ day: string; toolset: string; decided: string; accepted: string }>(result).map((r) => ({
+    day: r.day,
+    toolset: r.toolset,
+    decided: BigInt(r.decided),
+    accepted: BigInt(r.accepted),
+  }));
+}
