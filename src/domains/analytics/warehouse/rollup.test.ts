@@ -81,6 +81,7 @@ describe('incremental runs equal one run from scratch (property, real database)'
   beforeAll(async () => {
     testDb = await createSnapshotTestDatabase();
     database = await testDb.open();
+    await database.migrate();
   });
   afterAll(async () => testDb?.drop());
 
