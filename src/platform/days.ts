@@ -2,7 +2,8 @@ import { badRequest } from './errors.ts';
 
 /**
  * UTC calendar days as the API carries them (`YYYY-MM-DD`) and as day numbers (days since
- * 1970-01-01), for the reads that take a `from`..`to` range of days (cost, analytics).
+ * 1970-01-01), for the reads that take a `from`..`to` range of days (cost, analytics); and UTC
+ * months `YYYY-MM`, the buckets of the budgets (cost, triage).
  */
 
 /** Earliest and latest accepted day. */
@@ -33,6 +34,28 @@ export function dayText(days: number): string {
 /** Pure: the UTC day of an instant, as a day number. */
 export function dayOf(at: Date): number {
   return Math.floor(at.getTime() / DAY_MS);
+}
+
+/** `YYYY-MM` of an instant, in UTC. */
+export function monthOf(at: Date): string {
+  return at.toISOString().slice(0, 7);
+}
+
+/** Pure: a `YYYY-MM` month → its first instant (`from`) and the next month's (`to`, exclusive), in UTC. */
+export function monthRange(month: string): { from: Date; to: Date } {
+  const [year, mm] = month.split('-').map(Number) as [number, number];
+  return { from: new Date(Date.UTC(year, mm - 1, 1)), to: new Date(Date.UTC(year, mm, 1)) };
+}
+
+/** The month after `month`. */
+export function nextMonth(month: string): string {
+  return monthOf(monthRange(month).to);
+}
+
+/** The month before `month`. */
+export function previousMonth(month: string): string {
+  const { from } = monthRange(month);
+  return monthOf(new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth() - 1, 1)));
 }
 
 /** A day of a query, or 400 `invalid-date`. */

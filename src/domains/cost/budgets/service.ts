@@ -3,6 +3,7 @@ import { actorOf, type AuditLog, type CallContext } from '../../../platform/audi
 import type { Clock } from '../../../platform/clock.ts';
 import type { Config } from '../../../platform/config.ts';
 import { canonicalJson } from '../../../platform/crypto.ts';
+import { monthOf, monthRange, nextMonth, previousMonth } from '../../../platform/days.ts';
 import type { Db } from '../../../platform/db/client.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import { assertThat, badRequest, conflict, forbidden, notFound } from '../../../platform/errors.ts';
@@ -90,27 +91,6 @@ export interface CostAlertView {
 
 // Months (UTC)
 
-/** `YYYY-MM` of an instant, in UTC. */
-export function monthOf(at: Date): string {
-  return at.toISOString().slice(0, 7);
-}
-
-function monthStart(month: string): Date {
-  return new Date(`${month}-01T00:00:00.000Z`);
-}
-
-/** The month after `month`. */
-export function nextMonth(month: string): string {
-  const start = monthStart(month);
-  return monthOf(new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1)));
-}
-
-/** The month before `month`. */
-export function previousMonth(month: string): string {
-  const start = monthStart(month);
-  return monthOf(new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() - 1, 1)));
-}
-
 /** The days of a month as the spend dependency takes them: `from` inclusive, `to` exclusive. */
 export function monthDays(month: string): { from: string; to: string } {
   return { from: `${month}-01`, to: `${nextMonth(month)}-01` };
@@ -123,7 +103,7 @@ export function monthDays(month: string): { from: string; to: string } {
  */
 export function monthsToEvaluate(now: Date, budgetCreatedAt: Date): string[] {
   const current = monthOf(now);
-  const start = monthStart(current);
+  const start = monthRange(current).from;
   const inGrace = now.getTime() < start.getTime() + PREVIOUS_MONTH_GRACE_DAYS * 86_400_000;
   return inGrace && budgetCreatedAt.getTime() < start.getTime() ? [previousMonth(current), current] : [current];
 }

@@ -10,7 +10,8 @@ import { ServiceError } from '../../../platform/errors.ts';
 import type { Principal } from '../../../platform/http/registry.ts';
 import type { ModelPrice } from '../../../platform/llm/prices.ts';
 import { AGENT_NAMES, DEFERRABLE_AGENTS } from '../agents/registry.ts';
-import { budgetView, createBudgetService, EMPIRE_BUCKET, monthOf, monthRange } from './service.ts';
+import { monthOf, monthRange } from '../../../platform/days.ts';
+import { budgetView, createBudgetService, EMPIRE_BUCKET } from './service.ts';
 
 // The monthly model budget (docs/triage.md, "Budget"): spend recomputed from the runs' token
 // counts on every read, per month and bucket; deferral of the non-safety agents.

@@ -10,6 +10,7 @@ import { spendCents } from '../../../platform/llm/prices.ts';
 import { isToolsetName } from '../../provenance/service.ts';
 import { type AgentName, DEFERRABLE_AGENTS } from '../agents/registry.ts';
 import * as repo from './repository.ts';
+import { monthOf, monthRange } from '../../../platform/days.ts';
 
 /**
  * The monthly model budget (spec A "Triage budget row", "Triage budget"; docs/triage.md,
@@ -24,14 +25,6 @@ import * as repo from './repository.ts';
 export const EMPIRE_BUCKET = '*';
 export const BUDGET_MAX_CENTS = 1_000_000_000_000;
 const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
-
-export const monthOf = (at: Date) => at.toISOString().slice(0, 7);
-
-export function monthRange(month: string): { from: Date; to: Date } {
-  const [, year, mm] = MONTH.exec(month)!;
-  const from = new Date(Date.UTC(Number(year), Number(mm) - 1, 1));
-  return { from, to: new Date(Date.UTC(Number(year), Number(mm), 1)) };
-}
 
 export interface BudgetView {
   month: string;
