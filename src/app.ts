@@ -3,7 +3,7 @@ import { type AgentApiDomain, createAgentApiDomain } from './domains/agent-api/w
 import { createAuditChainDomain } from './domains/audit-chain/wiring.ts';
 import { createBackupsDomain } from './domains/backups/wiring.ts';
 import { createAnalyticsDomain } from './domains/analytics/wiring.ts';
-import { type CostDomain, createCostDomain } from './domains/cost/wiring.ts';
+import { createCostDomain } from './domains/cost/wiring.ts';
 import { createEmpireDomain, type EmpireDomain } from './domains/empire/wiring.ts';
 import { createGraphDomain, type GraphDomain } from './domains/graph/wiring.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
@@ -46,7 +46,6 @@ export interface App {
   empire: EmpireDomain;
   graph: GraphDomain;
   triage: TriageDomain;
-  cost: CostDomain;
   /** The per-address limit on failed authentication; null when turned off. */
   authFailures: AuthFailureLimiter | null;
   endpoints: readonly Endpoint[];
@@ -176,7 +175,6 @@ export async function createApp(options: AppOptions): Promise<App> {
       empire,
       graph,
       triage,
-      cost,
       authFailures,
       endpoints,
       async close() {

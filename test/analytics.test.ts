@@ -168,6 +168,15 @@ describe('GET analytics/metrics', () => {
   });
 });
 
+describe('the analytics-rollup schedule (D5)', () => {
+  it('runs every 15 minutes at :07, :22, :37 and :52 UTC', async () => {
+    const res = await t.call({ method: 'GET', url: `${V1}/honeypot/ops/cron-health` });
+    expect(res.statusCode, res.body).toBe(200);
+    const job = (res.json().latestPerJob as Json[]).find((j) => j.job === 'analytics-rollup');
+    expect(job).toMatchObject({ schedule: '7,22,37,52 * * * *', nextRunAt: '2026-11-26T10:07:00.000Z' });
+  });
+});
+
 describe('before the first rollup', () => {
   it('answers every day with zeros: the query reads the warehouse, never the events', async () => {
     const body = await ok({ metric: 'honeypot.events', from: '2026-11-24', to: '2026-11-27' });

@@ -807,6 +807,15 @@ describe('the cap on concurrent model calls', () => {
     expect(second.statusCode).toBe(503);
     expect(second.json()).toMatchObject({ reason: 'overloaded' });
     expect(second.json().human).toContain('1 model-call requests');
+    // Every endpoint that calls the model draws from the same pool.
+    for (const [url, payload] of [
+      [`${V1}/empire/triage/rules`, {}],
+      [`${V1}/empire/incidents/00000000-0000-4000-8000-000000000001/auto-draft`, {}],
+    ] as const) {
+      const refused = await t.call({ method: 'POST', url, payload });
+      expect(refused.statusCode, url).toBe(503);
+      expect(refused.json()).toMatchObject({ reason: 'overloaded' });
+    }
     expect((await first).statusCode).toBe(200);
     await expect.poll(() => t.app.server.concurrencyLimits['model-call'].inUse()).toBe(0);
     fake.reply(proposals([]));

@@ -647,6 +647,9 @@ describe('a token bound to one toolset', () => {
     const bulk = await ok('POST', 'empire/triage/rules/bulk-accept', { ids: [state.ledgerRuleId], destinations: WEBHOOK }, bound);
     expect(bulk.acceptedCount).toBe(0);
     expect(bulk.results.map((r: Json) => r.reason)).toEqual(['forbidden']);
+    // Reach before kind: an incident proposal out of reach is `forbidden`, not `not-a-rule-proposal`.
+    const foreignIncident = await ok('POST', 'empire/triage/rules/bulk-accept', { ids: [steady.id], destinations: WEBHOOK }, bound);
+    expect(foreignIncident.results.map((r: Json) => r.reason)).toEqual(['forbidden']);
   });
 
   it('cannot start a run', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from './errors.ts';
-import { checkDayRange, dayNumber, dayOf, dayText } from './days.ts';
+import { checkDayRange, dayNumber, dayOf, dayText, monthOf, monthRange, nextMonth, previousMonth } from './days.ts';
 
 describe('dayNumber and dayText (pure)', () => {
   it('takes calendar dates only, leap days included', () => {
@@ -42,5 +42,27 @@ describe('dayOf and checkDayRange (pure)', () => {
     expect(reason('2026-11-01', '2026-11-01', 10)).toBe('invalid-range');
     expect(reason('2026-11-31', '2026-12-01', 10)).toBe('invalid-date');
     expect(reason('2026-11-01', 'tomorrow', 10)).toBe('invalid-date');
+  });
+});
+
+describe('monthOf and monthRange (pure)', () => {
+  it('names the UTC month of an instant', () => {
+    expect(monthOf(new Date('2026-12-31T23:59:59.999Z'))).toBe('2026-12');
+    expect(monthOf(new Date('2027-01-01T00:00:00.000Z'))).toBe('2027-01');
+    // 00:30 on 1 December in Berlin is still November in UTC.
+    expect(monthOf(new Date('2026-12-01T00:30:00+01:00'))).toBe('2026-11');
+  });
+
+  it('gives the half-open UTC range of a month, December rolling into January', () => {
+    expect(monthRange('2026-12')).toEqual({ from: new Date('2026-12-01T00:00:00.000Z'), to: new Date('2027-01-01T00:00:00.000Z') });
+    expect(monthRange('2026-01')).toEqual({ from: new Date('2026-01-01T00:00:00.000Z'), to: new Date('2026-02-01T00:00:00.000Z') });
+    expect(monthRange('2028-02')).toEqual({ from: new Date('2028-02-01T00:00:00.000Z'), to: new Date('2028-03-01T00:00:00.000Z') });
+  });
+
+  it('steps to the next and previous month across years', () => {
+    expect(nextMonth('2026-12')).toBe('2027-01');
+    expect(nextMonth('2026-11')).toBe('2026-12');
+    expect(previousMonth('2027-01')).toBe('2026-12');
+    expect(previousMonth('2026-03')).toBe('2026-02');
   });
 });

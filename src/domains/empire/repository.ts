@@ -1,8 +1,9 @@
-import { and, desc, eq, gte, inArray, ne, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, lt, ne, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
 import { olderThan, type TimeCursor } from '../../platform/db/paging.ts';
 import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
 import { deleteOlderThan } from '../../platform/db/retention.ts';
+import { distinctToolsets } from './insights.repository.ts';
 import { empireEvents, empireForecasts, empireIncidents, empireIngestSamples, empireNotes } from './schema.ts';
 
 /** The only SQL of the empire layer. */
@@ -159,10 +160,7 @@ export async function insertForecasts(tx: Db, rows: readonly ForecastRow[]): Pro
  */
 export async function latestForecasts(db: Db): Promise<ForecastRow[]> {
   const result = await db.execute(sql`
-    WITH RECURSIVE toolsets AS (
-      (SELECT toolset FROM empire_forecasts ORDER BY toolset LIMIT 1)
-      UNION ALL
-      SELECT (SELECT f.toolset FROM empire_forecasts f WHERE f.toolset > t.toolset ORDER BY f.toolset LIMIT 1) FROM toolsets t WHERE t.toolset IS NOT NULL)
+    ${distinctToolsets('empire_forecasts')}
     SELECT latest.* FROM toolsets t CROSS JOIN LATERAL (
       SELECT id, run_id AS "runId", toolset, score, level, direction, details, computed_at AS "computedAt" FROM empire_forecasts f
       WHERE f.toolset = t.toolset ORDER BY f.computed_at DESC, f.id DESC LIMIT 1) latest
@@ -232,6 +230,6 @@ export async function incidentsOpenedBetween(db: Db, from: Date, to: Date, tools
   return db
     .select({ id: i.id, toolset: i.toolset, openedAt: i.openedAt })
     .from(i)
-    .where(and(gte(i.openedAt, from), sql`${i.openedAt} < ${to.toISOString()}::timestamptz`, toolsets === null ? undefined : inArray(i.toolset, [...toolsets])))
-    .orderBy(sql`${i.openedAt} ASC`, sql`${i.id} ASC`);
+    .where(and(gte(i.openedAt, from), lt(i.openedAt, to), toolsets === null ? undefined : inArray(i.toolset, [...toolsets])))
+    .orderBy(asc(i.openedAt), asc(i.id));
 }

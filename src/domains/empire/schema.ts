@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { bigserial, boolean, index, integer, jsonb, pgTable, real, smallint, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -97,7 +98,12 @@ export const empireIncidents = pgTable(
     openedAt: ts('opened_at').notNull(),
     resolvedAt: ts('resolved_at'),
   },
-  (t) => [index('empire_incidents_opened_idx').on(t.openedAt, t.id), index('empire_incidents_toolset_idx').on(t.toolset, t.status)],
+  (t) => [
+    index('empire_incidents_opened_idx').on(t.openedAt, t.id),
+    index('empire_incidents_toolset_idx').on(t.toolset, t.status),
+    // The analytics rollup reads resolutions by resolution time (docs/analytics.md).
+    index('empire_incidents_resolved_idx').on(t.resolvedAt).where(sql`${t.resolvedAt} IS NOT NULL`),
+  ],
 );
 
 /** One toolset's score of one forecaster run (spec A, Forecast). */

@@ -79,6 +79,8 @@ export const triageProposals = pgTable(
     index('triage_proposals_created_idx').on(t.createdAt, t.id),
     index('triage_proposals_agent_idx').on(t.agent, t.agentVersion, t.decidedAt),
     uniqueIndex('triage_proposals_pending_key_idx').on(t.dedupeKey).where(sql`${t.status} = 'pending'`),
+    // The analytics rollup reads operator decisions by decision time (docs/analytics.md).
+    index('triage_proposals_decided_idx').on(t.decidedAt).where(sql`${t.status} IN ('accepted', 'rejected')`),
   ],
 );
 

@@ -146,6 +146,19 @@ describe('incremental runs equal one run from scratch (property, real database)'
     );
   }, 120_000);
 
+  it('lets two runs at once (two instances) both succeed with the rows one run writes', async () => {
+    await database.db.execute(sql`TRUNCATE cost_records, analytics_daily, analytics_sources`);
+    const at = new Date('2026-04-01T00:00:00.000Z');
+    for (let i = 0; i < 30; i++) await write(new Date(at.getTime() - 60_000), dayNumber('2026-03-01')! + i, 'alpha-lab', 's1', BigInt(i + 1) * 1_000_000n);
+    const [a, b] = [createRollupService({ db: database.db, sources: sources() }), createRollupService({ db: database.db, sources: sources() })];
+    await Promise.all([a.roll(at), b.roll(at)]);
+    const both = await warehouse();
+    expect(both.filter((r) => r.startsWith('cost.spend|'))).toHaveLength(30);
+    await database.db.execute(sql`TRUNCATE analytics_daily, analytics_sources`);
+    await a.roll(at);
+    expect(await warehouse()).toEqual(both);
+  });
+
   it('rolls every source and stores a watermark for each', async () => {
     const rollup = createRollupService({ db: database.db, sources: sources() });
     const stats = await rollup.roll(new Date('2026-05-01T00:00:00.000Z'));

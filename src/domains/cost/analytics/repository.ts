@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { changedAfter } from '../../../platform/db/days.ts';
 
 /**
  * The cost center's daily facts for the analytics warehouse (docs/analytics.md): spend per (day,
@@ -9,8 +10,7 @@ import { type Db, rowsOf } from '../../../platform/db/client.ts';
 /** The days of records inserted or replaced after `since` (every day with records when null); index cost_records_updated_idx. */
 export async function recordDaysUpdatedSince(db: Db, since: Date | null): Promise<string[]> {
   const result = await db.execute(sql`
-    SELECT DISTINCT to_char(day, 'YYYY-MM-DD') AS day FROM cost_records
-    ${since === null ? sql`` : sql`WHERE updated_at > ${since.toISOString()}::timestamptz`}`);
+    SELECT DISTINCT to_char(day, 'YYYY-MM-DD') AS day FROM cost_records WHERE ${changedAfter(sql`updated_at`, since)}`);
   return rowsOf<{ day: string }>(result).map((r) => r.day);
 }
 

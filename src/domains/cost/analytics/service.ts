@@ -1,7 +1,5 @@
 import * as repo from './repository.ts';
 
-export type { CostDay } from './repository.ts';
-
 /** What the cost center offers the analytics warehouse (docs/analytics.md). Reads take the executor they run on. */
 export const costAnalyticsFacts = {
   recordDaysUpdatedSince: repo.recordDaysUpdatedSince,

@@ -207,45 +207,51 @@ export function costBudgetEndpoints(service: CostBudgetService): Endpoint[] {
       example: { schema: 'svc-cost-alerts.v1', generatedAt, status: 'all', openCount: 1, alerts: [exampleOpen, exampleAlert] },
       handler: async ({ principal, query }) => service.listAlerts(principal, query),
     }),
-    defineEndpoint({
+    alertMoveEndpoint({
       id: 'acknowledgeCostAlert',
       title: 'Acknowledge a cost alert',
       description:
         'open → acknowledged, stamping ackedAt and ackedBy (the caller\'s username); on an acknowledged alert the stamps are refreshed and the status stays. A resolved alert is 409 `conflict`; an unknown id 404. ' +
         'Recorded as a `cost-alert-acknowledged` audit fact. A token bound to toolsets acknowledges alerts of its toolsets\' budgets only.',
-      method: 'POST',
-      path: `${V1}/cost/alerts/{id}/ack`,
-      auth: 'session-or-bearer',
-      scope: 'write:alerts',
-      tag: TAG,
-      kind: 'write',
-      uiPath: UI_PATH,
-      params: AlertId,
-      body: EmptyBody,
-      errors: [409],
-      response: { schemaId: 'svc-cost-alert-ack.v1', fields: { ok: Type.Literal(true), alert: AlertRef } },
-      example: { schema: 'svc-cost-alert-ack.v1', generatedAt, ok: true, alert: { id: exampleAlert.id, status: 'acknowledged' } },
-      handler: async ({ principal, params, requestId }) => service.acknowledge({ principal: who(principal), requestId }, params.id),
+      path: 'ack',
+      schemaId: 'svc-cost-alert-ack.v1',
+      status: 'acknowledged',
+      move: service.acknowledge,
     }),
-    defineEndpoint({
+    alertMoveEndpoint({
       id: 'resolveCostAlert',
       title: 'Resolve a cost alert',
       description:
         'open or acknowledged → resolved, stamping resolvedAt; resolving an open alert also stamps ackedAt and ackedBy (the caller\'s username). A resolved alert is 409 `conflict`; an unknown id 404. ' +
         'Recorded as a `cost-alert-resolved` audit fact. A token bound to toolsets resolves alerts of its toolsets\' budgets only.',
-      method: 'POST',
-      path: `${V1}/cost/alerts/{id}/resolve`,
-      auth: 'session-or-bearer',
-      scope: 'write:alerts',
-      tag: TAG,
-      kind: 'write',
-      uiPath: UI_PATH,
-      params: AlertId,
-      body: EmptyBody,
-      errors: [409],
-      response: { schemaId: 'svc-cost-alert-resolve.v1', fields: { ok: Type.Literal(true), alert: AlertRef } },
-      example: { schema: 'svc-cost-alert-resolve.v1', generatedAt, ok: true, alert: { id: exampleAlert.id, status: 'resolved' } },
-      handler: async ({ principal, params, requestId }) => service.resolve({ principal: who(principal), requestId }, params.id),
+      path: 'resolve',
+      schemaId: 'svc-cost-alert-resolve.v1',
+      status: 'resolved',
+      move: service.resolve,
     }),
   ];
+}
+
+/** `POST {v1}/cost/alerts/{id}/ack` and `/resolve`: the same shape, one move of A's state table each. */
+function alertMoveEndpoint(
+  entry: { id: string; title: string; description: string; path: 'ack' | 'resolve'; schemaId: string; status: 'acknowledged' | 'resolved'; move: CostBudgetService['acknowledge'] },
+): Endpoint {
+  return defineEndpoint({
+    id: entry.id,
+    title: entry.title,
+    description: entry.description,
+    method: 'POST',
+    path: `${V1}/cost/alerts/{id}/${entry.path}`,
+    auth: 'session-or-bearer',
+    scope: 'write:alerts',
+    tag: TAG,
+    kind: 'write',
+    uiPath: UI_PATH,
+    params: AlertId,
+    body: EmptyBody,
+    errors: [409],
+    response: { schemaId: entry.schemaId, fields: { ok: Type.Literal(true), alert: AlertRef } },
+    example: { schema: entry.schemaId, generatedAt, ok: true, alert: { id: exampleAlert.id, status: entry.status } },
+    handler: async ({ principal, params, requestId }) => entry.move({ principal: who(principal), requestId }, params.id),
+  });
 }

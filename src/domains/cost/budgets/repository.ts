@@ -15,15 +15,14 @@ export type AlertPatch = Pick<AlertRow, 'status' | 'ackedAt' | 'ackedBy' | 'reso
  */
 export type Reach = ReadonlySet<string> | null;
 
-function budgetsInReach(reach: Reach): SQL | undefined {
+/** Rows of a scope/scopeKey column pair a caller sees: every row (null reach), or its toolsets' toolset rows. */
+function inReach(scope: typeof costBudgets.scope | typeof costAlerts.scope, scopeKey: typeof costBudgets.scopeKey | typeof costAlerts.scopeKey, reach: Reach): SQL | undefined {
   if (reach === null) return undefined;
-  return and(eq(costBudgets.scope, 'toolset'), inArray(costBudgets.scopeKey, reach.size === 0 ? [''] : [...reach]));
+  return and(eq(scope, 'toolset'), inArray(scopeKey, reach.size === 0 ? [''] : [...reach]));
 }
 
-function alertsInReach(reach: Reach): SQL | undefined {
-  if (reach === null) return undefined;
-  return and(eq(costAlerts.scope, 'toolset'), inArray(costAlerts.scopeKey, reach.size === 0 ? [''] : [...reach]));
-}
+const budgetsInReach = (reach: Reach) => inReach(costBudgets.scope, costBudgets.scopeKey, reach);
+const alertsInReach = (reach: Reach) => inReach(costAlerts.scope, costAlerts.scopeKey, reach);
 
 /** Locks the budget of a scope for a change (the upsert); null when there is none yet. */
 export async function lockBudgetByScope(db: Db, scope: string, scopeKey: string): Promise<BudgetRow | null> {

@@ -1,5 +1,6 @@
-import { type SQL, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { changedAfter, utcDayStart, utcDayText } from '../../../platform/db/days.ts';
 import { distinctToolsets } from '../insights.repository.ts';
 
 /**
@@ -8,13 +9,10 @@ import { distinctToolsets } from '../insights.repository.ts';
  * calendar days as `YYYY-MM-DD`; sums travel as decimal text and come back as bigint.
  */
 
-const dayOf = (column: SQL) => sql`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD')`;
-const startOf = (day: string) => sql`${`${day}T00:00:00.000Z`}::timestamptz`;
-const after = (column: SQL, since: Date | null) => (since === null ? sql`TRUE` : sql`${column} > ${since.toISOString()}::timestamptz`);
 
 /** The event-time days of the events received after `since` (every day with events when null). */
 export async function eventDaysReceivedSince(db: Db, since: Date | null): Promise<string[]> {
-  const result = await db.execute(sql`SELECT DISTINCT ${dayOf(sql`ts`)} AS day FROM empire_events WHERE ${after(sql`received_at`, since)}`);
+  const result = await db.execute(sql`SELECT DISTINCT ${utcDayText(sql`ts`)} AS day FROM empire_events WHERE ${changedAfter(sql`received_at`, since)}`);
   return rowsOf<{ day: string }>(result).map((r) => r.day);
 }
 
@@ -30,11 +28,11 @@ export interface EmpireEventDay {
 export async function eventsPerDay(db: Db, from: string, to: string): Promise<EmpireEventDay[]> {
   const result = await db.execute(sql`
     ${distinctToolsets('empire_events')}
-    SELECT ${dayOf(sql`e.ts`)} AS day, coalesce(e.tenant, '') AS tenant, t.toolset, count(*)::text AS events
+    SELECT ${utcDayText(sql`e.ts`)} AS day, coalesce(e.tenant, '') AS tenant, t.toolset, count(*)::text AS events
     FROM toolsets t
     CROSS JOIN LATERAL (
       SELECT ts, tenant FROM empire_events e
-      WHERE e.toolset = t.toolset AND e.ts >= ${startOf(from)} AND e.ts < ${startOf(to)}
+      WHERE e.toolset = t.toolset AND e.ts >= ${utcDayStart(from)} AND e.ts < ${utcDayStart(to)}
     ) e
     WHERE t.toolset IS NOT NULL
     GROUP BY 1, 2, 3`);
@@ -48,9 +46,9 @@ export async function eventsPerDay(db: Db, from: string, to: string): Promise<Em
  */
 export async function incidentDaysChangedSince(db: Db, since: Date | null): Promise<string[]> {
   const result = await db.execute(sql`
-    SELECT ${dayOf(sql`opened_at`)} AS day FROM empire_incidents WHERE ${after(sql`opened_at`, since)}
+    SELECT ${utcDayText(sql`opened_at`)} AS day FROM empire_incidents WHERE ${changedAfter(sql`opened_at`, since)}
     UNION
-    SELECT ${dayOf(sql`resolved_at`)} FROM empire_incidents WHERE resolved_at IS NOT NULL AND ${after(sql`resolved_at`, since)}`);
+    SELECT ${utcDayText(sql`resolved_at`)} FROM empire_incidents WHERE resolved_at IS NOT NULL AND ${changedAfter(sql`resolved_at`, since)}`);
   return rowsOf<{ day: string }>(result).map((r) => r.day);
 }
 
@@ -64,8 +62,8 @@ export interface IncidentDay {
 /** Incidents opened per (day, toolset, severity) in [from, to). */
 export async function incidentsOpenedPerDay(db: Db, from: string, to: string): Promise<IncidentDay[]> {
   const result = await db.execute(sql`
-    SELECT ${dayOf(sql`opened_at`)} AS day, toolset, severity, count(*)::text AS incidents
-    FROM empire_incidents WHERE opened_at >= ${startOf(from)} AND opened_at < ${startOf(to)}
+    SELECT ${utcDayText(sql`opened_at`)} AS day, toolset, severity, count(*)::text AS incidents
+    FROM empire_incidents WHERE opened_at >= ${utcDayStart(from)} AND opened_at < ${utcDayStart(to)}
     GROUP BY 1, 2, 3`);
   return rowsOf<{ day: string; toolset: string; severity: string; incidents: string }>(result).map((r) => ({ ...r, incidents: BigInt(r.incidents) }));
 }
@@ -78,9 +76,9 @@ export interface ResolvedIncidentDay extends IncidentDay {
 /** Incidents resolved per (day, toolset, severity) in [from, to), with their total time open. */
 export async function incidentsResolvedPerDay(db: Db, from: string, to: string): Promise<ResolvedIncidentDay[]> {
   const result = await db.execute(sql`
-    SELECT ${dayOf(sql`resolved_at`)} AS day, toolset, severity, count(*)::text AS incidents,
+    SELECT ${utcDayText(sql`resolved_at`)} AS day, toolset, severity, count(*)::text AS incidents,
       sum(round(extract(epoch FROM resolved_at - opened_at) * 1000000))::bigint::text AS open_micro
-    FROM empire_incidents WHERE resolved_at >= ${startOf(from)} AND resolved_at < ${startOf(to)}
+    FROM empire_incidents WHERE resolved_at >= ${utcDayStart(from)} AND resolved_at < ${utcDayStart(to)}
     GROUP BY 1, 2, 3`);
   return rowsOf<{ day: string; toolset: string; severity: string; incidents: string; open_micro: string }>(result).map((r) => ({
     day: r.day,

@@ -1,7 +1,5 @@
 import * as repo from './repository.ts';
 
-export type { EmpireEventDay, IncidentDay, ResolvedIncidentDay } from './repository.ts';
-
 /**
  * What the empire offers the analytics warehouse (docs/analytics.md): events per UTC day, source
  * tenant and toolset; incidents opened and resolved per day, toolset and severity; and which days

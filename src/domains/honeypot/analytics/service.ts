@@ -1,7 +1,5 @@
 import * as repo from './repository.ts';
 
-export type { HoneypotEventDay, HoneypotTarpitDay } from './repository.ts';
-
 /**
  * What the honeypot offers the analytics warehouse (docs/analytics.md): its events, LIAR events
  * and opened tarpits per UTC day and tenant, and which days changed since a time. Every read takes

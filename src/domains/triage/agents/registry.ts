@@ -70,6 +70,4 @@ export function compareVersions(a: string, b: string): number {
   return 0;
 }
 
-export const isShipped = (agent: AgentName, version: string) => versionsOf(agent).some((v) => v.version === version);
-
 export const promptHash = (systemPrompt: string) => sha256Hex(systemPrompt);

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { changedAfter, utcDayStart, utcDayText } from '../../../platform/db/days.ts';
 
 /**
  * Triage's daily facts for the analytics warehouse (docs/analytics.md): proposals an operator
@@ -7,14 +8,13 @@ import { type Db, rowsOf } from '../../../platform/db/client.ts';
  * decision and toolset ('' for fleet-wide proposals).
  */
 
-const startOf = (day: string) => sql`${`${day}T00:00:00.000Z`}::timestamptz`;
 const DECIDED = sql`status IN ('accepted', 'rejected')`;
 
 /** The days of decisions made after `since` (every day with one when null); a decision is final. */
 export async function decisionDaysSince(db: Db, since: Date | null): Promise<string[]> {
   const result = await db.execute(sql`
-    SELECT DISTINCT to_char(decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day FROM triage_proposals
-    WHERE ${DECIDED} AND decided_at IS NOT NULL ${since === null ? sql`` : sql`AND decided_at > ${since.toISOString()}::timestamptz`}`);
+    SELECT DISTINCT ${utcDayText(sql`decided_at`)} AS day FROM triage_proposals
+    WHERE ${DECIDED} AND decided_at IS NOT NULL AND ${changedAfter(sql`decided_at`, since)}`);
   return rowsOf<{ day: string }>(result).map((r) => r.day);
 }
 
@@ -28,10 +28,10 @@ export interface DecisionDay {
 /** Decisions per (day, toolset) in [from, to), and how many of them accepted. */
 export async function decisionsPerDay(db: Db, from: string, to: string): Promise<DecisionDay[]> {
   const result = await db.execute(sql`
-    SELECT to_char(decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, coalesce(toolset, '') AS toolset,
+    SELECT ${utcDayText(sql`decided_at`)} AS day, coalesce(toolset, '') AS toolset,
       count(*)::text AS decided, count(*) FILTER (WHERE status = 'accepted')::text AS accepted
     FROM triage_proposals
-    WHERE ${DECIDED} AND decided_at >= ${startOf(from)} AND decided_at < ${startOf(to)}
+    WHERE ${DECIDED} AND decided_at >= ${utcDayStart(from)} AND decided_at < ${utcDayStart(to)}
     GROUP BY 1, 2`);
   return rowsOf<{ day: string; toolset: string; decided: string; accepted: string }>(result).map((r) => ({
     day: r.day,

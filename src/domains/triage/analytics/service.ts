@@ -1,7 +1,5 @@
 import * as repo from './repository.ts';
 
-export type { DecisionDay } from './repository.ts';
-
 /**
  * What triage offers the analytics warehouse (docs/analytics.md): operator decisions per UTC day
  * and toolset, and which days changed since a time. Reads take the executor they run on.

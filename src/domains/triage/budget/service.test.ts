@@ -10,7 +10,6 @@ import { ServiceError } from '../../../platform/errors.ts';
 import type { Principal } from '../../../platform/http/registry.ts';
 import type { ModelPrice } from '../../../platform/llm/prices.ts';
 import { AGENT_NAMES, DEFERRABLE_AGENTS } from '../agents/registry.ts';
-import { monthOf, monthRange } from '../../../platform/days.ts';
 import { budgetView, createBudgetService, EMPIRE_BUCKET } from './service.ts';
 
 // The monthly model budget (docs/triage.md, "Budget"): spend recomputed from the runs' token
@@ -50,21 +49,6 @@ describe('budgetView (pure)', () => {
 
   it('echoes the bucket', () => {
     expect(view(100, 50)).toEqual({ month: '2026-11', toolset: '*', budgetUsdCents: 100, spentUsdCents: 50, pctSpent: 50, isDegraded: false, degradedUntil: null });
-  });
-});
-
-describe('monthOf and monthRange (pure)', () => {
-  it('names the UTC month of an instant', () => {
-    expect(monthOf(new Date('2026-12-31T23:59:59.999Z'))).toBe('2026-12');
-    expect(monthOf(new Date('2027-01-01T00:00:00.000Z'))).toBe('2027-01');
-    // 00:30 on 1 December in Berlin is still November in UTC.
-    expect(monthOf(new Date('2026-12-01T00:30:00+01:00'))).toBe('2026-11');
-  });
-
-  it('gives the half-open UTC range of a month, December rolling into January', () => {
-    expect(monthRange('2026-12')).toEqual({ from: new Date('2026-12-01T00:00:00.000Z'), to: new Date('2027-01-01T00:00:00.000Z') });
-    expect(monthRange('2026-01')).toEqual({ from: new Date('2026-01-01T00:00:00.000Z'), to: new Date('2026-02-01T00:00:00.000Z') });
-    expect(monthRange('2028-02')).toEqual({ from: new Date('2028-02-01T00:00:00.000Z'), to: new Date('2028-03-01T00:00:00.000Z') });
   });
 });
 

@@ -24,7 +24,7 @@ import { monthOf, monthRange } from '../../../platform/days.ts';
 
 export const EMPIRE_BUCKET = '*';
 export const BUDGET_MAX_CENTS = 1_000_000_000_000;
-const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
+const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
 
 export interface BudgetView {
   month: string;

@@ -3,7 +3,7 @@ import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/db/client.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import type { JobDefinition } from '../../../platform/jobs/scheduler.ts';
-import { AGENT_NAMES, type AgentName, agentVersionLabel, compareVersions, isShipped, latestVersionOf, versionBefore } from '../agents/registry.ts';
+import { AGENT_NAMES, type AgentName, agentVersionLabel, compareVersions, definitionOf, latestVersionOf, versionBefore } from '../agents/registry.ts';
 import * as repo from './repository.ts';
 
 /**
@@ -106,8 +106,7 @@ export function createAgentService(deps: { db: Db; clock: Clock; audit: AuditLog
   return {
     /** The version to run: the active one, or this instance's newest while it does not ship the active one yet. */
     async active(agent: AgentName): Promise<string> {
-      const { activeVersion } = await stateOf(agent);
-      return isShipped(agent, activeVersion) ? activeVersion : latestVersionOf(agent);
+      return definitionOf(agent, (await stateOf(agent)).activeVersion).version;
     },
 
     async watch(now: Date) {

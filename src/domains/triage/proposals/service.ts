@@ -105,10 +105,19 @@ export function createProposalService(deps: {
   const { db, clock, audit, incidents, alerts, postmortems } = deps;
 
   /** Carries out an accept or reject inside `tx`, on a proposal locked and found pending. */
-  async function decideWithin(tx: Db, ctx: CallContext, id: string, input: { accept: boolean; destinations?: Destination[] | undefined; notes?: string | undefined }): Promise<DecisionResult> {
+  async function decideWithin(
+    tx: Db,
+    ctx: CallContext,
+    id: string,
+    input: { accept: boolean; destinations?: Destination[] | undefined; notes?: string | undefined; onlyKind?: ProposalKind },
+  ): Promise<DecisionResult> {
     const row = isUuid(id) ? await repo.lockProposal(tx, id.toLowerCase()) : null;
     if (!row) throw notFound(`There is no triage proposal ${id}.`);
+    // Reach first: a proposal out of reach says nothing about itself, not even its kind.
     if (row.toolset !== null) assertToolsetInReach(ctx.principal, row.toolset, 'decide the proposals of');
+    if (input.onlyKind !== undefined && row.kind !== input.onlyKind) {
+      throw new ServiceError(400, 'not-a-rule-proposal', `Proposal ${row.id} is an ${row.kind} proposal; bulk-accept takes rule proposals only.`);
+    }
     if (row.status !== 'pending') throw conflict(`Proposal ${row.id} is ${row.status}; a decided proposal cannot be decided again.`);
     const result: DecisionResult = { ok: true, id: row.id, decision: input.accept ? 'accepted' : 'rejected', openedIncidentId: null, createdSavedViewId: null, createdAlertRuleId: null };
     const payload = row.payload ?? {};
@@ -211,13 +220,9 @@ export function createProposalService(deps: {
       const results: { id: string; ok: boolean; createdAlertRuleId: string | null; reason: string | null; human: string | null }[] = [];
       for (const id of input.ids) {
         try {
-          const result = await withTransaction(db, async (tx) => {
-            const row = isUuid(id) ? await repo.proposalById(tx, id.toLowerCase()) : null;
-            // Reach first: a proposal out of reach says nothing about itself, not even its kind.
-            if (row?.toolset) assertToolsetInReach(ctx.principal, row.toolset, 'decide the proposals of');
-            if (row && row.kind !== 'alert-rule') throw new ServiceError(400, 'not-a-rule-proposal', `Proposal ${row.id} is an ${row.kind} proposal; bulk-accept takes rule proposals only.`);
-            return decideWithin(tx, ctx, id, { accept: true, destinations: input.destinations, notes: input.notes });
-          });
+          const result = await withTransaction(db, (tx) =>
+            decideWithin(tx, ctx, id, { accept: true, destinations: input.destinations, notes: input.notes, onlyKind: 'alert-rule' }),
+          );
           results.push({ id, ok: true, createdAlertRuleId: result.createdAlertRuleId, reason: null, human: null });
         } catch (error) {
           if (!(error instanceof ServiceError)) throw error;

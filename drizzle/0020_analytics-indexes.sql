@@ -1,0 +1,2 @@
+CREATE INDEX "empire_incidents_resolved_idx" ON "empire_incidents" USING btree ("resolved_at") WHERE "empire_incidents"."resolved_at" IS NOT NULL;--> statement-breakpoint
+CREATE INDEX "triage_proposals_decided_idx" ON "triage_proposals" USING btree ("decided_at") WHERE "triage_proposals"."status" IN ('accepted', 'rejected');
