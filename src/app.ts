@@ -185,6 +185,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         await empire.close();
         await auditChain.close();
         await honeypot.close();
+        await graph.close();
         if (ownsDatabase) await database.close();
       },
     };

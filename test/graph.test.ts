@@ -44,7 +44,13 @@ beforeAll(async () => {
   const pair = nodeKeyPair();
   keyId = await registerKey(t, 'crawler-lab', pair.publicKeyB64);
   const signed = (id: string, extra: Record<string, unknown> = {}) => signWithNode('crawler-lab', { id, eventType: 'crawl.page', keyId, tenant: 'shop-eu', ...extra }, pair.privateKey);
-  const res = await ingestEmpire(t, 'crawler-lab', [signed('c-1', { payload: { fingerprintId: gptFingerprint } }), signed('c-2', { causedBy: 'c-1' }), signed('c-3', { causedBy: 'c-2' })]);
+  const res = await ingestEmpire(t, 'crawler-lab', [
+    signed('c-1', { payload: { fingerprintId: gptFingerprint } }),
+    signed('c-2', { causedBy: 'c-1' }),
+    signed('c-3', { causedBy: 'c-2' }),
+    // A tenant and a fingerprint no honeypot reported: only crawler-lab's event names them.
+    signed('c-4', { tenant: 'lab-only-tenant', payload: { fingerprintId: 'lab-only-site/fp_0000000000000001' } }),
+  ]);
   expect(res.statusCode, res.body).toBe(200);
   const [c1, c2, c3] = res.json().results.map((r: { eventId: string }) => r.eventId);
   Object.assign(eventIds, { c1, c2, c3 });
@@ -108,12 +114,50 @@ describe('the knowledge graph through the API', () => {
     expect((await rowsOf('MATCH (k:Key) RETURN k.key AS key', empireOnly)).map((r) => r.key)).toEqual([keyId]);
 
     const clusters = await t.tokenWith(['read:empire', 'read:clusters', 'read:tenants']);
-    expect(await rowsOf('MATCH (t:Tenant) RETURN t.key AS slug ORDER BY slug', clusters)).toEqual([{ slug: 'agent-api' }, { slug: 'quiet-site' }, { slug: 'shop-eu' }, { slug: 'shop-us' }]);
+    expect(await rowsOf('MATCH (t:Tenant) RETURN t.key AS slug ORDER BY slug', clusters)).toEqual([
+      { slug: 'agent-api' },
+      { slug: 'lab-only-tenant' },
+      { slug: 'quiet-site' },
+      { slug: 'shop-eu' },
+      { slug: 'shop-us' },
+    ]);
 
     const bound = await tokenBoundTo(t, ['read:empire'], ['probe-kit']);
     const seen = await rowsOf('MATCH (e:EmpireEvent)-[:EMITTED_BY]->(t:Toolset) RETURN t.key AS toolset, count(e) AS events', bound);
     expect(seen).toEqual([{ toolset: 'probe-kit', events: 1 }]);
     expect(await rowsOf(`MATCH (i:Incident) RETURN i.key`, bound)).toEqual([]);
+  });
+
+  it('hides from a bound token a tenant or fingerprint that only another toolset\'s events name, until its own or a honeypot names it too', async () => {
+    const reads = ['read:empire', 'read:tenants', 'read:clusters'] as const;
+    const probe = await tokenBoundTo(t, [...reads], ['probe-kit']);
+    const lab = await tokenBoundTo(t, [...reads], ['crawler-lab']);
+    const admin = undefined;
+    const tenants = async (token?: string) => (await rowsOf('MATCH (t:Tenant) RETURN t.key AS slug ORDER BY slug', token)).map((r) => r.slug);
+    const labFingerprint = "MATCH (f:Fingerprint {key: 'lab-only-site/fp_0000000000000001'}) RETURN f.key";
+    expect(await tenants(admin)).toContain('lab-only-tenant');
+    expect(await tenants(lab)).toContain('lab-only-tenant');
+    expect(await tenants(probe)).toEqual(['agent-api', 'quiet-site', 'shop-eu', 'shop-us']);
+    expect(await rowsOf(labFingerprint, lab)).toHaveLength(1);
+    expect(await rowsOf(labFingerprint, probe)).toEqual([]);
+    // A fingerprint a honeypot saw belongs to no toolset, though crawler-lab's event names it too.
+    expect(await rowsOf(`MATCH (f:Fingerprint {key: '${gptFingerprint}'}) RETURN f.key AS key`, probe)).toEqual([{ key: gptFingerprint }]);
+    // Nor can a walk pass through it.
+    expect(await rowsOf("MATCH (x)-[*1..4]-(t:Tenant {key: 'lab-only-tenant'}) RETURN count(*) AS n", probe)).toEqual([{ n: 0 }]);
+
+    // probe-kit's own event names the tenant: now probe-kit sees it too (and still not the fingerprint).
+    expect((await ingestEmpire(t, 'probe-kit', [{ id: 'p-2', eventType: 'probe.sent', tenant: 'lab-only-tenant' }])).statusCode).toBe(200);
+    clock.advance(2 * MINUTE);
+    await runJob(t, 'graph-materialise');
+    expect(await tenants(probe)).toContain('lab-only-tenant');
+    expect(await rowsOf(labFingerprint, probe)).toEqual([]);
+    // Registered as a honeypot tenant, it belongs to no toolset: every token with read:tenants sees it.
+    const other = await tokenBoundTo(t, [...reads], ['third-kit']);
+    expect(await tenants(other)).not.toContain('lab-only-tenant');
+    await createTenant(t, 'lab-only-tenant');
+    clock.advance(2 * MINUTE);
+    await runJob(t, 'graph-materialise');
+    expect(await tenants(other)).toContain('lab-only-tenant');
   });
 
   it('draws graph queries from their own bounded pool of work slots', () => {
@@ -131,6 +175,12 @@ describe('the knowledge graph through the API', () => {
       expect(res.json().reason).toBe('invalid-query');
     }
     expect((await query({ query: 'MATCH (n:Secret) RETURN n' })).json().reason).toBe('invalid-query');
+    // Nesting deep enough to overflow the parser's stack is a 400 like any other bad text.
+    for (const text of [`MATCH (n) WHERE ${'('.repeat(1900)}n.key = 'a'${')'.repeat(1900)} RETURN n`, `MATCH (n) WHERE ${'NOT '.repeat(950)}n.key = 'a' RETURN n`]) {
+      const res = await query({ query: text });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({ schema: 'svc-error.v1', reason: 'invalid-query' });
+    }
     expect((await query({ query: 'MATCH (n:Toolset) RETURN n', limit: 1001 })).statusCode).toBe(400);
   });
 
@@ -140,8 +190,8 @@ describe('the knowledge graph through the API', () => {
     const body = status.json();
     expect(body.latestRun).toMatchObject({ outcome: 'ok' });
     expect(body.totals.nodes).toBeGreaterThan(10);
-    // The three made here and the agent API's own tenant (OBSERVATORY_AGENT_API_TENANT).
-    expect(body.nodesByKind.find((k: { kind: string }) => k.kind === 'Tenant').count).toBe(4);
+    // The three made here, the agent API's own tenant (OBSERVATORY_AGENT_API_TENANT) and lab-only-tenant.
+    expect(body.nodesByKind.find((k: { kind: string }) => k.kind === 'Tenant').count).toBe(5);
     const slo = (await t.call({ method: 'GET', url: `${V1}/empire/graph/slo` })).json();
     expect(slo).toMatchObject({ schema: 'svc-empire-graph-slo.v1', overallBadge: 'green' });
     const replay = await t.call({ method: 'GET', url: `${V1}/empire/graph/replay/${body.latestRun.id}` });

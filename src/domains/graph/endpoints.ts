@@ -3,7 +3,7 @@ import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, Strin
 import { badRequest } from '../../platform/errors.ts';
 import { visibilityOf } from './kinds.ts';
 import type { GraphQueryService } from './query/service.ts';
-import { GraphEdgeView, GraphNodeView, QUERY_LIMIT_DEFAULT, QUERY_LIMIT_MAX, QUERY_TEXT_MAX } from './query/service.ts';
+import { GraphEdgeView, GraphNodeView, MATCH_ROW_CAP, QUERY_LIMIT_DEFAULT, QUERY_LIMIT_MAX, QUERY_TEXT_MAX, TRUNCATION_CAUSES, WALK_ROW_CAP } from './query/service.ts';
 import {
   SAVED_QUERY_DESCRIPTION_MAX,
   SAVED_QUERY_NAME_MAX,
@@ -56,7 +56,8 @@ export function graphQueryEndpoints(deps: { queries: GraphQueryService; saved: S
       description:
         `Runs a read-only query over the knowledge graph in a subset of openCypher (MATCH, WHERE, RETURN, ORDER BY, LIMIT; grammar and examples in docs/graph-query.md). Send \`query\` (at most ${QUERY_TEXT_MAX} characters) or \`savedName\` (a saved query you may see: your own, else the one workspace or public query of that name), not both. ` +
         `Rows are capped at \`limit\` (1 to ${QUERY_LIMIT_MAX}, default ${QUERY_LIMIT_DEFAULT}) and by the query's own LIMIT. The caller sees only node kinds its scopes allow (Tenant needs read:tenants; Fingerprint and Cluster need read:clusters) and, with a token bound to toolsets, only those toolsets' nodes. ` +
-        'Invalid text is 400 `invalid-query` with `line`, `column` and `expected`; a query running past the statement timeout is 400 `query-timeout`.',
+        `A query enumerates at most ${MATCH_ROW_CAP.toLocaleString('en')} matches and each variable-length relationship at most ${WALK_ROW_CAP.toLocaleString('en')} paths from one node; beyond, the answer is cut and says so in \`truncated\`. ` +
+        'Invalid text is 400 `invalid-query` with `line`, `column` and `expected`; a query running past the statement timeout (5 s) is stopped and answered 400 `query-timeout`.',
       method: 'POST',
       path: `${V1}/empire/graph/query`,
       auth: 'session-or-bearer',
@@ -88,6 +89,10 @@ export function graphQueryEndpoints(deps: { queries: GraphQueryService; saved: S
           edges: Type.Array(GraphEdgeView, {
             description: 'The distinct edges of the answered matches (variable-length paths included) for a plain query; only edges returned whole for a query with count() or DISTINCT.',
           }),
+          truncated: Type.Boolean({
+            description: `True when the pattern had more matches than a query enumerates (${MATCH_ROW_CAP.toLocaleString('en')}) or a variable-length relationship more paths from one node (${WALK_ROW_CAP.toLocaleString('en')}): rows, counts and order are those of the matches before the cut. Narrow the pattern for a whole answer.`,
+          }),
+          truncatedBy: Type.Array(StringEnum(TRUNCATION_CAUSES), { description: 'Which caps cut the answer: `match-rows`, `walk-rows`; empty when not truncated.' }),
         },
       },
       example: {
@@ -99,6 +104,8 @@ export function graphQueryEndpoints(deps: { queries: GraphQueryService; saved: S
         rows: [{ fingerprint: 'shop-eu/fp_3c9a1e0b7d2f4a6c', tenants: 2 }],
         nodes: [],
         edges: [],
+        truncated: false,
+        truncatedBy: [],
       },
       handler: async ({ body, principal }) => {
         const caller = who(principal);

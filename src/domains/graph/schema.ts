@@ -1,7 +1,15 @@
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, index, integer, jsonb, pgSequence, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/**
+ * Numbers every write to graph_nodes and graph_edges (`change_seq`), so a copy of the graph can
+ * catch up with what changed since it last looked: the embedded database's query replica
+ * (docs/graph-query.md, "Where a query runs").
+ */
+export const graphChangeSeq = pgSequence('graph_change_seq');
+const changeSeq = () => bigint('change_seq', { mode: 'number' }).notNull().default(sql`nextval('graph_change_seq')`);
 
 /**
  * A node of the knowledge graph (docs/graph.md): one per (kind, key), built by the materialiser
@@ -9,7 +17,10 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
  * query's visibility rule; `props` are what a query may read (never a secret, hash or raw IP).
  * `first_run` is the `seq` of the materialiser run that added it and `removed_run` the run that
  * found its source gone (null while it exists), so the graph as of any run can be listed again
- * for replay. Queries read only rows whose `removed_run` is null.
+ * for replay. Queries read only rows whose `removed_run` is null. `named_by` is set on a node of no
+ * toolset that exists only because some toolsets' events name it (a tenant or fingerprint no
+ * honeypot reported): those toolsets, so a token bound to others does not see it; null once a
+ * toolset-free source (honeypot tenants and events) has it too. `change_seq` moves on every write.
  */
 export const graphNodes = pgTable(
   'graph_nodes',
@@ -19,13 +30,16 @@ export const graphNodes = pgTable(
     key: text('key').notNull(),
     toolset: text('toolset'),
     tenant: text('tenant'),
+    namedBy: text('named_by').array(),
     props: jsonb('props').$type<Record<string, unknown>>().notNull(),
     firstRun: bigint('first_run', { mode: 'number' }).notNull(),
     removedRun: bigint('removed_run', { mode: 'number' }),
     materialisedAt: ts('materialised_at').notNull(),
+    changeSeq: changeSeq(),
   },
   (t) => [
     uniqueIndex('graph_nodes_kind_key_idx').on(t.kind, t.key),
+    index('graph_nodes_change_seq_idx').on(t.changeSeq),
     index('graph_nodes_first_run_idx').on(t.firstRun),
     index('graph_nodes_removed_run_idx').on(t.removedRun).where(sql`${t.removedRun} is not null`),
   ],
@@ -46,9 +60,11 @@ export const graphEdges = pgTable(
     firstRun: bigint('first_run', { mode: 'number' }).notNull(),
     removedRun: bigint('removed_run', { mode: 'number' }),
     materialisedAt: ts('materialised_at').notNull(),
+    changeSeq: changeSeq(),
   },
   (t) => [
     uniqueIndex('graph_edges_kind_src_dst_idx').on(t.kind, t.src, t.dst),
+    index('graph_edges_change_seq_idx').on(t.changeSeq),
     index('graph_edges_src_idx').on(t.src, t.kind),
     index('graph_edges_dst_idx').on(t.dst, t.kind),
     index('graph_edges_first_run_idx').on(t.firstRun),
@@ -97,7 +113,7 @@ export const graphKindState = pgTable('graph_kind_state', {
   updatedAt: ts('updated_at').notNull(),
 });
 
-/** A saved graph query (spec A "Saved graph query"): unique name per owner. */
+/** A saved graph query (spec A "Saved graph query"): unique name per owner, and among shared queries. */
 export const graphSavedQueries = pgTable(
   'graph_saved_queries',
   {
@@ -112,5 +128,10 @@ export const graphSavedQueries = pgTable(
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
-  (t) => [uniqueIndex('graph_saved_queries_owner_name_idx').on(t.ownerUserId, t.name), index('graph_saved_queries_name_idx').on(t.name)],
+  (t) => [
+    uniqueIndex('graph_saved_queries_owner_name_idx').on(t.ownerUserId, t.name),
+    index('graph_saved_queries_name_idx').on(t.name),
+    // A shared (workspace or public) name belongs to one operator: nobody can shadow another's shared query.
+    uniqueIndex('graph_saved_queries_shared_name_idx').on(t.name).where(sql`${t.visibility} <> 'private'`),
+  ],
 );

@@ -15,6 +15,7 @@ export interface GraphDomain {
   saved: SavedQueryService;
   endpoints(): Endpoint[];
   jobs(): JobDefinition[];
+  close(): Promise<void>;
 }
 
 /** The knowledge graph (docs/graph.md): the materialiser, the query language and saved queries. */
@@ -28,5 +29,6 @@ export function createGraphDomain(deps: { db: Db; clock: Clock; audit: AuditLog;
     saved,
     endpoints: () => [...materialiser.endpoints(), ...graphQueryEndpoints({ queries, saved })],
     jobs: () => materialiser.jobs(),
+    close: () => queries.close(),
   };
 }

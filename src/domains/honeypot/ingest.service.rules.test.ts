@@ -7,6 +7,7 @@ import { createSnapshotTestDatabase } from '../../../test/helpers/snapshot-datab
 import { ManualClock } from '../../platform/clock.ts';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
 import { SLO_SAMPLE_RETENTION_MS } from '../../platform/db/retention.ts';
+import { isUniqueViolation } from '../../platform/db/transaction.ts';
 import { ServiceError } from '../../platform/errors.ts';
 import { eventTimeProblem } from '../../platform/event-time.ts';
 import { fingerprintOf, hashIp } from './enrichment/fingerprint.ts';
@@ -344,7 +345,7 @@ describe('sender ids and duplicates', () => {
     await withTrigger(async (statements) => {
       const before = await statements();
       const failure = await ingest.ingest(tenant, { events: [ev('c-1', { path: '/always-conflicts' })] }).then(() => null, (error: unknown) => error);
-      expect(repo.isUniqueViolation(failure)).toBe(true);
+      expect(isUniqueViolation(failure)).toBe(true);
       expect((await statements()) - before).toBe(4);
     });
   });

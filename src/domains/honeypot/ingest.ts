@@ -7,7 +7,7 @@ import type { Db } from '../../platform/db/client.ts';
 import { createBufferedWrites } from '../../platform/db/buffered-writes.ts';
 import { createGroupCommit } from '../../platform/db/group-commit.ts';
 import { SLO_SAMPLE_RETENTION_MS } from '../../platform/db/retention.ts';
-import { isDatabaseUnavailable, withTransaction } from '../../platform/db/transaction.ts';
+import { isDatabaseUnavailable, isUniqueViolation, withTransaction } from '../../platform/db/transaction.ts';
 import { badRequest, ServiceError } from '../../platform/errors.ts';
 import { Nullable } from '../../platform/http/registry.ts';
 import * as repo from './repository.ts';
@@ -372,7 +372,7 @@ export function createIngestService(deps: IngestDeps) {
       } catch (error) {
         // Each retry knows every original committed before it; only a writer racing this one can
         // make another necessary.
-        if (!repo.isUniqueViolation(error) || attempt >= 3) throw error;
+        if (!isUniqueViolation(error) || attempt >= 3) throw error;
         const withSenderIds = [...firstInGroup.values()].map((e) => ({ tenantId: e.row.tenantId, senderId: e.row.senderId as string }));
         storedBefore = new Map((await repo.findEventsBySenderIds(db, withSenderIds)).map((o) => [keyOf(o.tenantId, o.senderId), o]));
       }

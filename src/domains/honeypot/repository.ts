@@ -153,7 +153,7 @@ const pairsOf = (value: unknown): [string, string, unknown][] => (typeof value =
  * commit"). A statement is atomic: all of it is stored or none.
  *
  * The events are inserted plainly: a sender id the tenant already stored (or another writer is
- * storing) fails the whole statement with a unique violation (`isUniqueViolation`), so that the
+ * storing) fails the whole statement with a unique violation (platform `isUniqueViolation`), so that the
  * caller can look up the originals and store the rest; the pending row never names an event that
  * was not stored.
  */
@@ -199,14 +199,6 @@ export async function storeGroup(db: Db, w: GroupWrite): Promise<GroupWritten> {
   };
 }
 
-/** True when `error` (or what it wraps) is PostgreSQL's unique_violation. */
-export function isUniqueViolation(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && depth < 5; depth++) {
-    if ((e as { code?: unknown }).code === '23505') return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
-}
 
 // Ingest samples
 

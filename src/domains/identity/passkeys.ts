@@ -10,6 +10,7 @@ import {
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
 import type { AuditLog, CallContext } from '../../platform/audit/service.ts';
+import { isUniqueViolation } from '../../platform/db/transaction.ts';
 import { addressKey } from '../../platform/client-address.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
@@ -120,13 +121,6 @@ function secondsUntil(at: Date | null, now: Date): number {
   return at === null ? 1 : Math.max(1, Math.ceil((at.getTime() - now.getTime()) / 1000));
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && depth < 5; depth++) {
-    if ((e as { code?: unknown }).code === '23505') return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
-}
 
 export interface PasskeyServiceDeps {
   db: Db;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { accFromChunkSums, accumulate, accToHex, addAcc, DIGEST_VERSION, digestOf, edgeIdentity, identityHash, nodeIdentity, subtractAcc } from './digest.ts';
 import { kindLags, lagBadge, lagSecOf, worstLag } from './lag.ts';
-import { addEmpireEvents, addHoneypotEvents, BatchBuilder, mergeCounts, placeholderNode } from './sources.ts';
+import { addEmpireEvents, addHoneypotEvents, BatchBuilder, mergeCounts, mergeNamedBy, placeholderNode } from './sources.ts';
 
 describe('the set digest (pure)', () => {
   const a = nodeIdentity('Tenant', 'edge-eu');
@@ -134,9 +134,28 @@ describe('source rows to graph writes (pure)', () => {
       'FROM_TENANT e-1->ghost',
       'SIGNED_BY e-1->k-1',
     ]);
-    expect(built.nodes.ensure.find((n) => n.kind === 'Tenant')).toEqual(placeholderNode({ kind: 'Tenant', key: 'ghost' }));
+    // A tenant and fingerprints only the toolset's events name belong to that toolset's reach (named_by).
+    expect(built.nodes.ensure.find((n) => n.kind === 'Tenant')).toEqual({ ...placeholderNode({ kind: 'Tenant', key: 'ghost' }), namedBy: ['crawler-lab'] });
+    expect(built.nodes.ensure.filter((n) => n.kind === 'Fingerprint').map((n) => n.namedBy)).toEqual([['crawler-lab'], ['crawler-lab']]);
     expect(placeholderNode({ kind: 'Tenant', key: 'ghost' }).props).toEqual({ slug: 'ghost', registered: false });
     expect(built.nodes.ensure.find((n) => n.kind === 'Key')).toMatchObject({ toolset: 'crawler-lab', props: { registered: false } });
     expect(built.nodes.replace.map((n) => n.key)).toEqual(['e-1', 'e-2']);
+  });
+});
+
+describe('who alone names a node (named_by)', () => {
+  it('merges as a toolset-free source wins and toolsets add up', () => {
+    expect(mergeNamedBy(['b'], ['a', 'b'])).toEqual(['a', 'b']);
+    expect(mergeNamedBy(['a'], null)).toBeNull();
+    expect(mergeNamedBy(undefined, ['a'])).toBeNull();
+  });
+
+  it('keeps one write per node in a batch, its named_by widened by each toolset that names it', () => {
+    const batch = new BatchBuilder();
+    batch.ensure({ kind: 'Tenant', key: 't' }, { namedBy: 'lab-b' });
+    batch.ensure({ kind: 'Tenant', key: 't' }, { namedBy: 'lab-a' });
+    batch.ensure({ kind: 'Tenant', key: 'u' }, { namedBy: 'lab-a' });
+    batch.ensure({ kind: 'Tenant', key: 'u' });
+    expect(batch.build().nodes.ensure.map((n) => [n.key, n.namedBy])).toEqual([['t', ['lab-a', 'lab-b']], ['u', null]]);
   });
 });

@@ -302,23 +302,42 @@ function mergeProps(table: 'graph_nodes' | 'graph_edges'): SQL {
  * after an earlier run removed it (the digest counts it as added by this run).
  */
 const firstRunOnConflict = (table: 'graph_nodes' | 'graph_edges', seq: number) =>
-  sql.raw(`first_run = CASE WHEN ${table}.removed_run IS NULL OR ${table}.removed_run = ${Number(seq)} THEN ${table}.first_run ELSE EXCLUDED.first_run END, removed_run = NULL`);
+  sql.raw(`first_run = CASE WHEN ${table}.removed_run IS NULL OR ${table}.removed_run = ${Number(seq)} THEN ${table}.first_run ELSE EXCLUDED.first_run END, removed_run = NULL, ${NEXT_CHANGE}`);
+
+/**
+ * Every write to a graph row takes the next `change_seq` (the query replica catches up by it,
+ * docs/graph-query.md "Where a query runs"); an insert takes it from the column's default.
+ */
+const NEXT_CHANGE = `change_seq = nextval('graph_change_seq')`;
+
+/**
+ * `named_by` of a node an upsert touches (graph_nodes.named_by): a node brought back starts from
+ * the write's; a toolset-free source on either side makes it null for good; else both lists.
+ */
+const NAMED_BY_ON_CONFLICT = sql.raw(`named_by = CASE WHEN graph_nodes.removed_run IS NOT NULL THEN EXCLUDED.named_by
+      WHEN graph_nodes.named_by IS NULL OR EXCLUDED.named_by IS NULL THEN NULL
+      ELSE ARRAY(SELECT DISTINCT t FROM unnest(graph_nodes.named_by || EXCLUDED.named_by) AS t ORDER BY t) END`);
+
+/** Whether an `ensure` write changes what `named_by` holds (so only then is a new row version written). */
+const NAMED_BY_CHANGES = sql.raw(`(graph_nodes.named_by IS NOT NULL AND (EXCLUDED.named_by IS NULL OR NOT graph_nodes.named_by @> EXCLUDED.named_by))`);
 
 /** Writes nodes under `mode`; returns the ids of every node named (`kind|key` → id). */
 export async function writeNodes(tx: Db, nodes: readonly NodeSpec[], mode: WriteMode, run: { seq: number; at: Date }): Promise<Map<string, number>> {
   if (nodes.length === 0) return new Map();
-  const payload = JSON.stringify(nodes.map((n) => [n.kind, n.key, n.toolset, n.tenant, n.props]));
+  const payload = JSON.stringify(nodes.map((n) => [n.kind, n.key, n.toolset, n.tenant, n.props, n.namedBy ?? null]));
   const onConflict =
     mode === 'replace'
-      ? sql`DO UPDATE SET ${firstRunOnConflict('graph_nodes', run.seq)}, toolset = EXCLUDED.toolset, tenant = EXCLUDED.tenant, props = EXCLUDED.props, materialised_at = EXCLUDED.materialised_at`
+      ? sql`DO UPDATE SET ${firstRunOnConflict('graph_nodes', run.seq)}, toolset = EXCLUDED.toolset, tenant = EXCLUDED.tenant, props = EXCLUDED.props, named_by = EXCLUDED.named_by, materialised_at = EXCLUDED.materialised_at`
       : mode === 'merge'
         ? sql`DO UPDATE SET ${firstRunOnConflict('graph_nodes', run.seq)}, toolset = coalesce(EXCLUDED.toolset, graph_nodes.toolset), tenant = coalesce(EXCLUDED.tenant, graph_nodes.tenant),
-            props = ${mergeProps('graph_nodes')}, materialised_at = EXCLUDED.materialised_at`
-        : // A node only named: untouched while it exists (no needless row version), brought back if removed.
-          sql`DO UPDATE SET ${firstRunOnConflict('graph_nodes', run.seq)} WHERE graph_nodes.removed_run IS NOT NULL`;
+            props = ${mergeProps('graph_nodes')}, ${NAMED_BY_ON_CONFLICT}, materialised_at = EXCLUDED.materialised_at`
+        : // A node only named: untouched while it exists (no needless row version), brought back if
+          // removed, and written when who names it widens (another toolset) or a toolset-free source names it.
+          sql`DO UPDATE SET ${firstRunOnConflict('graph_nodes', run.seq)}, ${NAMED_BY_ON_CONFLICT} WHERE graph_nodes.removed_run IS NOT NULL OR ${NAMED_BY_CHANGES}`;
   await tx.execute(sql`
-    INSERT INTO graph_nodes (kind, key, toolset, tenant, props, first_run, removed_run, materialised_at)
-    SELECT v ->> 0, v ->> 1, v ->> 2, v ->> 3, v -> 4, ${run.seq}, NULL, ${run.at.toISOString()}::timestamptz FROM jsonb_array_elements(${payload}::jsonb) AS v
+    INSERT INTO graph_nodes (kind, key, toolset, tenant, props, named_by, first_run, removed_run, materialised_at)
+    SELECT v ->> 0, v ->> 1, v ->> 2, v ->> 3, v -> 4, CASE WHEN jsonb_typeof(v -> 5) = 'array' THEN ARRAY(SELECT jsonb_array_elements_text(v -> 5)) END,
+      ${run.seq}, NULL, ${run.at.toISOString()}::timestamptz FROM jsonb_array_elements(${payload}::jsonb) AS v
     ON CONFLICT (kind, key) ${onConflict}`);
   return nodeIds(tx, nodes);
 }
@@ -361,9 +380,9 @@ export interface LiveNode extends NodeSpec {
 
 /** Every live node of a kind (the small, whole-compared kinds only). */
 export async function liveNodesOf(tx: Db, kind: NodeKind): Promise<LiveNode[]> {
-  return rowsOf<{ id: unknown; key: string; toolset: string | null; tenant: string | null; props: Record<string, unknown> }>(
-    await tx.execute(sql`SELECT id, key, toolset, tenant, props FROM graph_nodes WHERE kind = ${kind} AND removed_run IS NULL`),
-  ).map((r) => ({ id: Number(r.id), kind, key: r.key, toolset: r.toolset, tenant: r.tenant, props: r.props }));
+  return rowsOf<{ id: unknown; key: string; toolset: string | null; tenant: string | null; props: Record<string, unknown>; namedBy: string[] | null }>(
+    await tx.execute(sql`SELECT id, key, toolset, tenant, props, named_by AS "namedBy" FROM graph_nodes WHERE kind = ${kind} AND removed_run IS NULL`),
+  ).map((r) => ({ id: Number(r.id), kind, key: r.key, toolset: r.toolset, tenant: r.tenant, props: r.props, namedBy: r.namedBy }));
 }
 
 /** Live edges of the given kinds leaving the given kind of node, as (kind, srcKey, dstKind, dstKey, id). */
@@ -377,7 +396,7 @@ export async function liveEdgesFrom(tx: Db, srcKind: NodeKind, edgeKinds: readon
 
 export async function markEdgesRemoved(tx: Db, ids: readonly number[], seq: number): Promise<void> {
   if (ids.length === 0) return;
-  await tx.execute(sql`UPDATE graph_edges SET removed_run = ${seq} WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::bigint) AND removed_run IS NULL`);
+  await tx.execute(sql`UPDATE graph_edges SET removed_run = ${seq}, ${sql.raw(NEXT_CHANGE)} WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::bigint) AND removed_run IS NULL`);
 }
 
 /** Of these nodes, those some live edge still names (as source or destination). */
@@ -393,7 +412,7 @@ export async function referencedNodes(tx: Db, ids: readonly number[]): Promise<S
 
 export async function markNodesRemoved(tx: Db, ids: readonly number[], seq: number): Promise<void> {
   if (ids.length === 0) return;
-  await tx.execute(sql`UPDATE graph_nodes SET removed_run = ${seq} WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::bigint) AND removed_run IS NULL`);
+  await tx.execute(sql`UPDATE graph_nodes SET removed_run = ${seq}, ${sql.raw(NEXT_CHANGE)} WHERE id IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::bigint) AND removed_run IS NULL`);
 }
 
 /**
@@ -406,7 +425,7 @@ export async function markNodesRemoved(tx: Db, ids: readonly number[], seq: numb
 export async function removeUnreferenced(tx: Db, kinds: readonly NodeKind[], seq: number): Promise<number> {
   if (kinds.length === 0) return 0;
   const rows = rowsOf<{ id: unknown }>(
-    await tx.execute(sql`UPDATE graph_nodes n SET removed_run = ${seq}
+    await tx.execute(sql`UPDATE graph_nodes n SET removed_run = ${seq}, ${sql.raw(NEXT_CHANGE)}
       WHERE n.id IN (SELECT e.src FROM graph_edges e WHERE e.removed_run = ${seq}
                      UNION SELECT e.dst FROM graph_edges e WHERE e.removed_run = ${seq}
                      UNION SELECT c.id FROM graph_nodes c WHERE c.first_run = ${seq})

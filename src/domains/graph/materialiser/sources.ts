@@ -14,6 +14,17 @@ export interface NodeSpec extends NodeRef {
   toolset: string | null;
   tenant: string | null;
   props: Record<string, unknown>;
+  /**
+   * For a node of no toolset that only toolsets' events name (a tenant or fingerprint no honeypot
+   * reported): those toolsets; absent or null when a toolset-free source has it (graph_nodes.named_by).
+   */
+  namedBy?: readonly string[] | null;
+}
+
+/** The toolsets that alone name a node seen from two sources: a toolset-free source (null) wins, else both lists. */
+export function mergeNamedBy(a: readonly string[] | null | undefined, b: readonly string[] | null | undefined): readonly string[] | null {
+  if (a === null || a === undefined || b === null || b === undefined) return null;
+  return [...new Set([...a, ...b])].sort();
 }
 export interface EdgeSpec {
   kind: EdgeKind;
@@ -46,11 +57,22 @@ export const edgeKey = (edge: Pick<EdgeSpec, 'kind' | 'src' | 'dst'>) => `${edge
  */
 export const fingerprintKey = (fingerprintId: string) => fingerprintId;
 
+/**
+ * Who a placeholder belongs to: a toolset (its own nodes: keys, attestations), a tenant, or, for a
+ * tenant or fingerprint only a toolset's event names, `namedBy` that toolset (NodeSpec.namedBy).
+ */
+export interface NodeOwner {
+  toolset?: string | null;
+  tenant?: string | null;
+  namedBy?: string;
+}
+
 /** What a node looks like when an edge names it before (or without) its own source row. */
-export function placeholderNode(ref: NodeRef, owner: { toolset?: string | null; tenant?: string | null } = {}): NodeSpec {
+export function placeholderNode(ref: NodeRef, owner: NodeOwner = {}): NodeSpec {
+  const namedBy = owner.namedBy === undefined ? null : [owner.namedBy];
   switch (ref.kind) {
     case 'Tenant':
-      return { ...ref, toolset: null, tenant: ref.key, props: { slug: ref.key, registered: false } };
+      return { ...ref, toolset: null, tenant: ref.key, props: { slug: ref.key, registered: false }, namedBy };
     case 'Vendor':
       return { ...ref, toolset: null, tenant: null, props: { vendorId: ref.key, registered: false } };
     case 'Key':
@@ -58,7 +80,7 @@ export function placeholderNode(ref: NodeRef, owner: { toolset?: string | null; 
     case 'Toolset':
       return { ...ref, toolset: ref.key, tenant: null, props: { name: ref.key } };
     case 'Fingerprint':
-      return { ...ref, toolset: null, tenant: owner.tenant ?? null, props: { fingerprintId: ref.key.slice(ref.key.indexOf('/') + 1), events: 0, liarEvents: 0 } };
+      return { ...ref, toolset: null, tenant: owner.tenant ?? null, props: { fingerprintId: ref.key.slice(ref.key.indexOf('/') + 1), events: 0, liarEvents: 0 }, namedBy };
     case 'Attestation':
       return { ...ref, toolset: owner.toolset ?? null, tenant: null, props: { attestationId: ref.key } };
     default:
@@ -74,12 +96,17 @@ export class BatchBuilder {
   node(mode: WriteMode, spec: NodeSpec): NodeRef {
     const key = refKey(spec);
     const known = this.nodes[mode].get(key);
-    this.nodes[mode].set(key, known && mode === 'merge' ? { ...known, props: mergeCounts(known.props, spec.props) } : known && mode === 'ensure' ? known : spec);
+    this.nodes[mode].set(
+      key,
+      known === undefined || mode === 'replace'
+        ? spec
+        : { ...known, ...(mode === 'merge' ? { props: mergeCounts(known.props, spec.props) } : {}), namedBy: mergeNamedBy(known.namedBy, spec.namedBy) },
+    );
     return { kind: spec.kind, key: spec.key };
   }
 
   /** Ensures a node exists (as its placeholder) and returns its reference. */
-  ensure(ref: NodeRef, owner: { toolset?: string | null; tenant?: string | null } = {}): NodeRef {
+  ensure(ref: NodeRef, owner: NodeOwner = {}): NodeRef {
     return this.node('ensure', placeholderNode(ref, owner));
   }
 
@@ -187,10 +214,10 @@ export function addEmpireEvents(batch: BatchBuilder, rows: readonly EmpireEventR
     });
     batch.edge('ensure', { kind: 'EMITTED_BY', src: event, dst: batch.ensure({ kind: 'Toolset', key: row.toolset }), props: {} });
     if (row.tenant !== null) {
-      batch.edge('ensure', { kind: 'FROM_TENANT', src: event, dst: batch.ensure({ kind: 'Tenant', key: row.tenant }), props: {} });
+      batch.edge('ensure', { kind: 'FROM_TENANT', src: event, dst: batch.ensure({ kind: 'Tenant', key: row.tenant }, { namedBy: row.toolset }), props: {} });
     }
     if (row.aboutFingerprint !== null) {
-      batch.edge('ensure', { kind: 'ABOUT', src: event, dst: batch.ensure({ kind: 'Fingerprint', key: fingerprintKey(row.aboutFingerprint) }), props: {} });
+      batch.edge('ensure', { kind: 'ABOUT', src: event, dst: batch.ensure({ kind: 'Fingerprint', key: fingerprintKey(row.aboutFingerprint) }, { namedBy: row.toolset }), props: {} });
     }
     if (row.keyId !== null) batch.edge('ensure', { kind: 'SIGNED_BY', src: event, dst: batch.ensure({ kind: 'Key', key: row.keyId }, { toolset: row.toolset }), props: {} });
     if (row.attestationId !== null) {

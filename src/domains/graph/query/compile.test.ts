@@ -75,7 +75,7 @@ describe('only the graph tables', () => {
   /** Every relation the statement reads: names after FROM or JOIN, quoted or bare. */
   function relationsRead(sqlText: string): Set<string> {
     const names = new Set<string>();
-    for (const match of sqlText.matchAll(/\b(?:FROM|JOIN)\s+("?)([A-Za-z_][A-Za-z0-9_]*)\1/gi)) names.add(match[2]!);
+    for (const match of sqlText.matchAll(/\b(?:FROM|JOIN)\s+(?!LATERAL\b)("?)([A-Za-z_][A-Za-z0-9_]*)\1/gi)) names.add(match[2]!);
     return names;
   }
 
@@ -127,8 +127,12 @@ describe('what the SQL does', () => {
     expect(compiled('MATCH (a) RETURN DISTINCT a.kind').tracksMatch).toBe(false);
     const plain = compiled('MATCH (a)-[r]->()-[*1..2]->(b) RETURN a, r');
     expect(plain.tracksMatch).toBe(true);
-    expect(plain.sql).toMatch(/to_jsonb\(ARRAY\[jsonb_build_object\('id', n0\.id.*jsonb_build_object\('id', n1\.id.*jsonb_build_object\('id', n2\.id[^\]]*\]\) AS match_nodes/);
-    expect(plain.sql).toMatch(/\(jsonb_build_array\(jsonb_build_object\('id', e0\.id[^)]*\)\) \|\| \(SELECT coalesce\(jsonb_agg\(.*unnest\(p1\.edges\).*\)\) AS match_edges/);
+    // The views are built above the match, from the whole rows it hands up (m.n0, m.e0, m.p1).
+    expect(plain.sql).toMatch(/to_jsonb\(ARRAY\[jsonb_build_object\('id', \(m\.n0\)\.id.*jsonb_build_object\('id', \(m\.n1\)\.id.*jsonb_build_object\('id', \(m\.n2\)\.id[^\]]*\]\) AS match_nodes/);
+    expect(plain.sql).toMatch(/\(jsonb_build_array\(jsonb_build_object\('id', \(m\.e0\)\.id.*?\(m\.e0\)\.props\)\) \|\| \(SELECT coalesce\(jsonb_agg\(.*unnest\(\(m\.p1\)\.edges\).*\)\) AS match_edges/);
+    expect(plain.sql).toMatch(/^FROM \(SELECT e0 AS e0, n0 AS n0, n1 AS n1, n2 AS n2, p1 AS p1, row_number\(\) OVER \(\) AS match_rank$/m);
+    // A count reads no column of the match: nothing is handed up but the rank.
+    expect(compiled('MATCH (a)-->(b) RETURN count(*)').sql).toMatch(/^FROM \(SELECT row_number\(\) OVER \(\) AS match_rank$/m);
   });
 
   it('writes the joins out from a node pinned by key or id, and leaves an unpinned pattern to the planner', () => {
@@ -154,5 +158,38 @@ describe('what the SQL does', () => {
   it('compares a key with a string natively so the (kind, key) index serves it', () => {
     expect(compiled("MATCH (i:Incident) WHERE i.key = 'x' RETURN i").sql).toMatch(/\(n0\.key = \$\d+::text\)/);
     expect(compiled("MATCH (i:Incident {key: 'x'}) RETURN i").sql).toMatch(/\(n0\.key = \$\d+::text\)/);
+  });
+});
+
+describe('bounded by construction', () => {
+  const capped = (text: string) => {
+    const result = compileQuery(checkQuery(parseQueryText(text)), { visibility: FULL_VISIBILITY, rowLimit: 100, caps: { matchRows: 777, walkRows: 33 } });
+    return dialect.sqlToQuery(result.statement);
+  };
+
+  it('enumerates at most the match cap plus one row, and records a cut instead of going on', () => {
+    const { sql, params } = capped('MATCH (a), (b), (c) RETURN count(*)');
+    expect(sql).toMatch(/row_number\(\) OVER \(\) AS match_rank\nFROM .*\nLIMIT \$(\d+)::bigint\) AS m\nWHERE CASE WHEN m\.match_rank <= \$(\d+)::bigint THEN true ELSE set_config\('observatory\.graph_match_cut', '1', true\) IS NULL END/s);
+    const [, limit, cap] = /LIMIT \$(\d+)::bigint\) AS m\nWHERE CASE WHEN m\.match_rank <= \$(\d+)/.exec(sql)!;
+    expect([params[Number(limit) - 1], params[Number(cap) - 1]]).toEqual([778, 777]);
+    // Counting, grouping, sorting and LIMIT all work on the matches above the cut.
+    expect(sql.indexOf('count(*)')).toBeLessThan(sql.indexOf('AS match_rank'));
+  });
+
+  it('cuts every variable-length walk at the walk cap plus one path', () => {
+    const { sql, params } = capped('MATCH (a)-[*1..5]-(b)-[*1..2]-(c) RETURN count(*)');
+    const walks = [...sql.matchAll(/LIMIT \$(\d+)::bigint\) AS wr(\d)\n\s*WHERE CASE WHEN wr\2\.walk_rank <= \$(\d+)::bigint THEN true ELSE set_config\('observatory\.graph_walk_cut', '1', true\) IS NULL END/g)];
+    expect(walks.map((w) => w[2])).toEqual(['0', '1']);
+    for (const w of walks) expect([params[Number(w[1]) - 1], params[Number(w[3]) - 1]]).toEqual([34, 33]);
+  });
+
+  it('looks each walked node up by its key, not by a join the planner may turn into a scan of every node', () => {
+    expect(capped('MATCH (a)-[*1..3]->(b) RETURN b').sql).toContain('CROSS JOIN LATERAL (SELECT wn0.id FROM "graph_nodes" AS wn0 WHERE wn0.id = we0.dst AND');
+  });
+
+  it('hides from a bound caller a node that only other toolsets\' events name', () => {
+    const { sql } = compiled('MATCH (t:Tenant)<-[*1..2]-(e) RETURN t', { kinds: ['Tenant', 'EmpireEvent'], toolsets: ['t1'] });
+    for (const alias of ['n0', 'n1', 'wn0']) expect(sql).toContain(`(${alias}.named_by IS NULL OR ${alias}.named_by && ARRAY(`);
+    expect(compiled('MATCH (t:Tenant) RETURN t').sql).not.toContain('named_by');
   });
 });

@@ -32,7 +32,31 @@ export interface CompileOptions {
   visibility: Visibility;
   /** The request's row limit; the statement returns at most the smaller of it and the query's LIMIT. */
   rowLimit: number;
+  /** The caps on enumerated rows; MATCH_ROW_CAP and WALK_ROW_CAP unless a test lowers them. */
+  caps?: { matchRows: number; walkRows: number };
 }
+
+/**
+ * The most matches of the pattern one query enumerates (before DISTINCT, grouping, ORDER BY, SKIP
+ * and LIMIT see them). A query that would enumerate more is cut there and answered with what the
+ * first MATCH_ROW_CAP matches give, marked `truncated` (docs/graph-query.md, "Limits"). This bounds
+ * the rows a count, a sort or a cross product works through however large the graph is.
+ */
+export const MATCH_ROW_CAP = 100_000;
+
+/**
+ * The most paths one variable-length relationship yields from one start node; more are cut and
+ * the answer is marked `truncated`. A walk from a hub over `*1..5` otherwise multiplies its
+ * neighbourhood five times over before any other part of the query can stop it.
+ */
+export const WALK_ROW_CAP = 10_000;
+
+/**
+ * Transaction-local settings the statement sets when it cuts: the walk or the match cap was hit.
+ * The service reads them after the statement, in the same transaction (`truncationOf`).
+ */
+export const CUT_SETTINGS = { walk: 'observatory.graph_walk_cut', match: 'observatory.graph_match_cut' } as const;
+export type CutKind = keyof typeof CUT_SETTINGS;
 
 /** What a returned column holds, so the service can collect the nodes and edges it shows. */
 export type ColumnKind = 'value' | 'node' | 'edge' | 'path';
@@ -73,6 +97,16 @@ export interface CompiledQuery {
 export const ANCHORED_PLAN_SETTINGS: Readonly<Record<string, string>> = {
   join_collapse_limit: '1',
   from_collapse_limit: '1',
+};
+
+/**
+ * Planner settings for every statement: joins by nested loops over the indexes, never by hash or
+ * merge. A query enumerates at most MATCH_ROW_CAP matches, so the work of a nested loop follows
+ * the rows it produces and stops with them; a hash join would first read a whole table, and
+ * inside a walk or a lateral join (run once per outer row) read it again each time (a
+ * `(a)-[*1..5]-(b)-[*1..2]-(c)` spent seconds rebuilding one hash of every node per step).
+ */
+export const PLAN_SETTINGS: Readonly<Record<string, string>> = {
   enable_mergejoin: 'off',
   enable_hashjoin: 'off',
 };
@@ -80,7 +114,10 @@ export const ANCHORED_PLAN_SETTINGS: Readonly<Record<string, string>> = {
 const COMPARISON_SQL: Record<ComparisonOperator, string> = { '=': '=', '<>': '<>', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
 
 const raw = (text: string) => sql.raw(text);
-const column = (alias: string, name: string) => raw(`${alias}.${name}`);
+/** How an expression reads a column of a node, edge or walk alias. */
+type ColumnOf = (alias: string, name: string) => SQL;
+/** Inside the match: the alias is a row of the FROM list. */
+const column: ColumnOf = (alias, name) => raw(`${alias}.${name}`);
 const join = (parts: SQL[], separator: string) => sql.join(parts, raw(separator));
 
 /** A text[] built from a jsonb array parameter (drizzle would spread a JS array into a list of parameters). */
@@ -128,6 +165,7 @@ class QueryBuilder {
   constructor(
     private readonly visibility: Visibility,
     readonly sorts: Map<string, VariableSort>,
+    private readonly walkRows: number,
   ) {}
 
   /** Binds a node pattern to a graph_nodes alias (the same alias for every use of one variable). */
@@ -172,13 +210,17 @@ class QueryBuilder {
 
   /**
    * A node exists for queries while `removed_run` is null, and is visible when its kind is one the
-   * caller's scopes allow and, for a caller bound to toolsets, it belongs to none or to one of them.
+   * caller's scopes allow and, for a caller bound to toolsets, it belongs to none or to one of them
+   * and, if only toolsets' events name it, one of those is the caller's.
    */
   nodeVisible(alias: string, checkKind: boolean): SQL {
     const parts = [sql`${column(alias, 'removed_run')} IS NULL`];
     if (checkKind) parts.push(sql`${column(alias, 'kind')} = ANY(${textArray(this.visibility.kinds)})`);
     if (this.visibility.toolsets !== null) {
-      parts.push(sql`(${column(alias, 'toolset')} IS NULL OR ${column(alias, 'toolset')} = ANY(${textArray(this.visibility.toolsets)}))`);
+      const toolsets = textArray(this.visibility.toolsets);
+      parts.push(sql`(${column(alias, 'toolset')} IS NULL OR ${column(alias, 'toolset')} = ANY(${toolsets}))`);
+      // A node of no toolset that only some toolsets' events name (graph_nodes.named_by) is theirs too.
+      parts.push(sql`(${column(alias, 'named_by')} IS NULL OR ${column(alias, 'named_by')} && ${toolsets})`);
     }
     return join(parts, ' AND ');
   }
@@ -286,6 +328,9 @@ class QueryBuilder {
     const walk = `w${index}`;
     const edge = `we${index}`;
     const node = `wn${index}`;
+    // The walk yields paths as they are found; the first walkRows are kept, and pulling one more
+    // marks the answer truncated instead of going on (the recursion stops when nothing pulls).
+    const ranked = `wr${index}`;
     const here = column(walk, 'node_id');
     // Walking from the right end: the arrows point the other way, and each edge goes in front of
     // the path so far, so `edges` still lists the path from its left end.
@@ -300,6 +345,8 @@ class QueryBuilder {
               on: sql`(${column(edge, 'src')} = ${here} OR ${column(edge, 'dst')} = ${here})`,
               next: sql`CASE WHEN ${column(edge, 'src')} = ${here} THEN ${column(edge, 'dst')} ELSE ${column(edge, 'src')} END`,
             };
+    // Each step looks the next node up by its primary key (OFFSET 0 keeps that lookup a nested
+    // one: left to itself the planner may scan every node once per step of every walk).
     const edgeConditions = [step.on, sql`${column(edge, 'removed_run')} IS NULL`, sql`NOT (${column(edge, 'id')} = ANY(${column(walk, 'edges')}))`, ...edgeFilters(edge, pattern)];
     return sql`(WITH RECURSIVE ${raw(walk)}(node_id, edges, hops) AS (
       SELECT ${column(startAlias, 'id')}, ARRAY[]::bigint[], 0
@@ -307,9 +354,12 @@ class QueryBuilder {
       SELECT ${column(node, 'id')}, ${extended}, ${column(walk, 'hops')} + 1
       FROM ${raw(walk)}
       JOIN ${graphEdges} AS ${raw(edge)} ON ${join(edgeConditions, ' AND ')}
-      JOIN ${graphNodes} AS ${raw(node)} ON ${column(node, 'id')} = ${step.next} AND ${this.nodeVisible(node, true)}
+      CROSS JOIN LATERAL (SELECT ${column(node, 'id')} FROM ${graphNodes} AS ${raw(node)} WHERE ${column(node, 'id')} = ${step.next} AND ${this.nodeVisible(node, true)} OFFSET 0) AS ${raw(node)}
       WHERE ${column(walk, 'hops')} < ${max}::int
-    ) SELECT ${column(walk, 'node_id')} AS end_id, ${column(walk, 'edges')} AS edges FROM ${raw(walk)} WHERE ${column(walk, 'hops')} >= ${min}::int)`;
+    ) SELECT ${column(ranked, 'end_id')}, ${column(ranked, 'edges')}
+      FROM (SELECT ${column(walk, 'node_id')} AS end_id, ${column(walk, 'edges')} AS edges, row_number() OVER () AS walk_rank
+            FROM ${raw(walk)} WHERE ${column(walk, 'hops')} >= ${min}::int LIMIT ${this.walkRows + 1}::bigint) AS ${raw(ranked)}
+      WHERE ${cutBeyond(column(ranked, 'walk_rank'), this.walkRows, 'walk')})`;
   }
 
   node(name: string): string | undefined {
@@ -346,11 +396,20 @@ function distinctEdges(a: RelationshipBinding, b: RelationshipBinding): SQL {
   return sql`NOT (${id(single)} = ANY(${edges(path)}))`;
 }
 
-function propertyOperand(alias: string, columns: Record<string, 'string' | 'number'>, property: string): CompiledOperand {
+/**
+ * The filter that keeps rows ranked up to `cap` and, on the first row past it, records the cut in
+ * a transaction-local setting (and drops that row). CASE fixes the order: set_config runs only
+ * for a row past the cap, and the LIMIT cap + 1 under it means that happens at most once.
+ */
+function cutBeyond(rank: SQL, cap: number, kind: CutKind): SQL {
+  return sql`CASE WHEN ${rank} <= ${cap}::bigint THEN true ELSE set_config(${raw(`'${CUT_SETTINGS[kind]}'`)}, '1', true) IS NULL END`;
+}
+
+function propertyOperand(alias: string, columns: Record<string, 'string' | 'number'>, property: string, col: ColumnOf = column): CompiledOperand {
   const type = Object.hasOwn(columns, property) ? columns[property] : undefined;
-  if (type !== undefined) return { form: 'column', sql: column(alias, property), type };
+  if (type !== undefined) return { form: 'column', sql: col(alias, property), type };
   // A property stored as JSON null reads as missing, as in Cypher where null is never stored.
-  return { form: 'json', sql: sql`nullif(${column(alias, 'props')} -> ${property}::text, 'null'::jsonb)` };
+  return { form: 'json', sql: sql`nullif(${col(alias, 'props')} -> ${property}::text, 'null'::jsonb)` };
 }
 
 function propertyEquals(alias: string, columns: Record<string, 'string' | 'number'>, entry: PropertyEntry): SQL {
@@ -429,15 +488,15 @@ function inList(operand: CompiledOperand, list: LiteralValue[]): SQL {
   return sql`(${jsonOf(operand)} = ANY(ARRAY(SELECT nullif(item, 'null'::jsonb) FROM jsonb_array_elements(${JSON.stringify(list)}::jsonb) AS item)))`;
 }
 
-function compileOperand(builder: QueryBuilder, operand: Operand): CompiledOperand {
+function compileOperand(builder: QueryBuilder, operand: Operand, col: ColumnOf = column): CompiledOperand {
   if (operand.type === 'literal') return { form: 'literal', value: operand.value };
   if (operand.type === 'variable') {
     const node = builder.node(operand.name);
-    return { form: 'entity', id: column(node ?? builder.relationship(operand.name)!.alias, 'id') };
+    return { form: 'entity', id: col(node ?? builder.relationship(operand.name)!.alias, 'id') };
   }
   const node = builder.node(operand.variable);
-  if (node !== undefined) return propertyOperand(node, NODE_COLUMNS, operand.property);
-  return propertyOperand(builder.relationship(operand.variable)!.alias, EDGE_COLUMNS, operand.property);
+  if (node !== undefined) return propertyOperand(node, NODE_COLUMNS, operand.property, col);
+  return propertyOperand(builder.relationship(operand.variable)!.alias, EDGE_COLUMNS, operand.property, col);
 }
 
 function compileExpression(builder: QueryBuilder, expression: Expression): SQL {
@@ -462,17 +521,17 @@ function compileExpression(builder: QueryBuilder, expression: Expression): SQL {
   }
 }
 
-function nodeView(alias: string): SQL {
-  return sql`jsonb_build_object('id', ${column(alias, 'id')}, 'kind', ${column(alias, 'kind')}, 'key', ${column(alias, 'key')}, 'props', ${column(alias, 'props')})`;
+function nodeView(alias: string, col: ColumnOf = column): SQL {
+  return sql`jsonb_build_object('id', ${col(alias, 'id')}, 'kind', ${col(alias, 'kind')}, 'key', ${col(alias, 'key')}, 'props', ${col(alias, 'props')})`;
 }
 
-function edgeView(alias: string): SQL {
-  return sql`jsonb_build_object('id', ${column(alias, 'id')}, 'kind', ${column(alias, 'kind')}, 'src', ${column(alias, 'src')}, 'dst', ${column(alias, 'dst')}, 'props', ${column(alias, 'props')})`;
+function edgeView(alias: string, col: ColumnOf = column): SQL {
+  return sql`jsonb_build_object('id', ${col(alias, 'id')}, 'kind', ${col(alias, 'kind')}, 'src', ${col(alias, 'src')}, 'dst', ${col(alias, 'dst')}, 'props', ${col(alias, 'props')})`;
 }
 
 /** The edges of a variable-length path, in walking order, as a jsonb array of edge views. */
-function pathView(alias: string): SQL {
-  return sql`(SELECT coalesce(jsonb_agg(${edgeView('pe')} ORDER BY pu.ord), '[]'::jsonb) FROM unnest(${column(alias, 'edges')}) WITH ORDINALITY AS pu(edge_id, ord) JOIN ${graphEdges} AS pe ON pe.id = pu.edge_id)`;
+function pathView(alias: string, col: ColumnOf = column): SQL {
+  return sql`(SELECT coalesce(jsonb_agg(${edgeView('pe')} ORDER BY pu.ord), '[]'::jsonb) FROM unnest(${col(alias, 'edges')}) WITH ORDINALITY AS pu(edge_id, ord) JOIN ${graphEdges} AS pe ON pe.id = pu.edge_id)`;
 }
 
 interface Projection {
@@ -480,42 +539,59 @@ interface Projection {
   kind: ColumnKind;
 }
 
-function projection(builder: QueryBuilder, expression: ReturnExpression): Projection {
+function projection(builder: QueryBuilder, expression: ReturnExpression, col: ColumnOf): Projection {
   if (expression.type === 'variable') {
     const node = builder.node(expression.name);
-    if (node !== undefined) return { sql: nodeView(node), kind: 'node' };
+    if (node !== undefined) return { sql: nodeView(node, col), kind: 'node' };
     const relationship = builder.relationship(expression.name)!;
-    return relationship.sort === 'edge' ? { sql: edgeView(relationship.alias), kind: 'edge' } : { sql: pathView(relationship.alias), kind: 'path' };
+    return relationship.sort === 'edge' ? { sql: edgeView(relationship.alias, col), kind: 'edge' } : { sql: pathView(relationship.alias, col), kind: 'path' };
   }
-  if (expression.type === 'property') return { sql: jsonOf(compileOperand(builder, expression)), kind: 'value' };
-  return { sql: sql`to_jsonb(${countOf(builder, expression)})`, kind: 'value' };
+  if (expression.type === 'property') return { sql: jsonOf(compileOperand(builder, expression, col)), kind: 'value' };
+  return { sql: sql`to_jsonb(${countOf(builder, expression, col)})`, kind: 'value' };
 }
 
-function countOf(builder: QueryBuilder, call: Extract<ReturnExpression, { type: 'count' }>): SQL {
+function countOf(builder: QueryBuilder, call: Extract<ReturnExpression, { type: 'count' }>, col: ColumnOf): SQL {
   if (call.argument === null) return sql`count(*)`;
   const distinct = raw(call.distinct ? 'DISTINCT ' : '');
-  if (call.argument.type === 'property') return sql`count(${distinct}${jsonOf(compileOperand(builder, call.argument))})`;
+  if (call.argument.type === 'property') return sql`count(${distinct}${jsonOf(compileOperand(builder, call.argument, col))})`;
   const node = builder.node(call.argument.name);
-  if (node !== undefined) return sql`count(${distinct}${column(node, 'id')})`;
+  if (node !== undefined) return sql`count(${distinct}${col(node, 'id')})`;
   const relationship = builder.relationship(call.argument.name)!;
-  return sql`count(${distinct}${column(relationship.alias, relationship.sort === 'edge' ? 'id' : 'edges')})`;
+  return sql`count(${distinct}${col(relationship.alias, relationship.sort === 'edge' ? 'id' : 'edges')})`;
 }
 
 /** What one ORDER BY item sorts on: a returned column by its SQL name, or (plain queries) an expression. */
-function orderKey(builder: QueryBuilder, order: OrderItem, items: ReturnItem[], projectsOnly: boolean): SQL {
+function orderKey(builder: QueryBuilder, order: OrderItem, items: ReturnItem[], projectsOnly: boolean, col: ColumnOf): SQL {
   const byAlias = items.findIndex((item) => order.expression.type === 'variable' && item.alias === order.expression.name);
   const index = byAlias >= 0 ? byAlias : items.findIndex((item) => orderNamesItem(order, item));
   const expression = index >= 0 ? items[index]!.expression : order.expression;
   // A node or an edge sorts by its id (its jsonb view would sort by shape first).
-  if (!projectsOnly && expression.type === 'variable') return column(builder.node(expression.name) ?? builder.relationship(expression.name)!.alias, 'id');
+  if (!projectsOnly && expression.type === 'variable') return col(builder.node(expression.name) ?? builder.relationship(expression.name)!.alias, 'id');
   if (index >= 0) return raw(`c${index}`);
-  const operand = compileOperand(builder, order.expression as Operand);
+  const operand = compileOperand(builder, order.expression as Operand, col);
   return operand.form === 'column' ? operand.sql : jsonOf(operand);
 }
 
+/**
+ * Reads of the match from the query around it: the inner SELECT hands each node, edge and walk
+ * alias up as one whole-row value (`n0` of graph_nodes, `p1` of the walk), read there as
+ * `(m.n0).id`. Only the aliases an outer expression reads are handed up (`used`).
+ */
+function matchColumns(): { col: ColumnOf; used: Set<string> } {
+  const used = new Set<string>();
+  return {
+    used,
+    col: (alias, name) => {
+      used.add(alias);
+      return raw(`(m.${alias}).${name}`);
+    },
+  };
+}
+
 export function compileQuery(ast: QueryAst, options: CompileOptions): CompiledQuery {
+  const caps = options.caps ?? { matchRows: MATCH_ROW_CAP, walkRows: WALK_ROW_CAP };
   const sorts = variableSorts(ast);
-  const builder = new QueryBuilder(options.visibility, sorts);
+  const builder = new QueryBuilder(options.visibility, sorts, caps.walkRows);
   for (const path of ast.match) {
     let previous = builder.bindNode(path.start);
     for (const hop of path.hops) {
@@ -535,32 +611,43 @@ export function compileQuery(ast: QueryAst, options: CompileOptions): CompiledQu
   const anchor = builder.anchor();
   const from = builder.fromClause(anchor);
 
+  // Two levels: the inner SELECT enumerates matches, at most caps.matchRows of them (the cut is
+  // recorded, not silent); the outer one projects, groups, removes duplicates, sorts and limits
+  // those. So a count, a sort or a cross product works through a bounded number of rows.
+  const { col, used } = matchColumns();
   const items = returnItemsOf(ast, sorts);
   const aggregates = items.some((item) => isAggregate(item.expression));
   const tracksMatch = !aggregates && !ast.return.distinct;
-  const projections = items.map((item) => projection(builder, item.expression));
+  const projections = items.map((item) => projection(builder, item.expression, col));
   const columns: OutputColumn[] = items.map((item, i) => ({ name: item.alias ?? item.text, sqlName: `c${i}`, kind: projections[i]!.kind }));
 
   const select = projections.map((p, i) => sql`${p.sql} AS ${raw(`c${i}`)}`);
   if (tracksMatch) {
     // The match's nodes and edges as views, read in this statement rather than fetched after it by id.
     // (An ARRAY, not jsonb_build_array: a pattern may have more nodes than a function has arguments.)
-    select.push(sql`to_jsonb(ARRAY[${join(builder.nodeAliases.map(nodeView), ', ')}]) AS match_nodes`);
-    const edgeParts = builder.relationships.map((r) => (r.sort === 'edge' ? sql`jsonb_build_array(${edgeView(r.alias)})` : pathView(r.alias)));
+    select.push(sql`to_jsonb(ARRAY[${join(builder.nodeAliases.map((alias) => nodeView(alias, col)), ', ')}]) AS match_nodes`);
+    const edgeParts = builder.relationships.map((r) => (r.sort === 'edge' ? sql`jsonb_build_array(${edgeView(r.alias, col)})` : pathView(r.alias, col)));
     select.push(edgeParts.length === 0 ? sql`'[]'::jsonb AS match_edges` : sql`(${join(edgeParts, ' || ')}) AS match_edges`);
   }
+  const projectsOnly = aggregates || ast.return.distinct;
+  const orderBy = ast.orderBy.map((order) => sql`${orderKey(builder, order, items, projectsOnly, col)} ${raw(order.descending ? 'DESC' : 'ASC')}`);
 
-  const parts: SQL[] = [sql`SELECT ${raw(ast.return.distinct ? 'DISTINCT ' : '')}${join(select, ', ')}`, sql`FROM ${from}`];
-  if (builder.conditions.length > 0) parts.push(sql`WHERE ${join(builder.conditions, ' AND ')}`);
+  const handedUp = [...used].sort().map((alias) => sql`${raw(alias)} AS ${raw(alias)}`);
+  const inner: SQL[] = [sql`SELECT ${join([...handedUp, sql`row_number() OVER () AS match_rank`], ', ')}`, sql`FROM ${from}`];
+  if (builder.conditions.length > 0) inner.push(sql`WHERE ${join(builder.conditions, ' AND ')}`);
+  inner.push(sql`LIMIT ${caps.matchRows + 1}::bigint`);
+
+  const parts: SQL[] = [
+    sql`SELECT ${raw(ast.return.distinct ? 'DISTINCT ' : '')}${join(select, ', ')}`,
+    sql`FROM (${join(inner, '\n')}) AS m`,
+    sql`WHERE ${cutBeyond(raw('m.match_rank'), caps.matchRows, 'match')}`,
+  ];
   if (aggregates) {
     // Cypher's implicit grouping: the items that do not count are the grouping keys.
     const keys = items.flatMap((item, i) => (isAggregate(item.expression) ? [] : [String(i + 1)]));
     if (keys.length > 0) parts.push(raw(`GROUP BY ${keys.join(', ')}`));
   }
-  if (ast.orderBy.length > 0) {
-    const projectsOnly = aggregates || ast.return.distinct;
-    parts.push(sql`ORDER BY ${join(ast.orderBy.map((order) => sql`${orderKey(builder, order, items, projectsOnly)} ${raw(order.descending ? 'DESC' : 'ASC')}`), ', ')}`);
-  }
+  if (orderBy.length > 0) parts.push(sql`ORDER BY ${join(orderBy, ', ')}`);
   parts.push(sql`LIMIT ${Math.min(ast.limit ?? options.rowLimit, options.rowLimit)}::bigint OFFSET ${ast.skip ?? 0}::bigint`);
   return { statement: join(parts, '\n'), columns, tracksMatch, anchored: anchor !== null };
 }

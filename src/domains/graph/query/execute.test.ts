@@ -6,6 +6,7 @@ import type { Database, Db } from '../../../platform/db/client.ts';
 import { rowsOf } from '../../../platform/db/client.ts';
 import { ServiceError } from '../../../platform/errors.ts';
 import { FULL_VISIBILITY, NODE_KINDS, type Visibility } from '../kinds.ts';
+import { createServerRunner } from './runner.ts';
 import { createGraphQueryService, type GraphQueryService } from './service.ts';
 
 /**
@@ -289,31 +290,83 @@ describe('visibility', () => {
 });
 
 describe('limits', () => {
-  const crossProduct = 'MATCH (a), (b), (c), (d), (e), (f), (g) RETURN count(*) AS n';
+  /** Seven nodes of a cross product whose condition (placed above every join) no row meets: 12^7 combinations, none kept. */
+  const endless = "MATCH (a), (b), (c), (d), (e), (f), (g) WHERE a.key = 'x' OR b.key = 'x' OR c.key = 'x' OR d.key = 'x' OR e.key = 'x' OR f.key = 'x' OR g.key = 'x' RETURN count(*) AS n";
 
-  it.runIf(onServer)('stops a statement that outlives the timeout with a 400 query-timeout', async () => {
-    const hurried = createGraphQueryService({ db: database.db, statementTimeoutMs: 1 });
-    const error = await refusal(hurried.execute({ query: crossProduct, visibility: FULL_VISIBILITY }));
-    expect(error.reason).toBe('query-timeout');
-    expect(error.human).toMatch(/Narrow the pattern/);
-    // The connection is healthy afterwards.
-    expect((await run('MATCH (n:Tenant) RETURN count(*) AS n')).rows).toEqual([{ n: 2 }]);
+  it('stops a statement that outlives the timeout with a 400 query-timeout, and the next query runs', async () => {
+    const hurried = createGraphQueryService({ db: database.db, statementTimeoutMs: 300 });
+    try {
+      const error = await refusal(hurried.execute({ query: endless, visibility: FULL_VISIBILITY }));
+      expect(error.reason).toBe('query-timeout');
+      expect(error.details).toEqual({ timeoutMs: 300 });
+      expect(error.human).toMatch(/Narrow the pattern/);
+      // The connection (or, on PGlite, a fresh worker) is healthy afterwards.
+      expect((await hurried.execute({ query: 'MATCH (n:Tenant) RETURN count(*) AS n', visibility: FULL_VISIBILITY })).rows).toEqual([{ n: 2 }]);
+    } finally {
+      await hurried.close();
+    }
   });
 
-  it('refuses a query the planner prices above the cost ceiling (the guard PGlite relies on)', async () => {
-    const careful = createGraphQueryService({ db: database.db, costCeiling: 1000 });
-    const error = await refusal(careful.execute({ query: crossProduct, visibility: FULL_VISIBILITY }));
-    expect(error.reason).toBe('query-too-costly');
-    expect(error.details).toMatchObject({ costCeiling: 1000 });
-    expect((await careful.execute({ query: "MATCH (i:Incident {key: 'inc-1'}) RETURN i.key", visibility: FULL_VISIBILITY })).rowCount).toBe(1);
+  it('keeps the event loop free while a query runs (on PGlite it runs on a worker thread)', async () => {
+    const hurried = createGraphQueryService({ db: database.db, statementTimeoutMs: 400 });
+    try {
+      await hurried.execute({ query: 'MATCH (n:Tenant) RETURN count(*) AS n', visibility: FULL_VISIBILITY }); // the worker is up
+      let ticks = 0;
+      const ticking = setInterval(() => ticks++, 5);
+      const refused = refusal(hurried.execute({ query: endless, visibility: FULL_VISIBILITY }));
+      expect((await refused).reason).toBe('query-timeout');
+      clearInterval(ticking);
+      // Blocked for the 400 ms, the loop would fire the 5 ms timer once or twice; free, dozens of times.
+      expect(ticks).toBeGreaterThan(15);
+    } finally {
+      await hurried.close();
+    }
   });
 
-  it.runIf(!onServer)('applies the PGlite ceiling by default on PGlite', async () => {
-    const error = await refusal(run('MATCH (a), (b), (c), (d), (e), (f), (g), (h), (i), (j) RETURN count(*)'));
-    expect(error.reason).toBe('query-too-costly');
+  it('cuts a match past the match cap and says so', async () => {
+    const capped = createGraphQueryService({ db: database.db, caps: { matchRows: 10, walkRows: 1000 } });
+    try {
+      const cross = await capped.execute({ query: 'MATCH (a), (b) RETURN count(*) AS n', visibility: FULL_VISIBILITY });
+      expect(cross.rows).toEqual([{ n: 10 }]);
+      expect(cross).toMatchObject({ truncated: true, truncatedBy: ['match-rows'] });
+      const ordered = await capped.execute({ query: 'MATCH (a), (b) RETURN a.key, b.key ORDER BY a.key LIMIT 3', visibility: FULL_VISIBILITY });
+      expect(ordered).toMatchObject({ rowCount: 3, truncated: true, truncatedBy: ['match-rows'] });
+      // Under the cap, or stopped by LIMIT before reaching it, an answer is whole.
+      expect(await capped.execute({ query: 'MATCH (n:Tenant) RETURN count(*) AS n', visibility: FULL_VISIBILITY })).toMatchObject({ rows: [{ n: 2 }], truncated: false, truncatedBy: [] });
+      expect(await capped.execute({ query: 'MATCH (a), (b) RETURN a.key LIMIT 5', visibility: FULL_VISIBILITY })).toMatchObject({ rowCount: 5, truncated: false });
+    } finally {
+      await capped.close();
+    }
   });
 
-  it('runs as one statement in a read-only transaction, the statement timeout (and an anchored plan\'s settings) set first in one round trip', async () => {
+  it('cuts a variable-length walk past the walk cap and says so', async () => {
+    const capped = createGraphQueryService({ db: database.db, caps: { matchRows: 1000, walkRows: 3 } });
+    try {
+      const walk = "MATCH (a {key: 'ev-1'})-[*1..5]-(b) RETURN count(*) AS n";
+      const whole = await run(walk);
+      expect(whole.truncated).toBe(false);
+      expect(whole.rows[0]!.n).toBeGreaterThan(3);
+      const cut = await capped.execute({ query: walk, visibility: FULL_VISIBILITY });
+      expect(cut).toMatchObject({ rows: [{ n: 3 }], truncated: true, truncatedBy: ['walk-rows'] });
+    } finally {
+      await capped.close();
+    }
+  });
+
+  it('answers the issue\'s stalling patterns, cut at the caps, instead of running for minutes', async () => {
+    for (const query of ['MATCH (a)-[*1..5]-(b) RETURN count(*) AS n', 'MATCH (a)-[*1..5]-(b)-[*1..2]-(c) RETURN count(*) AS n', 'MATCH (a), (b), (c) RETURN count(*) AS n']) {
+      const capped = createGraphQueryService({ db: database.db, caps: { matchRows: 500, walkRows: 50 } });
+      try {
+        const answer = await capped.execute({ query, visibility: FULL_VISIBILITY });
+        expect(answer.rows[0]!.n, query).toBeLessThanOrEqual(500);
+        expect(answer.truncated, query).toBe(true);
+      } finally {
+        await capped.close();
+      }
+    }
+  });
+
+  it('runs in a read-only transaction: settings, the statement, then the read of what it cut', async () => {
     const dialect = new PgDialect();
     const statements: string[] = [];
     const bind = (target: object, value: unknown) => (typeof value === 'function' ? value.bind(target) : value);
@@ -333,17 +386,19 @@ describe('limits', () => {
           ? (work: (tx: Db) => Promise<unknown>) => target.transaction((tx) => work(recordingTx(tx as unknown as Db)))
           : bind(target, Reflect.get(target, property)),
     });
-    const probe = createGraphQueryService({ db: recordingDb, statementTimeoutMs: 4321 });
+    const probe = createGraphQueryService({ db: recordingDb, runner: createServerRunner(recordingDb, { statementTimeoutMs: 4321 }) });
     const answer = await probe.execute({ query: "MATCH (i:Incident {key: 'inc-1'})-[:CONCERNS]->(e) RETURN i.key, e.key ORDER BY e.key", visibility: FULL_VISIBILITY });
     expect(answer.rows).toEqual([{ 'i.key': 'inc-1', 'e.key': 'ev-1' }, { 'i.key': 'inc-1', 'e.key': 'ev-2' }]);
     expect(answer.nodes.map((n) => n.key)).toEqual(['inc-1', 'ev-1', 'ev-2']);
     expect(answer.edges.map((e) => e.id)).toEqual([1, 2]);
     expect(statements[0]).toMatch(/^SELECT set_config\('transaction_read_only', \$1, true\), set_config\('statement_timeout', \$2, true\)/);
+    expect(statements[0]).toContain("set_config('enable_hashjoin'");
     expect(statements[0]).toContain("set_config('join_collapse_limit'");
-    // The rows, and the nodes and edges of their matches, come from one statement (after the PGlite cost check).
-    expect(statements.slice(1).filter((s) => !s.startsWith('EXPLAIN'))).toEqual([expect.stringContaining('"graph_nodes" AS n0')]);
+    // The rows, and the nodes and edges of their matches, come from one statement.
+    expect(statements.slice(1)).toEqual([expect.stringContaining('"graph_nodes" AS n0'), expect.stringMatching(/^SELECT current_setting\('observatory.graph_walk_cut', true\)/)]);
     statements.length = 0;
     await probe.execute({ query: 'MATCH (i:Incident) RETURN i.key', visibility: FULL_VISIBILITY });
+    expect(statements[0]).toContain("set_config('enable_hashjoin'");
     expect(statements[0]).not.toContain('join_collapse_limit');
   });
 });

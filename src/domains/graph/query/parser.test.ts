@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../platform/errors.ts';
 import type { QueryAst } from './ast.ts';
 import { checkQuery, MAX_HOPS } from './check.ts';
-import { MAX_QUERY_LENGTH, parseQueryText } from './parser.ts';
+import { MAX_NESTING, MAX_QUERY_LENGTH, nestingOf, parseQueryText } from './parser.ts';
 
 const parse = (text: string): QueryAst => checkQuery(parseQueryText(text));
 
@@ -232,5 +232,23 @@ describe('semantic errors', () => {
     expect(() => parse('MATCH (a) RETURN a.kind, count(*) ORDER BY count(*), a.kind')).not.toThrow();
     expect(() => parse('MATCH (a) RETURN DISTINCT a.kind ORDER BY a.kind')).not.toThrow();
     expect(() => parse('MATCH (a) RETURN a.kind ORDER BY a.key')).not.toThrow();
+  });
+});
+
+describe('nesting', () => {
+  it('refuses 1,900 parentheses and 950 NOTs with a 400, not a stack overflow', () => {
+    expect(refusal(`MATCH (n) WHERE ${'('.repeat(1900)}n.key = 'a'${')'.repeat(1900)} RETURN n`).human).toBe(`The query nests brackets 1900 deep; at most ${MAX_NESTING} levels are accepted.`);
+    expect(refusal(`MATCH (n) WHERE ${'NOT '.repeat(950)}n.key = 'a' RETURN n`).human).toBe(`The query has 950 NOT operators; at most ${MAX_NESTING} are accepted.`);
+  });
+
+  it('accepts nesting up to the limit', () => {
+    const depth = MAX_NESTING;
+    expect(parse(`MATCH (n) WHERE ${'('.repeat(depth)}n.key = 'a'${')'.repeat(depth)} RETURN n`).where).not.toBeNull();
+    expect(parse(`MATCH (n) WHERE ${'NOT '.repeat(MAX_NESTING)}n.key = 'a' RETURN n`).where?.type).toBe('not');
+  });
+
+  it('counts brackets and NOT words outside strings, backquoted names and comments only', () => {
+    expect(nestingOf("MATCH (n {k: '((( NOT'}) WHERE n.`x(` = \"[[\\\"NOT\" // ((((\n /* NOT ( */ RETURN n")).toEqual({ brackets: 2, nots: 0 });
+    expect(nestingOf('MATCH (a)-[r*1..2]->(b) WHERE NOT (a.x IN [1, 2]) AND NOTE = 1 RETURN a')).toEqual({ brackets: 2, nots: 1 });
   });
 });

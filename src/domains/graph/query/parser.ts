@@ -31,9 +31,58 @@ export interface SyntaxProblem {
 /** Words of Cypher that write or call procedures; none is in the grammar, so they can only fail to parse. */
 const WRITING_WORDS = new Set(['CREATE', 'MERGE', 'DELETE', 'DETACH', 'SET', 'REMOVE', 'CALL', 'LOAD', 'FOREACH', 'UNWIND', 'DROP', 'WITH', 'OPTIONAL', 'UNION', 'USE']);
 
+/**
+ * The deepest nesting a query may have: brackets ( [ { inside one another, and NOT operators in
+ * the whole text (each nests what follows it). The parser, the checks and the compiler recurse
+ * once per level, so without this bound 1,900 parentheses would overflow the stack (a 500 instead
+ * of a 400); no useful query comes near it.
+ */
+export const MAX_NESTING = 64;
+
+/** The text's deepest bracket nesting and its count of NOT words, outside strings, backquoted names and comments. */
+export function nestingOf(text: string): { brackets: number; nots: number } {
+  let depth = 0;
+  let brackets = 0;
+  let nots = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === "'" || c === '"') {
+      // A string: up to the same quote not escaped by a backslash.
+      for (i++; i < text.length && text[i] !== c; i++) if (text[i] === '\\') i++;
+    } else if (c === '`') {
+      // A backquoted name: `` inside stands for one backquote.
+      for (i++; i < text.length; i++) if (text[i] === '`') { if (text[i + 1] === '`') i++; else break; }
+    } else if (c === '/' && text[i + 1] === '/') {
+      while (i < text.length && text[i] !== '\n') i++;
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? text.length : end + 1;
+    } else if (c === '(' || c === '[' || c === '{') {
+      brackets = Math.max(brackets, ++depth);
+    } else if (c === ')' || c === ']' || c === '}') {
+      depth--;
+    } else if (/[A-Za-z_]/.test(c)) {
+      let end = i;
+      while (end < text.length && /[A-Za-z0-9_]/.test(text[end]!)) end++;
+      if (text.slice(i, end).toUpperCase() === 'NOT') nots++;
+      i = end - 1;
+    }
+  }
+  return { brackets, nots };
+}
+
 export function parseQueryText(text: string): QueryAst {
   if (text.length > MAX_QUERY_LENGTH) {
     throw badRequest('invalid-query', `The query is ${text.length} characters long; at most ${MAX_QUERY_LENGTH} are accepted.`);
+  }
+  const nesting = nestingOf(text);
+  if (nesting.brackets > MAX_NESTING || nesting.nots > MAX_NESTING) {
+    throw badRequest(
+      'invalid-query',
+      nesting.brackets > MAX_NESTING
+        ? `The query nests brackets ${nesting.brackets} deep; at most ${MAX_NESTING} levels are accepted.`
+        : `The query has ${nesting.nots} NOT operators; at most ${MAX_NESTING} are accepted.`,
+    );
   }
   try {
     return generated.parse(text) as QueryAst;

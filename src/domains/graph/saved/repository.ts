@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, or, sql } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../../../platform/db/client.ts';
 import { graphSavedQueries } from '../schema.ts';
 
@@ -34,6 +34,16 @@ export async function findVisibleByName(db: Db, userId: string, name: string, ma
     .where(and(eq(graphSavedQueries.name, name), visibleTo(userId)))
     .orderBy(sql`${graphSavedQueries.ownerUserId} = ${userId} DESC`, asc(graphSavedQueries.createdAt))
     .limit(max);
+}
+
+/** Whether an operator other than `userId` shares (workspace or public) a query named `name`. */
+export async function sharedByOther(db: Db, userId: string, name: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: graphSavedQueries.id })
+    .from(graphSavedQueries)
+    .where(and(eq(graphSavedQueries.name, name), inArray(graphSavedQueries.visibility, ['workspace', 'public']), ne(graphSavedQueries.ownerUserId, userId)))
+    .limit(1);
+  return row !== undefined;
 }
 
 export async function countOwned(db: Db, userId: string): Promise<number> {

@@ -44,8 +44,8 @@ describe('saved graph queries', () => {
     expect(res.json()).toMatchObject({ created: false, row: { query: 'MATCH (k:Key) RETURN k.key', description: 'first', visibility: 'workspace', updatedAt: clock.now().toISOString() } });
     const counted = rowsOf<{ n: number }>(await t.app.database.db.execute(sql`SELECT count(*)::int AS n FROM graph_saved_queries WHERE name = 'shared'`));
     expect(counted).toEqual([{ n: 1 }]);
-    // Another owner may use the same name.
-    expect((await save(bob.token, { name: 'shared', query: TEXT, visibility: 'public' })).json().created).toBe(true);
+    // Another owner may use the same name for a private query of their own.
+    expect((await save(bob.token, { name: 'shared', query: TEXT })).json()).toMatchObject({ created: true, row: { visibility: 'private' } });
   });
 
   it('lists workspace and public queries of everyone plus the caller\'s private ones, sorted by name', async () => {
@@ -97,12 +97,29 @@ describe('saved graph queries', () => {
     expect(hidden.statusCode).toBe(404);
   });
 
-  it('answers 409 when several other operators share the name', async () => {
+  it('keeps a shared name to the operator who shared it first: nobody can squat it with their own text', async () => {
     const carol = await t.app.identity.createOperator({ username: 'carol', scopes: ['read:empire'] });
     await save(alice.token, { name: 'twice', query: TEXT, visibility: 'workspace' });
-    await save(bob.token, { name: 'twice', query: TEXT, visibility: 'public' });
-    const res = await t.call({ method: 'POST', url: QUERY, token: carol.token, payload: { savedName: 'twice' } });
-    expect(res.statusCode).toBe(409);
+    const squat = await save(bob.token, { name: 'twice', query: 'MATCH (k:Key) RETURN k.key AS key', visibility: 'public' });
+    expect(squat.statusCode).toBe(409);
+    expect(squat.json()).toMatchObject({ schema: 'svc-error.v1', reason: 'conflict', human: expect.stringContaining('Another operator already shares') });
+    // Kept private, bob's query of that name is his alone; making it shared later is refused the same way.
+    expect((await save(bob.token, { name: 'twice', query: 'MATCH (k:Key) RETURN k.key AS key' })).json()).toMatchObject({ created: true, row: { visibility: 'private' } });
+    expect((await save(bob.token, { name: 'twice', query: 'MATCH (k:Key) RETURN k.key AS key', visibility: 'workspace' })).statusCode).toBe(409);
+    // Carol runs alice's text; bob runs his own.
+    expect((await t.call({ method: 'POST', url: QUERY, token: carol.token, payload: { savedName: 'twice' } })).json().query).toBe(TEXT);
+    expect((await t.call({ method: 'POST', url: QUERY, token: bob.token, payload: { savedName: 'twice' } })).json().query).toBe('MATCH (k:Key) RETURN k.key AS key');
+    // Once alice stops sharing it, the name is free to share.
+    await save(alice.token, { name: 'twice', query: TEXT, visibility: 'private' });
+    expect((await save(bob.token, { name: 'twice', query: 'MATCH (k:Key) RETURN k.key AS key', visibility: 'workspace' })).statusCode).toBe(200);
+  });
+
+  it('lets one of two operators sharing one name at the same moment through (the database decides)', async () => {
+    const erin = await t.app.identity.createOperator({ username: 'erin', scopes: ['read:empire'] });
+    const answers = await Promise.all([alice, bob, erin].map((who) => save(who.token, { name: 'race', query: TEXT, visibility: 'workspace' })));
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 409, 409]);
+    const shared = rowsOf<{ n: number }>(await t.app.database.db.execute(sql`SELECT count(*)::int AS n FROM graph_saved_queries WHERE name = 'race' AND visibility <> 'private'`));
+    expect(shared).toEqual([{ n: 1 }]);
   });
 
   it('wants exactly one of query and savedName', async () => {

@@ -2,16 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { actorOf, type AuditLog, type CallContext } from '../../../platform/audit/service.ts';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/db/client.ts';
-import { withTransaction } from '../../../platform/db/transaction.ts';
+import { isUniqueViolation, withTransaction } from '../../../platform/db/transaction.ts';
 import { badRequest, conflict, notFound, ServiceError } from '../../../platform/errors.ts';
 import * as repo from './repository.ts';
 
 /**
  * Saved graph queries (spec A "Saved graph query"; docs/graph.md "Saved queries"). A name is
- * unique per owner; `private` queries are seen and run by their owner only, `workspace` and
- * `public` ones by every operator of this deployment (this service has one workspace; `public`
- * additionally marks a query meant to be shared beyond it, which no surface does yet). Running a
- * saved query runs its text with the runner's own visibility, never the owner's.
+ * unique per owner, and among shared queries: `private` queries are seen and run by their owner
+ * only, `workspace` and `public` ones by every operator of this deployment (this service has one
+ * workspace; `public` additionally marks a query meant to be shared beyond it, which no surface
+ * does yet), and a shared name belongs to the operator who shared it first, so nobody can put
+ * their own text under the name others run. Running a saved query runs its text with the
+ * runner's own visibility, never the owner's.
  */
 
 export const SAVED_QUERY_VISIBILITIES = ['private', 'workspace', 'public'] as const;
@@ -80,14 +82,18 @@ export function createSavedQueryService(deps: {
       validate(input.query);
       const now = clock.now();
       const owner = ctx.principal.userId;
+      const sharedNameTaken = () =>
+        conflict(`Another operator already shares a saved graph query named "${name}"; choose another name, or keep yours private.`);
       return withTransaction(db, async (tx) => {
         const before = await repo.findOwn(tx, owner, name, true);
+        const visibility = input.visibility ?? before?.visibility ?? 'private';
+        if (visibility !== 'private' && (await repo.sharedByOther(tx, owner, name))) throw sharedNameTaken();
         let stored: repo.SavedQueryRow;
         if (before) {
           stored = await repo.update(tx, before.id, {
             query: input.query,
             description: input.description ?? before.description,
-            visibility: input.visibility ?? before.visibility,
+            visibility,
             updatedAt: now,
           });
         } else {
@@ -100,7 +106,7 @@ export function createSavedQueryService(deps: {
             name,
             description: input.description ?? '',
             query: input.query,
-            visibility: input.visibility ?? 'private',
+            visibility,
             runCount: 0,
             lastRunAt: null,
             createdAt: now,
@@ -117,20 +123,22 @@ export function createSavedQueryService(deps: {
           requestId: ctx.requestId,
         });
         return { created: before === null, row: savedQueryView(stored) };
+      }).catch((error: unknown) => {
+        // Two saves of one name at the same moment: a unique index lets one through.
+        if (!isUniqueViolation(error)) throw error;
+        if (violatedIndexOf(error) === OWN_NAME_INDEX) throw conflict(`Your saved graph query "${name}" was saved by another request at the same moment; send it again.`);
+        throw sharedNameTaken();
       });
     },
 
     /**
-     * The saved query `name` the caller may run: its own, else the one workspace or public query of
-     * that name; 404 when none, 409 when several other operators share the name.
+     * The saved query `name` the caller may run: its own, else the workspace or public query of
+     * that name (one at most: a shared name belongs to one operator); 404 when none.
      */
     async resolve(userId: string, name: string): Promise<SavedQueryView> {
-      const rows = await repo.findVisibleByName(db, userId, name, 3);
-      const own = rows.find((row) => row.ownerUserId === userId);
-      if (own) return savedQueryView(own);
-      if (rows.length === 0) throw notFound(`No saved graph query named "${name}" is visible to you.`);
-      if (rows.length > 1) throw conflict(`Several operators share a saved graph query named "${name}"; save your own copy under that name or run its text.`);
-      return savedQueryView(rows[0]!);
+      const [row] = await repo.findVisibleByName(db, userId, name, 1);
+      if (row === undefined) throw notFound(`No saved graph query named "${name}" is visible to you.`);
+      return savedQueryView(row);
     },
 
     async recordRun(id: string): Promise<void> {
@@ -140,3 +148,15 @@ export function createSavedQueryService(deps: {
 }
 
 export type SavedQueryService = ReturnType<typeof createSavedQueryService>;
+
+const OWN_NAME_INDEX = 'graph_saved_queries_owner_name_idx';
+
+/** The index (constraint) a unique violation names, looking through drizzle's wrapper. */
+function violatedIndexOf(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e && depth < 5; depth++) {
+    const constraint = (e as { constraint?: unknown }).constraint;
+    if (typeof constraint === 'string') return constraint;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

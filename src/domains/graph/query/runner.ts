@@ -1,0 +1,96 @@
+import { type SQL, sql } from 'drizzle-orm';
+import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { withTransaction } from '../../../platform/db/transaction.ts';
+import { badRequest, type ServiceError } from '../../../platform/errors.ts';
+import { ANCHORED_PLAN_SETTINGS, type CompiledQuery, CUT_SETTINGS, type CutKind, PLAN_SETTINGS } from './compile.ts';
+
+/**
+ * Where a compiled query runs (docs/graph-query.md, "Where a query runs"): on a PostgreSQL server
+ * in a read-only transaction with a statement timeout (this file), or on the embedded database in a
+ * worker thread over a copy of the graph that is abandoned when it runs too long (replica/).
+ * Both run the same three statements, in one transaction: the settings, the query, and the read of
+ * what the query cut.
+ */
+
+export interface StatementOutcome {
+  rows: Record<string, unknown>[];
+  /** The caps the statement hit (compile.ts `MATCH_ROW_CAP`, `WALK_ROW_CAP`): the answer is truncated. */
+  cuts: CutKind[];
+}
+
+export interface GraphQueryRunner {
+  run(compiled: CompiledQuery): Promise<StatementOutcome>;
+  close(): Promise<void>;
+}
+
+/** `SELECT set_config(…, true), …`: settings for the query's transaction only. */
+export function transactionSettings(statementTimeoutMs: number, anchored: boolean): SQL {
+  const settings: Record<string, string> = {
+    transaction_read_only: 'on',
+    statement_timeout: String(statementTimeoutMs),
+    // Cleared, so what the read after the statement finds was set by this statement.
+    [CUT_SETTINGS.walk]: '0',
+    [CUT_SETTINGS.match]: '0',
+    ...PLAN_SETTINGS,
+    ...(anchored ? ANCHORED_PLAN_SETTINGS : {}),
+  };
+  // The names are this module's own constants (written into the text so a statement log reads plainly); the values are parameters.
+  return sql`SELECT ${sql.join(Object.entries(settings).map(([name, value]) => sql`set_config(${sql.raw(`'${name}'`)}, ${value}, true)`), sql`, `)}`;
+}
+
+/** Reads, after the query, which caps it hit (the statement records them with set_config). */
+export const READ_CUTS = sql.raw(`SELECT current_setting('${CUT_SETTINGS.walk}', true) AS walk, current_setting('${CUT_SETTINGS.match}', true) AS match`);
+
+export const cutsOf = (row: { walk?: unknown; match?: unknown } | undefined): CutKind[] =>
+  (['walk', 'match'] as const).filter((kind) => row?.[kind] === '1');
+
+export function queryTimeout(timeoutMs: number): ServiceError {
+  return badRequest(
+    'query-timeout',
+    `The query ran longer than ${timeoutMs / 1000} s and was stopped. Narrow the pattern: give the first node a label and a key (e.g. (i:Incident {key: '…'})), name relationship types, shorten variable-length ranges, or lower LIMIT.`,
+    { timeoutMs },
+  );
+}
+
+/** A data exception (SQLSTATE class 22: a value the database cannot hold or compare) is a problem of the query text. */
+export const valueRefused = () => badRequest('invalid-query', 'A value in the query cannot be used by the database; check its strings and numbers.');
+
+/** SQLSTATE query_canceled: statement_timeout (or a cancel request) stopped the statement. */
+export const QUERY_CANCELED = '57014';
+
+/** The SQLSTATE of a database error, looking through drizzle's DrizzleQueryError wrapper. */
+export function sqlStateOf(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e && depth < 5; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/**
+ * On a PostgreSQL server: the statement runs in another process, so a long one holds a connection,
+ * not this event loop, and `statement_timeout` cancels it (SQLSTATE 57014, answered 400
+ * `query-timeout`, not 503: the platform's "database unavailable" rule does not match it).
+ */
+export function createServerRunner(db: Db, options: { statementTimeoutMs: number }): GraphQueryRunner {
+  const { statementTimeoutMs } = options;
+  return {
+    async run(compiled) {
+      try {
+        return await withTransaction(db, async (tx) => {
+          await tx.execute(transactionSettings(statementTimeoutMs, compiled.anchored));
+          const rows = rowsOf<Record<string, unknown>>(await tx.execute(compiled.statement));
+          const [cuts] = rowsOf<{ walk: unknown; match: unknown }>(await tx.execute(READ_CUTS));
+          return { rows, cuts: cutsOf(cuts) };
+        });
+      } catch (error) {
+        const state = sqlStateOf(error);
+        if (state === QUERY_CANCELED) throw queryTimeout(statementTimeoutMs);
+        if (state?.startsWith('22')) throw valueRefused();
+        throw error;
+      }
+    },
+    close: async () => {},
+  };
+}
