@@ -213,10 +213,14 @@ describe('incident-postmortem-7d', () => {
 });
 
 describe('a token bound to toolsets', () => {
-  it('gets 403 for developer-token-7d: tokens are not toolset data', async () => {
+  it('gets 403 for developer-token-7d: it counts every API token, so it spans every toolset', async () => {
     const res = await cohort({ key: 'developer-token-7d', from: D, to: plus(D, 1) }, TOKENS.alpha);
     expect(res.statusCode).toBe(403);
-    expect(res.json()).toMatchObject({ schema: 'svc-error.v1', reason: 'forbidden' });
+    expect(res.json()).toMatchObject({
+      schema: 'svc-error.v1',
+      reason: 'forbidden',
+      human: 'This token is bound to toolsets; cohort developer-token-7d, which counts every API token, spans every toolset.',
+    });
   });
 
   it('counts only its toolsets\' incidents for incident-postmortem-7d', async () => {

@@ -325,12 +325,12 @@ describe('the analytics-rollup job and the query', () => {
     expect(cost.series[0]).toMatchObject({ dimDate: '2026-11-24', value: 1.3, count: 2 });
   });
 
-  it('keeps a token bound to toolsets to metrics divided by toolset, and to its toolsets\' rows', async () => {
+  it('keeps a token bound to toolsets to its toolsets\' rows, and reads the honeypot fleet\'s metrics (no toolset\'s) whole', async () => {
     const own = await ok({ metric: 'empire.events', ...range, dims: 'toolset' }, labToken);
     expect(new Set(tuples(own).map((p) => p[2]))).toEqual(new Set(['crawler-lab']));
-    const refused = await query({ metric: 'honeypot.events', ...range }, labToken);
-    expect(refused.status).toBe(403);
-    expect(refused.body).toMatchObject({ schema: 'svc-error.v1', reason: 'forbidden' });
+    const fleet = await ok({ metric: 'honeypot.events', ...range, dims: 'workspaceId' }, labToken);
+    expect(tuples(fleet)).toEqual(tuples(await ok({ metric: 'honeypot.events', ...range, dims: 'workspaceId' }, readerToken)));
+    expect(fleet.total.count).toBeGreaterThan(0);
     expect((await query({ metric: 'cost.spend', ...range, toolset: 'probe-kit' }, labToken)).status).toBe(403);
     const everyone = await ok({ metric: 'cost.spend', ...range }, readerToken);
     const lab = await ok({ metric: 'cost.spend', ...range }, labToken);

@@ -58,15 +58,23 @@ const exampleHead = { seqNo: '3', headHash: exampleFact.entryHash, observedAt: g
 
 const who = (principal: Principal | null) => principal as Principal;
 
+/**
+ * The chain holds the facts of every toolset in one order, and its heads, proofs and verification
+ * are over all of them: it cannot be narrowed to some toolsets without breaking the hashes, so a
+ * token bound to toolsets is refused it (docs/operations.md, "Toolset binding", rule 4).
+ */
+const CHAIN_SPANS = 'the audit hash chain';
+
 export function auditChainEndpoints(chain: AuditChainService): Endpoint[] {
   return [
     defineEndpoint({
       id: 'listAuditChain',
       title: 'List audit facts',
-      description: `The hash-chained audit facts without their payload, highest seqNo first, with the chain head. Filters: actor, kind, source (exact), since (inclusive) and until (exclusive), ISO 8601 date-times with a time zone. Page with cursor = the nextCursor of the previous page (the last fact's seqNo); limit 1 to ${LIST_LIMIT_MAX}, default ${LIST_LIMIT_DEFAULT}.`,
+      description: `The hash-chained audit facts without their payload, highest seqNo first, with the chain head. Filters: actor, kind, source (exact), since (inclusive) and until (exclusive), ISO 8601 date-times with a time zone. Page with cursor = the nextCursor of the previous page (the last fact's seqNo); limit 1 to ${LIST_LIMIT_MAX}, default ${LIST_LIMIT_DEFAULT}. A token bound to toolsets is refused (403): the chain spans every toolset.`,
       method: 'GET',
       path: `${V1}/audit/chain`,
       auth: 'session-or-bearer',
+      spansEveryToolset: CHAIN_SPANS,
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
@@ -90,10 +98,11 @@ export function auditChainEndpoints(chain: AuditChainService): Endpoint[] {
       id: 'getAuditFact',
       title: 'Read an audit fact with its inclusion proof',
       description:
-        'One fact with its payload, the chain head, and a Merkle inclusion proof of the fact in the SHA-256 tree over facts 1 to the head (RFC 9162 shape; node = SHA-256(left ‖ right) over raw digests, leaf = entryHash). {id} is the fact\'s uuid or its decimal seqNo; anything else is 400, an unknown fact 404. docs/audit.md shows how to check the proof offline (`npm run cli -- audit:verify-proof <file>`).',
+        'One fact with its payload, the chain head, and a Merkle inclusion proof of the fact in the SHA-256 tree over facts 1 to the head (RFC 9162 shape; node = SHA-256(left ‖ right) over raw digests, leaf = entryHash). {id} is the fact\'s uuid or its decimal seqNo; anything else is 400, an unknown fact 404. A token bound to toolsets is refused (403): the chain spans every toolset. docs/audit.md shows how to check the proof offline (`npm run cli -- audit:verify-proof <file>`).',
       method: 'GET',
       path: `${V1}/audit/chain/{id}`,
       auth: 'session-or-bearer',
+      spansEveryToolset: CHAIN_SPANS,
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
@@ -121,10 +130,11 @@ export function auditChainEndpoints(chain: AuditChainService): Endpoint[] {
       id: 'verifyAuditChain',
       title: 'Verify the audit chain',
       description:
-        'Walks every fact from seqNo 1 to the head in ascending order, in bounded batches: recomputes each entryHash and checks the prevHash links (fact 1 links to 64 zeros). intact is false with the first divergence (prev-mismatch or entry-mismatch) when one fails; merkle reports the same walk\'s check of the stored Merkle nodes. Then writes an operator audit row with verb audit.verify-chain (a new fact after the head it reports).',
+        'Walks every fact from seqNo 1 to the head in ascending order, in bounded batches: recomputes each entryHash and checks the prevHash links (fact 1 links to 64 zeros). intact is false with the first divergence (prev-mismatch or entry-mismatch) when one fails; merkle reports the same walk\'s check of the stored Merkle nodes. Then writes an operator audit row with verb audit.verify-chain (a new fact after the head it reports). A token bound to toolsets is refused (403): the chain spans every toolset.',
       method: 'POST',
       path: `${V1}/audit/chain/verify`,
       auth: 'session-or-bearer',
+      spansEveryToolset: CHAIN_SPANS,
       scope: 'write:alerts',
       tag: TAG,
       kind: 'write',

@@ -64,7 +64,7 @@ export function empireAlertEndpoints(deps: { alerts: EmpireAlertService }): Endp
       id: 'listEmpireAlerts',
       title: 'List empire alert rules',
       description:
-        'Every alert rule of a toolset, enabled and disabled, oldest first; with `tenant`, only the rules made for that source tenant. A toolset nobody made rules for (toolsets exist by sending events) has none. Destinations are redacted: URL origins only, never a webhook secret.',
+        'Every alert rule of a toolset, enabled and disabled, oldest first; with `tenant`, only the rules made for that source tenant. A toolset nobody made rules for (toolsets exist by sending events) has none. Destinations are redacted: URL origins only, never a webhook secret. A token bound to other toolsets is refused (403).',
       method: 'GET',
       path: `${V1}/empire/{toolset}/alerts`,
       auth: 'session-or-bearer',
@@ -86,7 +86,7 @@ export function empireAlertEndpoints(deps: { alerts: EmpireAlertService }): Endp
         },
       },
       example: { schema: 'svc-empire-alerts.v1', generatedAt, tenant: null, toolset: 'crawler-lab', rules: [exampleRule, exampleJoin] },
-      handler: async ({ params, query }) => alerts.list(params.toolset, query.tenant),
+      handler: async ({ params, query, principal }) => alerts.list(params.toolset, query.tenant, principal),
     }),
     defineEndpoint({
       id: 'createEmpireAlert',

@@ -1,5 +1,7 @@
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
+import { assertToolsetInReach, toolsetReach } from '../../platform/http/auth.ts';
+import type { Principal } from '../../platform/http/registry.ts';
 import { hourlyCounts } from './repository.ts';
 import * as repo from './insights.repository.ts';
 
@@ -130,7 +132,8 @@ export function overviewRow(toolset: string, last168: readonly number[], lastEve
 export function createDashboardService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
   return {
-    async dashboard(toolset: string, query: { tenant?: string | undefined; window?: DashboardWindow | undefined }) {
+    async dashboard(toolset: string, query: { tenant?: string | undefined; window?: DashboardWindow | undefined }, caller: Pick<Principal, 'toolsets'> | null = null) {
+      assertToolsetInReach(caller, toolset, 'read the dashboard of');
       const window = query.window ?? '24h';
       const tenant = query.tenant ?? null;
       const hours = DASHBOARD_WINDOWS[window];
@@ -154,10 +157,11 @@ export function createDashboardService(deps: { db: Db; clock: Clock }) {
       };
     },
 
-    /** Every toolset that has sent an event, by name. */
-    async overview(): Promise<{ toolsets: OverviewRow[]; windowEndIso: string }> {
+    /** Every toolset that has sent an event, by name; only the caller's when it is bound to toolsets. */
+    async overview(caller: Pick<Principal, 'toolsets'> | null = null): Promise<{ toolsets: OverviewRow[]; windowEndIso: string }> {
       const { from, to } = hourWindow(clock.now(), 168);
-      const [toolsets, counts] = await Promise.all([repo.toolsetsWithLastEvent(db, to), hourlyCounts(db, from, to)]);
+      const reach = toolsetReach(caller);
+      const [toolsets, counts] = await Promise.all([repo.toolsetsWithLastEvent(db, to, reach), hourlyCounts(db, from, to, reach)]);
       const sparse = new Map<string, { hour: number; count: number }[]>();
       for (const c of counts) (sparse.get(c.toolset) ?? sparse.set(c.toolset, []).get(c.toolset)!).push(c);
       return {

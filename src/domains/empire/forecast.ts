@@ -3,6 +3,8 @@ import { sql } from 'drizzle-orm';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
+import { toolsetReach } from '../../platform/http/auth.ts';
+import type { Principal } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import { type ForecastLevel, type ForecastScore, HOURS, LATCH_RUNS, latchFires, RECENT_HOURS, scoreSeries } from './forecast-model.ts';
 import * as repo from './repository.ts';
@@ -87,9 +89,9 @@ export function createForecaster(deps: { db: Db; clock: Clock }) {
     run,
     /** Hourly event counts per toolset for [from, to) by event time; `hour` counts from `from` (triage's rule proposer reads its history so). */
     hourlyCounts: (from: Date, to: Date) => repo.hourlyCounts(db, from, to),
-    /** The latest forecast of every toolset. */
-    async latest(): Promise<{ forecasts: ForecastView[] }> {
-      const rows = await repo.latestForecasts(db);
+    /** The latest forecast of every toolset the caller reaches. */
+    async latest(caller: Pick<Principal, 'toolsets'> | null = null): Promise<{ forecasts: ForecastView[] }> {
+      const rows = await repo.latestForecasts(db, toolsetReach(caller));
       return {
         forecasts: rows.map((r) => {
           const details = r.details as { recentMean?: number; baselineMean?: number };

@@ -5,6 +5,8 @@ import type { Db } from '../../platform/db/client.ts';
 import { decodeTimeCursor, isUuid, pageOf } from '../../platform/db/paging.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { conflict, notFound } from '../../platform/errors.ts';
+import { assertToolsetInReach, inToolsetReach, toolsetReach } from '../../platform/http/auth.ts';
+import type { Principal } from '../../platform/http/registry.ts';
 import * as repo from './repository.ts';
 
 export const INCIDENT_SEVERITIES = ['critical', 'major', 'minor'] as const;
@@ -50,8 +52,28 @@ export function canMove(from: Status, to: Status): boolean {
   return from === 'open' ? to !== 'open' : from === 'acknowledged' ? to === 'resolved' : false;
 }
 
+type Caller = Pick<Principal, 'toolsets'> | null;
+
 export function createIncidentService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
   const { db, clock, audit } = deps;
+
+  /**
+   * Incidents as a caller sees them. An incident may name events of toolsets other than its own (a
+   * cross-toolset signal of triage); a caller bound to toolsets sees only the ids of events it
+   * reaches, and of ids that are no stored empire event (honeypot events, which belong to no toolset).
+   */
+  async function viewsFor(rows: readonly repo.IncidentRow[], caller: Caller): Promise<IncidentView[]> {
+    const views = rows.map(incidentView);
+    if (caller === null || caller.toolsets === null) return views;
+    const ids = [...new Set(views.flatMap((v) => v.eventIds).filter(isUuid))];
+    const toolsetOf = await repo.toolsetsOfEvents(db, ids);
+    const reached = (id: string) => {
+      const toolset = toolsetOf.get(id);
+      return toolset === undefined || inToolsetReach(caller, toolset);
+    };
+    return views.map((v) => ({ ...v, eventIds: v.eventIds.filter(reached) }));
+  }
+
   return {
     /**
      * Opens an incident inside the caller's transaction (triage opens one when an operator accepts
@@ -77,14 +99,15 @@ export function createIncidentService(deps: { db: Db; clock: Clock; audit: Audit
     },
     /** Acknowledges or resolves an incident (`resolvedAt` stamped); audited as `empire-incident.update`. */
     async update(ctx: CallContext, id: string, input: { status: 'acknowledged' | 'resolved'; notes?: string | undefined }) {
-      return withTransaction(db, async (tx) => {
+      const updated = await withTransaction(db, async (tx) => {
         const row = isUuid(id) ? await repo.lockIncident(tx, id) : null;
-        if (!row) throw notFound(`There is no empire incident ${id}.`);
+        // An incident of a toolset out of the caller's reach is answered as unknown.
+        if (!row || !inToolsetReach(ctx.principal, row.toolset)) throw notFound(`There is no empire incident ${id}.`);
         const from = row.status as Status;
         if (!canMove(from, input.status)) {
           throw conflict(`Incident ${id} is ${from}; it cannot become ${input.status} (resolved is final).`);
         }
-        if (from === input.status) return { incident: incidentView(row) };
+        if (from === input.status) return row;
         const next: repo.IncidentRow = { ...row, status: input.status, resolvedAt: input.status === 'resolved' ? clock.now() : null };
         await repo.updateIncidentStatus(tx, id, { status: next.status, resolvedAt: next.resolvedAt });
         await audit.record(tx, {
@@ -96,14 +119,28 @@ export function createIncidentService(deps: { db: Db; clock: Clock; audit: Audit
           after: { status: next.status, resolvedAt: next.resolvedAt?.toISOString() ?? null, ...(input.notes === undefined ? {} : { notes: input.notes }) },
           requestId: ctx.requestId,
         });
-        return { incident: incidentView(next) };
+        return next;
       });
+      const [view] = await viewsFor([updated], ctx.principal);
+      return { incident: view! };
     },
-    async list(input: { toolset?: string | undefined; status?: string | undefined; severity?: string | undefined; cursor?: string | undefined; limit?: number | undefined }) {
+    /** Newest first; a caller bound to toolsets lists only theirs (a `toolset` filter outside them is 403). */
+    async list(
+      input: { toolset?: string | undefined; status?: string | undefined; severity?: string | undefined; cursor?: string | undefined; limit?: number | undefined },
+      caller: Caller = null,
+    ) {
+      if (input.toolset !== undefined) assertToolsetInReach(caller, input.toolset, 'read the incidents of');
       const limit = input.limit ?? INCIDENTS_LIMIT_DEFAULT;
-      const rows = await repo.listIncidents(db, { toolset: input.toolset, status: input.status, severity: input.severity, cursor: decodeTimeCursor(input.cursor), limit: limit + 1 });
+      const rows = await repo.listIncidents(db, {
+        toolset: input.toolset,
+        status: input.status,
+        severity: input.severity,
+        reach: toolsetReach(caller),
+        cursor: decodeTimeCursor(input.cursor),
+        limit: limit + 1,
+      });
       const { page, nextCursor } = pageOf(rows, limit, (r) => r.openedAt);
-      return { incidents: page.map(incidentView), nextCursor };
+      return { incidents: await viewsFor(page, caller), nextCursor };
     },
     /**
      * The incidents opened in [from, to), oldest first: id, toolset and opening time. Only those of
@@ -113,10 +150,12 @@ export function createIncidentService(deps: { db: Db; clock: Clock; audit: Audit
       if (from.getTime() >= to.getTime() || (toolsets !== null && toolsets.length === 0)) return [];
       return repo.incidentsOpenedBetween(db, from, to, toolsets);
     },
-    async read(id: string) {
+    /** One incident; 404 for an unknown id, and for an incident of a toolset out of the caller's reach. */
+    async read(id: string, caller: Caller = null) {
       const row = isUuid(id) ? await repo.incidentById(db, id) : null;
-      if (!row) throw notFound(`There is no empire incident ${id}.`);
-      return { incident: incidentView(row) };
+      if (!row || !inToolsetReach(caller, row.toolset)) throw notFound(`There is no empire incident ${id}.`);
+      const [view] = await viewsFor([row], caller);
+      return { incident: view! };
     },
   };
 }

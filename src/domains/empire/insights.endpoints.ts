@@ -64,7 +64,7 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
       description:
         'One toolset\'s events in the window (`24h`, `7d` or `30d` of whole UTC hours by event time, the current hour last; default `24h`), of one source tenant when `tenant` is given: ' +
         `hourly counts (zeros included), the KPIs of docs/empire.md, and the ${BREAKDOWN_LIMIT} largest event types and tenants (a tenant of null counts events that named none). ` +
-        'A toolset that never sent an event answers zeros and says so in `blurb`.',
+        'A toolset that never sent an event answers zeros and says so in `blurb`. A token bound to other toolsets is refused (403).',
       method: 'GET',
       path: `${V1}/empire/{toolset}/dashboard`,
       auth: 'session-or-bearer',
@@ -120,13 +120,13 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
         ],
         lastEventAt: '2026-11-24T08:59:12.000Z',
       },
-      handler: async ({ params, query }) => dashboards.dashboard(params.toolset, query),
+      handler: async ({ params, query, principal }) => dashboards.dashboard(params.toolset, query, principal),
     }),
     defineEndpoint({
       id: 'empireOverview',
       title: 'Overview of every toolset',
       description:
-        'Every toolset that has sent an event, by name: events in the last 24 hours and 7 days (whole UTC hours by event time, the current hour included), the time of its latest event, ' +
+        'Every toolset that has sent an event (of a bound token, its own toolsets only), by name: events in the last 24 hours and 7 days (whole UTC hours by event time, the current hour included), the time of its latest event, ' +
         'a 24-value hourly sparkline (oldest first; it sums to `events24h`) and a sentence comparing the last day with its 7-day average. ' +
         '`federated=1` asks every active region as well; until the regions registry exists (a later feature) this deployment is the only region, and the answer is its own.',
       method: 'GET',
@@ -170,13 +170,13 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
           },
         ],
       },
-      handler: async () => dashboards.overview(),
+      handler: async ({ principal }) => dashboards.overview(principal),
     }),
     defineEndpoint({
       id: 'empireSlo',
       title: 'Empire ingest SLO',
       description:
-        'Per toolset, the outcomes and latency of its ingest requests received in the window (`1h`, `24h` or `7d`, default `24h`): every toolset sampled in the last 7 days is listed, by name. ' +
+        'Per toolset, the outcomes and latency of its ingest requests received in the window (`1h`, `24h` or `7d`, default `24h`): every toolset sampled in the last 7 days is listed, by name (of a bound token, its own toolsets only). ' +
         `Latency percentiles are exact over every sample. Badge: \`unknown\` under ${SLO_BADGE_THRESHOLDS.minSamples} samples; \`green\` at an ok rate of at least ${SLO_BADGE_THRESHOLDS.green.okRatePct}% and p95 at most ${SLO_BADGE_THRESHOLDS.green.p95Ms} ms; ` +
         `\`yellow\` at ${SLO_BADGE_THRESHOLDS.yellow.okRatePct}% and ${SLO_BADGE_THRESHOLDS.yellow.p95Ms} ms; else \`red\` (docs/empire.md). \`ok\` is a request whose every event was admitted or a duplicate, none of them unsigned while the toolset had an active key; such a request is \`compat-unsigned-with-keys\` (a signing downgrade), one with refused events \`rejected-events\`, a refused request its error reason.`,
       method: 'GET',
@@ -218,7 +218,7 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
           },
         ],
       },
-      handler: async ({ query }) => slo.slo(query.window),
+      handler: async ({ query, principal }) => slo.slo(query.window, principal),
     }),
     defineEndpoint({
       id: 'empireReplay',
@@ -226,7 +226,7 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
       description:
         'Rebuilds a stored event\'s signed bytes from what was stored and derives again what ingest derived from them: the schema version, `eventHash`, the hash its admission attested, `bodyBytes`, ' +
         'and the admission itself (the signature checked again under the toolset\'s keys and the signing rule now in force). `fields` lists what differs; `matches` is true when nothing does. ' +
-        `\`eventId\` is the eventId ingest answered or the toolset's own id; 404 when the toolset has no such event. Without \`eventId\` (or with \`list=1\`) the \`limit\` (default ${REPLAY_LIST_DEFAULT}, at most ${REPLAY_LIST_MAX}) most recently received envelopes are listed, each replayed. Both together is 400.`,
+        `\`eventId\` is the eventId ingest answered or the toolset's own id; 404 when the toolset has no such event. A token bound to other toolsets is refused (403). Without \`eventId\` (or with \`list=1\`) the \`limit\` (default ${REPLAY_LIST_DEFAULT}, at most ${REPLAY_LIST_MAX}) most recently received envelopes are listed, each replayed. Both together is 400.`,
       method: 'GET',
       path: `${V1}/empire/{toolset}/replay`,
       auth: 'session-or-bearer',
@@ -274,7 +274,7 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
         envelope: exampleEnvelope,
         envelopes: null,
       },
-      handler: async ({ params, query }) => replay.replay(params.toolset, query),
+      handler: async ({ params, query, principal }) => replay.replay(params.toolset, query, principal),
     }),
   ];
 }

@@ -1,5 +1,6 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
+import { toolsetInReach } from '../../platform/db/reach.ts';
 
 /**
  * The SQL of the empire's read views: the per-toolset dashboard, the overview, the ingest SLO and
@@ -68,12 +69,21 @@ export async function lastEventAt(db: Db, filter: { toolset: string; tenant: str
 
 // Overview
 
-/** Every toolset that has sent an event, with the time of its latest event before `to` (a loose index scan). */
-export async function toolsetsWithLastEvent(db: Db, to: Date): Promise<{ toolset: string; lastEventAt: Date | null }[]> {
+/** `AND <the toolset is in reach>`, or nothing when every toolset is (platform/db/reach.ts). */
+const andInReach = (column: SQL, reach: readonly string[] | null): SQL => {
+  const condition = toolsetInReach(column, reach);
+  return condition === undefined ? sql`` : sql`AND ${condition}`;
+};
+
+/**
+ * Every toolset that has sent an event (of those in `reach` unless it is null), with the time of its
+ * latest event before `to` (a loose index scan).
+ */
+export async function toolsetsWithLastEvent(db: Db, to: Date, reach: readonly string[] | null = null): Promise<{ toolset: string; lastEventAt: Date | null }[]> {
   const result = await db.execute(sql`
     ${distinctToolsets('empire_events')}
     SELECT t.toolset, (SELECT max(e.ts) FROM empire_events e WHERE e.toolset = t.toolset AND e.ts < ${at(to)}) AS "lastEventAt"
-    FROM toolsets t WHERE t.toolset IS NOT NULL ORDER BY t.toolset`);
+    FROM toolsets t WHERE t.toolset IS NOT NULL ${andInReach(sql`t.toolset`, reach)} ORDER BY t.toolset`);
   return rowsOf<{ toolset: string; lastEventAt: unknown }>(result).map((r) => ({
     toolset: r.toolset,
     lastEventAt: r.lastEventAt === null ? null : new Date(r.lastEventAt as string),
@@ -99,7 +109,7 @@ export interface ToolsetSamples {
  * and the counts per outcome (grouping sets). Samples of requests that named no toolset are not
  * attributed to one.
  */
-export async function samplesByToolset(db: Db, from: Date, to: Date): Promise<ToolsetSamples[]> {
+export async function samplesByToolset(db: Db, from: Date, to: Date, reach: readonly string[] | null = null): Promise<ToolsetSamples[]> {
   const result = await db.execute(sql`
     SELECT toolset, GROUPING(outcome)::int AS "allOutcomes", outcome, count(*)::int AS count,
       count(*) FILTER (WHERE outcome = 'ok')::int AS "okCount",
@@ -107,7 +117,7 @@ export async function samplesByToolset(db: Db, from: Date, to: Date): Promise<To
       (percentile_disc(0.95) WITHIN GROUP (ORDER BY latency_ms))::float8 AS "p95Ms",
       (percentile_disc(0.99) WITHIN GROUP (ORDER BY latency_ms))::float8 AS "p99Ms"
     FROM empire_ingest_samples
-    WHERE toolset IS NOT NULL AND received_at > ${at(from)} AND received_at <= ${at(to)}
+    WHERE toolset IS NOT NULL AND received_at > ${at(from)} AND received_at <= ${at(to)} ${andInReach(sql`toolset`, reach)}
     GROUP BY GROUPING SETS ((toolset), (toolset, outcome))`);
   const byToolset = new Map<string, ToolsetSamples>();
   const rows = rowsOf<Record<string, unknown>>(result);
@@ -138,12 +148,12 @@ export const distinctToolsets = (table: string) => sql`
     FROM toolsets t WHERE t.toolset IS NOT NULL
   )`;
 
-/** The toolsets with an ingest sample received in (from, to]: one index probe per toolset. */
-export async function sampledToolsets(db: Db, from: Date, to: Date): Promise<string[]> {
+/** The toolsets (of those in `reach` unless it is null) with an ingest sample received in (from, to]: one index probe per toolset. */
+export async function sampledToolsets(db: Db, from: Date, to: Date, reach: readonly string[] | null = null): Promise<string[]> {
   const result = await db.execute(sql`
     ${distinctToolsets('empire_ingest_samples')}
     SELECT t.toolset FROM toolsets t
-    WHERE t.toolset IS NOT NULL
+    WHERE t.toolset IS NOT NULL ${andInReach(sql`t.toolset`, reach)}
       AND EXISTS (SELECT 1 FROM empire_ingest_samples s WHERE s.toolset = t.toolset AND s.received_at > ${at(from)} AND s.received_at <= ${at(to)})`);
   return rowsOf<{ toolset: string }>(result).map((r) => r.toolset);
 }

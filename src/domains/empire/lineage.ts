@@ -1,6 +1,8 @@
 import type { Db } from '../../platform/db/client.ts';
 import { isUuid } from '../../platform/db/paging.ts';
 import { badRequest, notFound } from '../../platform/errors.ts';
+import { inToolsetReach } from '../../platform/http/auth.ts';
+import type { Principal } from '../../platform/http/registry.ts';
 import * as repo from './repository.ts';
 
 /** Steps walked each way by default and at most (a 1,000-event chain fits in one request). */
@@ -42,13 +44,15 @@ const byDistance = (a: repo.LineageRow, b: repo.LineageRow) => a.depth - b.depth
 /**
  * Walks `causedBy` both ways from one event (spec B group 2): `upstream` is the chain of causes,
  * nearest first; `downstream` every event it led to, level by level. A cycle stops where it closes;
- * the walk stops at `depth` steps and at LINEAGE_ROWS_MAX events each way (`truncated`).
+ * the walk stops at `depth` steps and at LINEAGE_ROWS_MAX events each way (`truncated`). An event
+ * of a toolset out of the caller's reach is answered as unknown; the walk never leaves the focal
+ * event's toolset (`causedBy` names an event of the same toolset).
  */
-export async function lineageOf(db: Db, eventId: string, depth = LINEAGE_DEPTH_DEFAULT) {
+export async function lineageOf(db: Db, eventId: string, depth = LINEAGE_DEPTH_DEFAULT, principal: Pick<Principal, 'toolsets'> | null = null) {
   if (!isUuid(eventId)) throw notFound(`There is no empire event ${eventId}.`);
   if (depth < 1 || depth > LINEAGE_DEPTH_MAX) throw badRequest('invalid-query', `query.depth must be 1 to ${LINEAGE_DEPTH_MAX}.`, { field: 'query.depth' });
   const focal = await repo.eventById(db, eventId);
-  if (!focal) throw notFound(`There is no empire event ${eventId}.`);
+  if (!focal || !inToolsetReach(principal, focal.toolset)) throw notFound(`There is no empire event ${eventId}.`);
   const [up, down] = await Promise.all([repo.lineage(db, focal, 'up', depth, LINEAGE_ROWS_MAX), repo.lineage(db, focal, 'down', depth, LINEAGE_ROWS_MAX)]);
   const side = (rows: repo.LineageRow[]) => ({ events: rows.slice(0, LINEAGE_ROWS_MAX).sort(byDistance).map(view), truncated: rows.length > LINEAGE_ROWS_MAX });
   const upstream = side(up);

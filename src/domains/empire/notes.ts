@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
+import { isUuid } from '../../platform/db/paging.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
+import { notFound } from '../../platform/errors.ts';
+import { inToolsetReach } from '../../platform/http/auth.ts';
+import type { Principal } from '../../platform/http/registry.ts';
 import * as repo from './repository.ts';
 
 /** What a note may be attached to; `event` unless the caller says otherwise. */
@@ -41,10 +45,26 @@ const view = (row: repo.NoteRow): NoteView => ({
 
 export function createNoteService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
   const { db, clock, audit } = deps;
+
+  /**
+   * Whether the caller reaches a note's target. Anyone not bound to toolsets reaches every target,
+   * stored or not (a note may be on an event another region holds). A token bound to toolsets
+   * reaches only the stored events and incidents of its toolsets, named by the id the service gave
+   * them: an id of another toolset's record and an id of nothing are answered alike, so a bound
+   * token learns neither whose a record is nor that it exists.
+   */
+  async function targetInReach(principal: Pick<Principal, 'toolsets'> | null, targetKind: NoteTargetKind, id: string): Promise<boolean> {
+    if (principal === null || principal.toolsets === null) return true;
+    if (!isUuid(id)) return false;
+    const target = targetKind === 'incident' ? await repo.incidentById(db, id) : await repo.eventById(db, id);
+    return target !== null && inToolsetReach(principal, target.toolset);
+  }
+
   return {
-    /** The note on an event (or other target), or null. */
-    async read(input: { eventId: string; tenant?: string | undefined; targetKind?: NoteTargetKind | undefined }) {
-      const row = await repo.noteFor(db, { targetKind: input.targetKind ?? 'event', eventId: input.eventId, tenant: input.tenant ?? '' });
+    /** The note on an event (or other target), or null; null too for a target out of the caller's reach. */
+    async read(input: { eventId: string; tenant?: string | undefined; targetKind?: NoteTargetKind | undefined }, principal: Pick<Principal, 'toolsets'> | null = null) {
+      const targetKind = input.targetKind ?? 'event';
+      const row = (await targetInReach(principal, targetKind, input.eventId)) ? await repo.noteFor(db, { targetKind, eventId: input.eventId, tenant: input.tenant ?? '' }) : null;
       return { eventId: input.eventId, tenant: input.tenant ?? null, note: row ? view(row) : null };
     },
 
@@ -53,6 +73,9 @@ export function createNoteService(deps: { db: Db; clock: Clock; audit: AuditLog 
       ctx: CallContext,
       input: { eventId: string; note: string; pinned?: boolean | undefined; color?: string | null | undefined; tenant?: string | undefined; targetKind?: NoteTargetKind | undefined },
     ) {
+      if (!(await targetInReach(ctx.principal, input.targetKind ?? 'event', input.eventId))) {
+        throw notFound(`There is no empire ${input.targetKind ?? 'event'} ${input.eventId}.`);
+      }
       const now = clock.now();
       const row: repo.NoteRow = {
         id: randomUUID(),

@@ -3,6 +3,8 @@ import type { Db } from '../../platform/db/client.ts';
 import { isUuid } from '../../platform/db/paging.ts';
 import { verifyEd25519 } from '../../platform/ed25519-pool.ts';
 import { assertThat, badRequest, notFound } from '../../platform/errors.ts';
+import { assertToolsetInReach } from '../../platform/http/auth.ts';
+import type { Principal } from '../../platform/http/registry.ts';
 import { candidateKeys, decideAdmission, type VerifyingKey } from '../provenance/admission.ts';
 import type { AttestationRow } from '../provenance/repository.ts';
 import type { ProvenanceService } from '../provenance/service.ts';
@@ -134,7 +136,12 @@ export function createReplayService(deps: { db: Db; provenance: ProvenanceServic
      * `eventId` (our UUID, or the toolset's own id) replays one event; without it (or with
      * `list=1`) the most recent events are listed with their envelopes and whether each replays clean.
      */
-    async replay(toolset: string, query: { eventId?: string | undefined; list?: '0' | '1' | undefined; limit?: number | undefined }) {
+    async replay(
+      toolset: string,
+      query: { eventId?: string | undefined; list?: '0' | '1' | undefined; limit?: number | undefined },
+      caller: Pick<Principal, 'toolsets'> | null = null,
+    ) {
+      assertToolsetInReach(caller, toolset, 'replay the events of');
       const compared = [...REPLAYED_FIELDS];
       if (query.list === '1' && query.eventId !== undefined) {
         throw badRequest('invalid-query', 'Give eventId to replay one event, or list=1 to list recent envelopes, not both.', { field: 'query.list' });

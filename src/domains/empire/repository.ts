@@ -2,6 +2,7 @@ import { and, asc, desc, eq, gte, inArray, lt, ne, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
 import { olderThan, type TimeCursor } from '../../platform/db/paging.ts';
 import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
+import { toolsetInReach } from '../../platform/db/reach.ts';
 import { deleteOlderThan } from '../../platform/db/retention.ts';
 import { distinctToolsets } from './insights.repository.ts';
 import { empireEvents, empireForecasts, empireIncidents, empireIngestSamples, empireNotes } from './schema.ts';
@@ -135,10 +136,11 @@ export type ForecastRow = typeof empireForecasts.$inferSelect;
  * `from` (0 = its first hour). Counted by offset from `from`, not by date_trunc, so the session's
  * time zone never moves a bucket. Hours without events are absent.
  */
-export async function hourlyCounts(db: Db, from: Date, to: Date): Promise<{ toolset: string; hour: number; count: number }[]> {
+export async function hourlyCounts(db: Db, from: Date, to: Date, reach: readonly string[] | null = null): Promise<{ toolset: string; hour: number; count: number }[]> {
+  const inReach = toolsetInReach(sql`toolset`, reach);
   const result = await db.execute(sql`
     SELECT toolset, floor(extract(epoch FROM ts - ${from.toISOString()}::timestamptz) / 3600)::int AS hour, count(*)::int AS count FROM empire_events
-    WHERE ts >= ${from.toISOString()}::timestamptz AND ts < ${to.toISOString()}::timestamptz
+    WHERE ts >= ${from.toISOString()}::timestamptz AND ts < ${to.toISOString()}::timestamptz ${inReach === undefined ? sql`` : sql`AND ${inReach}`}
     GROUP BY 1, 2`);
   return rowsOf<{ toolset: string; hour: number; count: number }>(result).map((r) => ({ toolset: r.toolset, hour: Number(r.hour), count: Number(r.count) }));
 }
@@ -158,13 +160,14 @@ export async function insertForecasts(tx: Db, rows: readonly ForecastRow[]): Pro
  * day), so rather than sorting all of them (DISTINCT ON) this skips from toolset to toolset on the
  * (toolset, computed_at) index and reads one row of each.
  */
-export async function latestForecasts(db: Db): Promise<ForecastRow[]> {
+export async function latestForecasts(db: Db, reach: readonly string[] | null = null): Promise<ForecastRow[]> {
+  const inReach = toolsetInReach(sql`t.toolset`, reach);
   const result = await db.execute(sql`
     ${distinctToolsets('empire_forecasts')}
     SELECT latest.* FROM toolsets t CROSS JOIN LATERAL (
       SELECT id, run_id AS "runId", toolset, score, level, direction, details, computed_at AS "computedAt" FROM empire_forecasts f
       WHERE f.toolset = t.toolset ORDER BY f.computed_at DESC, f.id DESC LIMIT 1) latest
-    WHERE t.toolset IS NOT NULL ORDER BY latest.toolset`);
+    WHERE t.toolset IS NOT NULL ${inReach === undefined ? sql`` : sql`AND ${inReach}`} ORDER BY latest.toolset`);
   return rowsOf<ForecastRow>(result).map((r) => ({ ...r, score: Number(r.score), computedAt: new Date(r.computedAt) }));
 }
 
@@ -209,11 +212,12 @@ export async function incidentById(db: Db, id: string): Promise<IncidentRow | nu
 
 export async function listIncidents(
   db: Db,
-  filter: { toolset?: string | undefined; status?: string | undefined; severity?: string | undefined; cursor: TimeCursor | null; limit: number },
+  filter: { toolset?: string | undefined; status?: string | undefined; severity?: string | undefined; reach: readonly string[] | null; cursor: TimeCursor | null; limit: number },
 ): Promise<IncidentRow[]> {
   const i = empireIncidents;
   const where = and(
     filter.toolset === undefined ? undefined : eq(i.toolset, filter.toolset),
+    toolsetInReach(i.toolset, filter.reach),
     filter.status === undefined ? undefined : eq(i.status, filter.status),
     filter.severity === undefined ? undefined : eq(i.severity, filter.severity),
     filter.cursor === null ? undefined : olderThan(i.openedAt, i.id, filter.cursor),
@@ -232,4 +236,11 @@ export async function incidentsOpenedBetween(db: Db, from: Date, to: Date, tools
     .from(i)
     .where(and(gte(i.openedAt, from), lt(i.openedAt, to), toolsets === null ? undefined : inArray(i.toolset, [...toolsets])))
     .orderBy(asc(i.openedAt), asc(i.id));
+}
+
+/** The toolset of each stored event among `eventIds` (UUIDs; ids of no stored event are absent). */
+export async function toolsetsOfEvents(db: Db, eventIds: readonly string[]): Promise<Map<string, string>> {
+  if (eventIds.length === 0) return new Map();
+  const rows = await db.select({ eventId: empireEvents.eventId, toolset: empireEvents.toolset }).from(empireEvents).where(inArray(empireEvents.eventId, [...eventIds]));
+  return new Map(rows.map((r) => [r.eventId, r.toolset]));
 }

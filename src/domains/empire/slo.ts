@@ -1,5 +1,7 @@
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
+import { toolsetReach } from '../../platform/http/auth.ts';
+import type { Principal } from '../../platform/http/registry.ts';
 import { HOUR_MS } from './dashboard.ts';
 import * as repo from './insights.repository.ts';
 
@@ -50,17 +52,19 @@ export function createSloService(deps: { db: Db; clock: Clock; flushSamples: () 
   const { db, clock } = deps;
   return {
     /**
-     * One row per toolset sampled in the last 7 days, sorted by name: a toolset that sent nothing in
-     * a shorter window is listed with no samples and the badge `unknown`.
+     * One row per toolset sampled in the last 7 days (of the caller's toolsets when it is bound),
+     * sorted by name: a toolset that sent nothing in a shorter window is listed with no samples and
+     * the badge `unknown`.
      */
-    async slo(windowName: EmpireSloWindow = '24h') {
+    async slo(windowName: EmpireSloWindow = '24h', caller: Pick<Principal, 'toolsets'> | null = null) {
       // This instance's samples are buffered; write them first so the read counts every request answered here.
       await deps.flushSamples();
       const now = clock.now();
       const from = new Date(now.getTime() - EMPIRE_SLO_WINDOWS[windowName]);
+      const reach = toolsetReach(caller);
       const [summaries, known] = await Promise.all([
-        repo.samplesByToolset(db, from, now),
-        repo.sampledToolsets(db, new Date(now.getTime() - EMPIRE_SLO_WINDOWS['7d']), now),
+        repo.samplesByToolset(db, from, now, reach),
+        repo.sampledToolsets(db, new Date(now.getTime() - EMPIRE_SLO_WINDOWS['7d']), now, reach),
       ]);
       const summaryOf = new Map(summaries.map((s) => [s.toolset, s]));
       const toolsets = [...new Set([...known, ...summaryOf.keys()])].sort();

@@ -41,7 +41,7 @@ export function identityEndpoints(identity: IdentityService): Endpoint[] {
     defineEndpoint({
       id: 'listTokens',
       title: 'List your API tokens',
-      description: 'Tokens issued to the calling operator: prefix and metadata only, never the plaintext. Newest first, revoked ones included with revokedAt.',
+      description: 'Tokens issued to the calling operator: prefix and metadata only, never the plaintext. Newest first, revoked ones included with revokedAt. A token bound to toolsets lists only the tokens bound within its own toolsets.',
       method: 'GET',
       path: `${V1}/tokens`,
       auth: 'session-or-bearer',
@@ -88,7 +88,7 @@ export function identityEndpoints(identity: IdentityService): Endpoint[] {
     defineEndpoint({
       id: 'revokeToken',
       title: 'Revoke an API token',
-      description: 'Revokes one of your tokens at once, on every instance. Revoking a revoked token returns it unchanged.',
+      description: 'Revokes one of your tokens at once, on every instance. Revoking a revoked token returns it unchanged. A token bound to toolsets revokes only tokens bound within its own toolsets (404 for any other, as for a token that is not yours).',
       method: 'POST',
       path: `${V1}/tokens/{id}/revoke`,
       auth: 'session-or-bearer',

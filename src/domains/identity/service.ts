@@ -64,6 +64,18 @@ function withinOperator(ceiling: readonly string[], user: repo.UserRow): Set<Sco
 export const MAX_TOKEN_TOOLSETS = 50;
 
 /**
+ * Whether a credential may see and revoke a token of its operator: any, unless it is bound to
+ * toolsets; then only the tokens bound within its own toolsets (those it could have created). An
+ * unbound token reaches every toolset and one bound elsewhere names the others, so a bound token
+ * neither lists nor revokes them (docs/operations.md, "Toolset binding").
+ */
+function tokenInReach(principal: Pick<Principal, 'toolsets'>, token: { toolsets: string[] | null }): boolean {
+  const own = principal.toolsets;
+  if (own === null) return true;
+  return token.toolsets !== null && token.toolsets.every((t) => own.has(t));
+}
+
+/**
  * The toolsets a new token is bound to. A caller bound to toolsets can only hand on a subset of
  * its own, and asking for none hands on all of its own; an unbound caller (a session, an unbound
  * token) may bind a token to any toolsets or leave it unbound.
@@ -232,15 +244,16 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
       return { ...toTokenView(row), token: plaintext };
     },
 
+    /** The caller's operator's tokens; for a token bound to toolsets only those within its binding (tokenInReach). */
     async listTokens(principal: Principal): Promise<TokenView[]> {
-      return (await repo.listTokensOfUser(db, principal.userId)).map(toTokenView);
+      return (await repo.listTokensOfUser(db, principal.userId)).filter((row) => tokenInReach(principal, row)).map(toTokenView);
     },
 
     /** Idempotent: revoking a revoked token returns it unchanged and writes nothing. */
     async revokeToken(ctx: CallContext, id: string): Promise<TokenView> {
       return withTransaction(db, async (tx) => {
         const token = await repo.findToken(tx, id);
-        const owned = token !== null && token.userId === ctx.principal.userId ? token : null;
+        const owned = token !== null && token.userId === ctx.principal.userId && tokenInReach(ctx.principal, token) ? token : null;
         assertThat(owned, notFound(`No token ${id} belongs to you.`));
         if (owned.revokedAt !== null) return toTokenView(owned);
         const revoked = { ...owned, revokedAt: clock.now() };

@@ -49,10 +49,11 @@ export function opsEndpoints(ops: OpsService): Endpoint[] {
     defineEndpoint({
       id: 'listOperatorAudit',
       title: 'Operator audit log',
-      description: 'Every state-changing call: verb, target, surface, actor, before and after. Newest first; page with `cursor` (the last row\'s seqNo).',
+      description: 'Every state-changing call: verb, target, surface, actor, before and after. Newest first; page with `cursor` (the last row\'s seqNo). A token bound to toolsets is refused (403): the log spans every toolset.',
       method: 'GET',
       path: `${V1}/honeypot/ops/audit`,
       auth: 'session-or-bearer',
+      spansEveryToolset: 'the operator audit log',
       scope: 'read:empire',
       tag: 'ops',
       kind: 'read',
@@ -134,10 +135,12 @@ export function opsEndpoints(ops: OpsService): Endpoint[] {
     defineEndpoint({
       id: 'runJob',
       title: 'Run a scheduled job now',
-      description: 'Runs the named job through the same code path and run record as its schedule (spec D5). A failing job answers 200 with outcome `error` and its error text; an unknown job answers 404.',
+      description: 'Runs the named job through the same code path and run record as its schedule (spec D5). A failing job answers 200 with outcome `error` and its error text; an unknown job answers 404. A token bound to toolsets is refused (403): every job spans every toolset.',
       method: 'POST',
       path: `${V1}/ops/jobs/{job}/run`,
       auth: 'session-or-bearer',
+      // Every job works over the whole fleet (a snapshot, the forecaster, the rollups): none is one toolset's.
+      spansEveryToolset: 'a job run',
       // Jobs run on demand as on schedule: a snapshot, a drill's restore or a forecast take minutes.
       timeoutMs: LONG_WORK_TIMEOUT_MS,
       scope: 'write:alerts',

@@ -85,7 +85,7 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
     defineEndpoint({
       id: 'listProvenanceKeys',
       title: 'List provenance signing keys',
-      description: 'Signing keys of every toolset, newest first, with filters and a cursor.',
+      description: 'Signing keys of every toolset, newest first, with filters and a cursor. A token bound to toolsets lists only theirs (a `toolset` filter outside them is 403).',
       method: 'GET',
       path: `${V1}/provenance/keys`,
       auth: 'session-or-bearer',
@@ -100,7 +100,7 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
       }, { examples: [{ toolset: 'crawler-lab', status: 'active', cursor: '2026-11-24T12:00:00.000Z', limit: 50 }] }),
       response: { schemaId: 'svc-provenance-keys.v1', fields: { keys: Type.Array(Key), nextCursor: Nullable(Type.String()) } },
       example: { schema: 'svc-provenance-keys.v1', generatedAt, keys: [exampleKey], nextCursor: null },
-      handler: async ({ query }) => provenance.listKeys(query),
+      handler: async ({ query, principal }) => provenance.listKeys(query, principal),
     }),
     defineEndpoint({
       id: 'registerProvenanceKey',
@@ -145,7 +145,7 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
       id: 'getToolsetSigningPolicy',
       title: 'Read a toolset\'s signing policy',
       description:
-        'Whether the empire ingest refuses the toolset\'s unsigned events now (requireSigned, effective), and whether that comes from its own policy or the global OBSERVATORY_REQUIRE_SIGNED_EVENTS, with its active key count. A toolset nobody has set answers the global setting.',
+        'Whether the empire ingest refuses the toolset\'s unsigned events now (requireSigned, effective), and whether that comes from its own policy or the global OBSERVATORY_REQUIRE_SIGNED_EVENTS, with its active key count. A toolset nobody has set answers the global setting. A token bound to other toolsets is refused (403).',
       method: 'GET',
       path: `${V1}/provenance/toolsets/{toolset}/policy`,
       auth: 'session-or-bearer',
@@ -155,7 +155,7 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
       params: ToolsetParams,
       response: { schemaId: 'svc-provenance-toolset-policy.v1', fields: PolicyFields },
       example: examplePolicy,
-      handler: async ({ params }) => provenance.policy(params.toolset),
+      handler: async ({ params, principal }) => provenance.readPolicy(params.toolset, principal),
     }),
     defineEndpoint({
       id: 'setToolsetSigningPolicy',
@@ -181,7 +181,7 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
       id: 'listProvenanceAttestations',
       title: 'List attestations',
       description:
-        'Every admission decision of the empire ingest, newest first by acceptedAt: admitted with a verified signature, admitted in compatibility mode, or rejected with its reason.',
+        'Every admission decision of the empire ingest, newest first by acceptedAt: admitted with a verified signature, admitted in compatibility mode, or rejected with its reason. A token bound to toolsets lists only theirs (a `toolset` filter outside them is 403).',
       method: 'GET',
       path: `${V1}/provenance/attestations`,
       auth: 'session-or-bearer',
@@ -218,7 +218,7 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
         ],
         nextCursor: null,
       },
-      handler: async ({ query }) => provenance.listAttestations(query),
+      handler: async ({ query, principal }) => provenance.listAttestations(query, principal),
     }),
   ];
 }

@@ -2,6 +2,7 @@ import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/client.ts';
 import { olderThan, type TimeCursor } from '../../platform/db/paging.ts';
 import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
+import { toolsetInReach } from '../../platform/db/reach.ts';
 import { provenanceAttestations, provenanceKeys, toolsetPolicies } from './schema.ts';
 
 /** The only SQL of provenance: signing keys, attestation rows and per-toolset admission policies. */
@@ -42,9 +43,13 @@ export async function keysOfToolset(db: Db, toolset: string): Promise<KeyRow[]> 
   return db.select().from(provenanceKeys).where(eq(provenanceKeys.toolset, toolset)).orderBy(desc(provenanceKeys.createdAt), desc(provenanceKeys.id));
 }
 
-export async function listKeys(db: Db, filter: { toolset?: string | undefined; status?: string | undefined; cursor: TimeCursor | null; limit: number }): Promise<KeyRow[]> {
+export async function listKeys(
+  db: Db,
+  filter: { toolset?: string | undefined; status?: string | undefined; reach: readonly string[] | null; cursor: TimeCursor | null; limit: number },
+): Promise<KeyRow[]> {
   const where = and(
     filter.toolset === undefined ? undefined : eq(provenanceKeys.toolset, filter.toolset),
+    toolsetInReach(provenanceKeys.toolset, filter.reach),
     filter.status === undefined ? undefined : eq(provenanceKeys.status, filter.status),
     filter.cursor === null ? undefined : olderThan(provenanceKeys.createdAt, provenanceKeys.id, filter.cursor),
   );
@@ -59,11 +64,20 @@ export async function insertAttestations(tx: Db, rows: readonly AttestationRow[]
 
 export async function listAttestations(
   db: Db,
-  filter: { toolset?: string | undefined; source?: string | undefined; compatMode?: boolean | undefined; rejected?: boolean | undefined; cursor: TimeCursor | null; limit: number },
+  filter: {
+    toolset?: string | undefined;
+    source?: string | undefined;
+    compatMode?: boolean | undefined;
+    rejected?: boolean | undefined;
+    reach: readonly string[] | null;
+    cursor: TimeCursor | null;
+    limit: number;
+  },
 ): Promise<AttestationRow[]> {
   const a = provenanceAttestations;
   const where = and(
     filter.toolset === undefined ? undefined : eq(a.toolset, filter.toolset),
+    toolsetInReach(a.toolset, filter.reach),
     filter.source === undefined ? undefined : eq(a.source, filter.source),
     filter.compatMode === undefined ? undefined : eq(a.compatMode, filter.compatMode),
     filter.rejected === undefined ? undefined : filter.rejected ? sql`${a.rejectionReason} IS NOT NULL` : sql`${a.rejectionReason} IS NULL`,

@@ -5,7 +5,8 @@ import type { Db } from '../../platform/db/client.ts';
 import { decodeTimeCursor, isUuid, pageOf } from '../../platform/db/paging.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { notFound } from '../../platform/errors.ts';
-import { assertToolsetInReach } from '../../platform/http/auth.ts';
+import { assertToolsetInReach, toolsetReach } from '../../platform/http/auth.ts';
+import type { Principal } from '../../platform/http/registry.ts';
 import { createClockCache } from '../../platform/memo.ts';
 import type { RejectionReason, VerifyingKey } from './admission.ts';
 import { parsePublicKey } from './ed25519.ts';
@@ -181,6 +182,11 @@ export function createProvenanceService(deps: {
     },
     /** The toolset's signing policy as it stands now (read afresh, not from the ingest's cache). */
     policy: policyNow,
+    /** `policy` for a caller: a toolset out of its reach is 403. */
+    async readPolicy(toolset: string, caller: Pick<Principal, 'toolsets'> | null): Promise<PolicyView> {
+      assertToolsetInReach(caller, toolset, 'read the signing policy of');
+      return policyNow(toolset);
+    },
     /**
      * Sets whether the toolset's unsigned events are refused. Setting the value it has changes and
      * audits nothing; a change is audited as `provenance.policy` with the row before and after.
@@ -268,9 +274,14 @@ export function createProvenanceService(deps: {
       return { ok: true, key: toKeyView(outcome.row) };
     },
 
-    async listKeys(input: { toolset?: string | undefined; status?: 'active' | 'retired' | undefined; cursor?: string | undefined; limit?: number | undefined }) {
+    /** Newest first; a caller bound to toolsets lists only theirs (a `toolset` filter outside them is 403). */
+    async listKeys(
+      input: { toolset?: string | undefined; status?: 'active' | 'retired' | undefined; cursor?: string | undefined; limit?: number | undefined },
+      caller: Pick<Principal, 'toolsets'> | null = null,
+    ) {
+      if (input.toolset !== undefined) assertToolsetInReach(caller, input.toolset, 'read the keys of');
       const limit = input.limit ?? LIST_LIMIT_DEFAULT;
-      const rows = await repo.listKeys(db, { toolset: input.toolset, status: input.status, cursor: decodeTimeCursor(input.cursor), limit: limit + 1 });
+      const rows = await repo.listKeys(db, { toolset: input.toolset, status: input.status, reach: toolsetReach(caller), cursor: decodeTimeCursor(input.cursor), limit: limit + 1 });
       const { page, nextCursor } = pageOf(rows, limit, (r) => r.createdAt);
       return { keys: page.map(toKeyView), nextCursor };
     },
@@ -282,10 +293,12 @@ export function createProvenanceService(deps: {
       rejected?: 'true' | 'false' | undefined;
       cursor?: string | undefined;
       limit?: number | undefined;
-    }) {
+    }, caller: Pick<Principal, 'toolsets'> | null = null) {
+      if (input.toolset !== undefined) assertToolsetInReach(caller, input.toolset, 'read the attestations of');
       const limit = input.limit ?? LIST_LIMIT_DEFAULT;
       const rows = await repo.listAttestations(db, {
         toolset: input.toolset,
+        reach: toolsetReach(caller),
         source: input.source,
         compatMode: input.compatMode === undefined ? undefined : input.compatMode === 'true',
         rejected: input.rejected === undefined ? undefined : input.rejected === 'true',

@@ -70,15 +70,50 @@ export async function authenticate(
   if (scope !== null && !principal.scopes.has(scope)) {
     throw forbidden(`This call needs the scope ${scope}, which the credential does not carry.`);
   }
+  if (endpoint.spansEveryToolset !== null) assertSpansNoToolset(principal, endpoint.spansEveryToolset);
   return principal;
 }
 
-/**
- * A credential bound to toolsets (a token created with `toolsets`) acts on those toolsets only:
- * writing their events, their signing keys and policy, their alert rules. Anything else is 403
- * naming the toolset. An unbound token, a session, or an internal caller (null) reaches every toolset.
+/*
+ * Toolset binding (docs/operations.md, "Security model", "Toolset binding"). A credential bound to
+ * toolsets (a token created with `toolsets`) reaches those toolsets only, for reads as for writes:
+ *
+ * 1. a request naming a toolset outside the binding is 403 naming it (assertToolsetInReach);
+ * 2. one record of another toolset answers as if it did not exist (inToolsetReach, then the
+ *    caller's own 404);
+ * 3. lists and aggregates narrow silently to the binding (toolsetReach, platform/db/reach.ts);
+ * 4. a read or action that spans every toolset is 403 (assertSpansNoToolset; declared per endpoint
+ *    with `spansEveryToolset` in the registry and checked by `authenticate`);
+ * 5. facts of no toolset follow scopes alone.
+ *
+ * An unbound token, a session, or an internal caller (null) reaches every toolset.
  */
-export function assertToolsetInReach(principal: Principal | null, toolset: string, action: string): void {
-  if (principal === null || principal.toolsets === null || principal.toolsets.has(toolset)) return;
+
+/** The toolsets a credential reaches, sorted: null for every toolset (not bound, or an internal caller). */
+export function toolsetReach(principal: Pick<Principal, 'toolsets'> | null): readonly string[] | null {
+  return principal === null || principal.toolsets === null ? null : [...principal.toolsets].sort();
+}
+
+/** Whether the credential reaches `toolset` (rule 2: a record of another toolset is answered as unknown). */
+export function inToolsetReach(principal: Pick<Principal, 'toolsets'> | null, toolset: string): boolean {
+  return principal === null || principal.toolsets === null || principal.toolsets.has(toolset);
+}
+
+/**
+ * Rule 1: a request that names a toolset outside the binding (a path `{toolset}`, a `toolset` filter
+ * or body member) is 403 naming it; the caller named it, so naming it back tells nothing.
+ */
+export function assertToolsetInReach(principal: Pick<Principal, 'toolsets'> | null, toolset: string, action: string): void {
+  if (inToolsetReach(principal, toolset)) return;
   throw forbidden(`This token is bound to other toolsets and may not ${action} toolset ${toolset}.`);
+}
+
+/**
+ * Rule 4: what spans every toolset and cannot be narrowed without lying (the audit chain, the
+ * operator audit log, fleet-wide runs) is refused to a bound credential. `what` completes
+ * "This token is bound to toolsets; … spans every toolset."
+ */
+export function assertSpansNoToolset(principal: Pick<Principal, 'toolsets'> | null, what: string): void {
+  if (principal === null || principal.toolsets === null) return;
+  throw forbidden(`This token is bound to toolsets; ${what} spans every toolset.`);
 }

@@ -138,6 +138,13 @@ export interface EndpointDefinition<
    * endpoint's scope. On every other endpoint the header is no credential at all (auth.ts).
    */
   bridge?: boolean;
+  /**
+   * For a read or action that spans every toolset and cannot be narrowed to some (the audit chain,
+   * the operator audit log, a fleet-wide run): what it is, completing "This token is bound to
+   * toolsets; … spans every toolset." A credential bound to toolsets is refused 403 so, once its
+   * scope is checked (auth.ts, docs/operations.md "Toolset binding").
+   */
+  spansEveryToolset?: string;
   /** The largest body this endpoint takes, in bytes (413 beyond it); the server's 1 MiB unless stated. */
   bodyLimit?: number;
   /**
@@ -174,6 +181,8 @@ export interface Endpoint extends EndpointIdentity {
   onResponse: ((request: FastifyRequest, reply: FastifyReply) => Promise<void>) | null;
   /** Accepts the bridge credential (EndpointDefinition.bridge). */
   bridge: boolean;
+  /** Refused to a credential bound to toolsets (EndpointDefinition.spansEveryToolset); null when not. */
+  spansEveryToolset: string | null;
   /** Null: the server's limit (BODY_LIMIT_BYTES). */
   bodyLimit: number | null;
   /** Null: the server's request deadline (EndpointDefinition.timeoutMs). */
@@ -259,6 +268,7 @@ export function defineEndpoint<
     verifyCaller: definition.verifyCaller ?? null,
     onResponse: definition.onResponse ?? null,
     bridge: definition.bridge ?? false,
+    spansEveryToolset: definition.spansEveryToolset ?? null,
     bodyLimit: definition.bodyLimit ?? null,
     timeoutMs: definition.timeoutMs ?? null,
     concurrency: definition.concurrency ?? null,
@@ -286,6 +296,9 @@ export function assertRegistryConsistent(endpoints: readonly Endpoint[]): void {
     }
     if (e.bridge && (e.auth !== 'session-or-bearer' || e.scope === null)) {
       throw new Error(`endpoint ${e.id} opts in to the bridge credential but is not a session-or-bearer endpoint with a scope`);
+    }
+    if (e.spansEveryToolset !== null && e.auth !== 'session-or-bearer') {
+      throw new Error(`endpoint ${e.id} spans every toolset but is not a session-or-bearer endpoint: no credential it takes can be bound`);
     }
     if (e.timeoutMs !== null && !(Number.isInteger(e.timeoutMs) && e.timeoutMs > 0)) {
       throw new Error(`endpoint ${e.id} declares timeoutMs ${e.timeoutMs}: it must be a whole number of milliseconds above 0`);

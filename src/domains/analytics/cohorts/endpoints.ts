@@ -26,7 +26,7 @@ export function analyticsCohortEndpoints(service: CohortService): Endpoint[] {
         'A bucket\'s `eligible` counts the members whose day anchorDay + day has begun by now (its UTC day is today or earlier); `retained` counts only eligible members; `pct` is retained / eligible rounded to 4 decimals, 0 when none is eligible, so a cohort still running is never shown as churned. ' +
         'Cohorts: `developer-token-7d`: members are API tokens created in the range (revoked ones stay members); retained on day k when the token authenticated at least one request on UTC day anchorDay + k (each day on its own, not cumulative). ' +
         '`incident-postmortem-7d`: members are empire incidents opened in the range; retained on day k when the incident\'s postmortem was first stored on or before the end of UTC day anchorDay + k (cumulative; replacing a postmortem does not move it). ' +
-        'A token bound to toolsets gets 403 `forbidden` for `developer-token-7d` (tokens are not toolset data) and counts only its toolsets\' incidents for `incident-postmortem-7d`. ' +
+        'A token bound to toolsets gets 403 `forbidden` for `developer-token-7d` (it counts every API token, so it spans every toolset) and counts only its toolsets\' incidents for `incident-postmortem-7d`. ' +
         `400 \`unknown-cohort\` for a \`key\` that is not registered (${COHORT_KEYS.join(', ')}), \`invalid-date\` for a day that is not a calendar date, \`invalid-range\` when \`from\` is not before \`to\` or the range is too long. ` +
         'The same state answers the same body apart from `generatedAt`.',
       method: 'GET',

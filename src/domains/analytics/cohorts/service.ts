@@ -1,6 +1,7 @@
 import type { Clock } from '../../../platform/clock.ts';
 import { checkDayRange, dayNumber, dayOf } from '../../../platform/days.ts';
-import { badRequest, forbidden } from '../../../platform/errors.ts';
+import { badRequest } from '../../../platform/errors.ts';
+import { assertSpansNoToolset } from '../../../platform/http/auth.ts';
 import type { Principal } from '../../../platform/http/registry.ts';
 import type { IncidentService } from '../../empire/incidents.ts';
 import type { IdentityService } from '../../identity/service.ts';
@@ -81,9 +82,8 @@ export function createCohortService(deps: {
         throw badRequest('unknown-cohort', `There is no cohort ${JSON.stringify(key.slice(0, 64))}; the registered cohorts are ${COHORT_KEYS.join(', ')}.`, { field: 'query.key' });
       }
       const definition: CohortDefinition = COHORTS[key];
-      if (!definition.toolsetData && principal.toolsets !== null) {
-        throw forbidden(`Cohort ${key} counts API tokens, which are not toolset data: a token bound to toolsets cannot read it.`);
-      }
+      // Every operator's API tokens, bound to any toolsets or none: no toolset's share can be told apart.
+      if (!definition.toolsetData) assertSpansNoToolset(principal, `cohort ${key}, which counts every API token,`);
       const range = checkDayRange(query.from, query.to, COHORT_RANGE_MAX_DAYS);
       const from = new Date(range.from * DAY_MS);
       const to = new Date(range.to * DAY_MS);

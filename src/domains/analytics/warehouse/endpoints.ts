@@ -69,7 +69,7 @@ export function analyticsWarehouseEndpoints(service: AnalyticsQueryService): End
         '`dims` (comma list) groups the series by those dimensions; the others are summed over and answer \'\'. Without `dims` the series has every day of the range (0 for a day without facts); with `dims` only the combinations that have facts. ' +
         'Filters match exactly. An unknown metric answers `unknownMetric` true with an empty series; a dimension that is not one of spec A\'s four or that the metric does not carry (asked in `dims` or filtered on) is listed in `invalidDims` and not grouped by (a filter on it matches only \'\'). ' +
         'Sorted by `dimDate`, then each dimension by UTF-16 code units; values are exact decimals: the same warehouse state answers the same bytes apart from `generatedAt`. ' +
-        'A token bound to toolsets reads only metrics divided by toolset (403 otherwise), and only its toolsets\' rows. 400 `invalid-date` or `invalid-range` for a bad range.',
+        'A token bound to toolsets reads only its toolsets\' rows of a metric divided by toolset (a `toolset` filter outside them is 403), and the honeypot metrics, which belong to no toolset, whole. 400 `invalid-date` or `invalid-range` for a bad range.',
       method: 'GET',
       path: `${V1}/analytics/query`,
       auth: 'session-or-bearer',

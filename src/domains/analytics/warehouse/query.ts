@@ -1,7 +1,6 @@
 import type { Db } from '../../../platform/db/client.ts';
 import { checkDayRange, dayText } from '../../../platform/days.ts';
-import { forbidden } from '../../../platform/errors.ts';
-import { assertToolsetInReach } from '../../../platform/http/auth.ts';
+import { assertToolsetInReach, toolsetReach } from '../../../platform/http/auth.ts';
 import type { Principal } from '../../../platform/http/registry.ts';
 import { microToNumber } from '../../../platform/money.ts';
 import { DIMENSIONS, type Dimension, type MetricDefinition, METRICS, metricByKey } from '../metrics.ts';
@@ -85,17 +84,11 @@ export function createAnalyticsQueryService(deps: { db: Db }) {
         if (value !== undefined) filters[d] = value;
       }
       const { dims, invalidDims } = resolveDims(metric, input.dims, Object.keys(filters) as Dimension[]);
-      const toolsets = principal?.toolsets ?? null;
-      if (metric !== undefined && toolsets !== null) {
-        if (!metric.dimensions.includes('toolset')) {
-          throw forbidden(`This token is bound to toolsets; metric ${metric.key} is not divided by toolset, so it needs a credential that is not bound.`);
-        }
-        if (filters.toolset !== undefined) assertToolsetInReach(principal, filters.toolset, 'read the analytics of');
-      }
-      const rows =
-        metric === undefined
-          ? []
-          : await repo.queryDaily(db, { metric: metric.key, from: input.from, to: input.to, dims, filters, toolsets: toolsets === null ? null : [...toolsets].sort() });
+      if (filters.toolset !== undefined) assertToolsetInReach(principal, filters.toolset, 'read the analytics of');
+      // A metric divided by toolset is narrowed to a bound caller's toolsets; one that is not (the
+      // honeypot fleet's) holds no toolset's facts and follows the scope alone (docs/operations.md, "Toolset binding").
+      const toolsets = metric?.dimensions.includes('toolset') ? toolsetReach(principal) : null;
+      const rows = metric === undefined ? [] : await repo.queryDaily(db, { metric: metric.key, from: input.from, to: input.to, dims, filters, toolsets });
       rows.sort(compareSeries);
       if (metric !== undefined && dims.length === 0) {
         // Without dimensions a chart wants every day: the ones without rows answer 0.
