@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertIncident } from '../src/domains/empire/repository.ts';
 import { empireForecasts } from '../src/domains/empire/schema.ts';
 import { ManualClock } from '../src/platform/clock.ts';
+import { readDataMessage } from '../src/platform/llm/untrusted.ts';
 import { runJob, startTestApp, type TestApp, V1 } from './helpers/app.ts';
 import { ingestEmpire, tokenBoundTo } from './helpers/empire.ts';
 import { CHROME_UA, createTenant, GPTBOT_UA, signedIngest } from './helpers/honeypot.ts';
@@ -507,7 +508,8 @@ describe('replay (GET empire/triage/replay/{runId})', () => {
     expect(replay.llmResponseBytes).toBe(Buffer.byteLength(replay.llmResponse, 'utf8'));
     expect(sorted(replay.proposalIds)).toEqual(sorted([state.spikeId, state.floodId]));
     // What the agent read: the window and the toolsets (crawler-lab's 60, steady-kit's 25) and shop-eu.
-    const message = JSON.parse(replay.userMessage);
+    // The agent read its window as a data block (platform/llm/untrusted.ts).
+    const message = readDataMessage(replay.userMessage) as Json;
     expect(message).toMatchObject({ windowStart: state.windowStart, windowEnd: state.windowEnd, windowMinutes: 15 });
     expect(message.toolsets.map((x: Json) => [x.toolset, x.events])).toEqual([
       ['crawler-lab', 60],
@@ -640,16 +642,18 @@ describe('a token bound to one toolset', () => {
     expect((await ok('GET', 'empire/triage/rules?status=all', undefined, bound)).proposals).toEqual([]);
   });
 
-  it('cannot decide a proposal of another toolset', async () => {
+  it('cannot decide a proposal of another toolset: it answers as if there were none', async () => {
     const steady = (await proposalsOf('kind=incident&toolset=steady-kit'))[0]!;
-    expect((await fails(403, 'POST', 'empire/triage/decide', { id: steady.id, accept: false }, bound)).reason).toBe('forbidden');
+    const refused = await fails(404, 'POST', 'empire/triage/decide', { id: steady.id, accept: false }, bound);
+    const unknown = randomUUID();
+    expect(refused).toEqual({ ...(await fails(404, 'POST', 'empire/triage/decide', { id: unknown, accept: false }, bound)), human: `There is no triage proposal ${steady.id}.`, generatedAt: refused.generatedAt });
     expect((await proposal(steady.id)).status).toBe('pending');
     const bulk = await ok('POST', 'empire/triage/rules/bulk-accept', { ids: [state.ledgerRuleId], destinations: WEBHOOK }, bound);
     expect(bulk.acceptedCount).toBe(0);
-    expect(bulk.results.map((r: Json) => r.reason)).toEqual(['forbidden']);
-    // Reach before kind: an incident proposal out of reach is `forbidden`, not `not-a-rule-proposal`.
+    expect(bulk.results.map((r: Json) => r.reason)).toEqual(['not-found']);
+    // Reach before kind: an incident proposal out of reach is `not-found`, not `not-a-rule-proposal`.
     const foreignIncident = await ok('POST', 'empire/triage/rules/bulk-accept', { ids: [steady.id], destinations: WEBHOOK }, bound);
-    expect(foreignIncident.results.map((r: Json) => r.reason)).toEqual(['forbidden']);
+    expect(foreignIncident.results.map((r: Json) => r.reason)).toEqual(['not-found']);
   });
 
   it('cannot start a run', async () => {

@@ -7,6 +7,7 @@ import { ServiceError } from '../../platform/errors.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import { builtinEngine, type ModelEngine } from '../../platform/llm/engine.ts';
+import { linkOriginOf } from '../../platform/llm/links.ts';
 import { createOpenAiEngine } from '../../platform/llm/openai-engine.ts';
 import type { EmpireDomain } from '../empire/wiring.ts';
 import { lineageOf } from '../empire/lineage.ts';
@@ -68,12 +69,14 @@ export function createTriageDomain(deps: { db: Db; clock: Clock; audit: AuditLog
       throw error;
     }
   };
+  const linkOrigin = linkOriginOf(config.publicUrl);
   const runs = createRunService({ db, clock, engine, agents, budget, forecasts: async () => (await empire.forecaster.latest()).forecasts,
     hourlyCounts: empire.forecaster.hourlyCounts,
     lineage,
+    linkOrigin,
     log,
   });
-  const postmortems = createPostmortemService({ db, clock, audit, runs, agents, budget, incidents: empire.incidents, lineage });
+  const postmortems = createPostmortemService({ db, clock, audit, runs, agents, budget, incidents: empire.incidents, lineage, linkOrigin });
   const proposals = createProposalService({ db, clock, audit, config, incidents: empire.incidents, alerts: empire.alerts, postmortems });
   const views = createSavedViewService({ db });
   return {

@@ -27,8 +27,13 @@ export interface ModelRequest {
 
 export interface ModelAnswer {
   engine: 'builtin' | 'live';
-  /** The model that answered (the live engine's configured model; `builtin` for the built-in one). */
+  /**
+   * The model the call is charged as: the live engine's configured model (`builtin` for the
+   * built-in one), never the name the server reports, which any server can set to anything.
+   */
   model: string;
+  /** The model name the server reported, when it reported one (the built-in engine: null). */
+  reportedModel: string | null;
   text: string;
   /** Token counts the server reported (0 for the built-in engine, and when the server reports none). */
   promptTokens: number;
@@ -65,6 +70,6 @@ export const builtinEngine: ModelEngine = {
   kind: 'builtin',
   model: 'builtin',
   async complete(request) {
-    return { engine: 'builtin', model: 'builtin', text: request.builtin(), promptTokens: 0, completionTokens: 0, attempts: 1 };
+    return { engine: 'builtin', model: 'builtin', reportedModel: null, text: request.builtin(), promptTokens: 0, completionTokens: 0, attempts: 1 };
   },
 };

@@ -83,6 +83,7 @@ describe('a normal answer', () => {
     expect(answer).toEqual({
       engine: 'live',
       model: 'gpt-4o-mini',
+      reportedModel: 'gpt-4o-mini',
       text: '{"severity":"high","why":"spoofed user agent"}',
       promptTokens: 120,
       completionTokens: 14,
@@ -130,13 +131,24 @@ describe('a normal answer', () => {
     expect(fake.requests[1]!.body.temperature).toBe(0);
   });
 
-  it('reports the model the server names, the configured one when it names none', async () => {
+  it('answers as the configured model whatever the server names, and keeps the name it reported apart', async () => {
     fake.reply({ content: '{}', model: 'gpt-4o-mini-2024-07-18' });
-    expect((await engine().complete(request())).model).toBe('gpt-4o-mini-2024-07-18');
+    expect(await engine().complete(request())).toMatchObject({ model: 'gpt-4o-mini', reportedModel: 'gpt-4o-mini-2024-07-18' });
+    // Its own snapshot is no surprise; another model is, and is logged (the call is still charged as the configured one).
+    expect(warnings).toEqual([]);
+
+    // A server that names a cheaper model, or one no price table knows, does not change what the call is charged as.
+    fake.reply({ content: '{}', model: 'gpt-4.1-nano' }, { content: '{}', model: 'totally-free-model' });
+    expect(await engine().complete(request())).toMatchObject({ model: 'gpt-4o-mini', reportedModel: 'gpt-4.1-nano' });
+    expect(await engine().complete(request())).toMatchObject({ model: 'gpt-4o-mini', reportedModel: 'totally-free-model' });
+    expect(warnings.map((w) => w.obj)).toEqual([
+      { agent: 'incident-classifier', model: 'gpt-4o-mini', reportedModel: 'gpt-4.1-nano' },
+      { agent: 'incident-classifier', model: 'gpt-4o-mini', reportedModel: 'totally-free-model' },
+    ]);
 
     fake.reply({ json: { id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: '{}' }, finish_reason: 'stop' }] } });
     const answer = await engine().complete(request());
-    expect(answer.model).toBe('gpt-4o-mini');
+    expect(answer).toMatchObject({ model: 'gpt-4o-mini', reportedModel: null });
     // No usage reported: no tokens counted.
     expect([answer.promptTokens, answer.completionTokens]).toEqual([0, 0]);
   });

@@ -145,9 +145,17 @@ export function createOpenAiEngine(options: OpenAiEngineOptions): ModelEngine {
         // Still handed back: the caller's validation rejects the cut-off JSON and says so.
         log?.warn({ agent, model, maxTokens: request.maxTokens ?? null }, 'the model answer was cut off at the token limit');
       }
+      // The call is charged as the configured model. The name the server reports is kept for the
+      // record only: a server (or a proxy before it) may name a cheaper or unknown model, and the
+      // budget must not follow it down (nor up to the unknown-model price).
+      const reportedModel = typeof completion.model === 'string' && completion.model !== '' ? completion.model.slice(0, 200) : null;
+      if (reportedModel !== null && reportedModel !== model && !reportedModel.startsWith(`${model}-`)) {
+        log?.warn({ agent, model, reportedModel: scrub(reportedModel) }, 'the model server reported another model than the one configured; the call is charged as the configured one');
+      }
       return {
         engine: 'live',
-        model: typeof completion.model === 'string' && completion.model !== '' ? completion.model : model,
+        model,
+        reportedModel,
         text,
         ...usage,
         attempts,

@@ -44,10 +44,10 @@ export const DEFAULT_LLM_PRICES: Readonly<Record<string, ModelPrice>> = Object.f
 });
 
 /**
- * A dated snapshot name (`gpt-4o-mini-2024-07-18`): OpenAI answers with the snapshot that served
- * the call even when it was asked for the alias, and the engine records the model the server
- * reports, so the alias's price has to cover its snapshots or every gpt-4o-mini call would be
- * priced by `*`, sixteen times too high.
+ * A dated snapshot name (`gpt-4o-mini-2024-07-18`): an operator may configure a snapshot rather
+ * than its alias, so the alias's price covers its snapshots, or every such call would be priced by
+ * `*`, sixteen times too high. (Runs are priced by the configured model, never by the name the
+ * server reports: see openai-engine.ts.)
  */
 const DATED_SNAPSHOT = /^(.+)-\d{4}-\d{2}-\d{2}$/;
 

@@ -28,8 +28,10 @@
  * rate surged|fell silent`) covers a rate spike or a silence of its toolset, and an open liar-flood
  * incident of a tenant covers its tarpits. Every proposal cites only event ids of the snapshot.
  */
+import { withDataRules } from '../../../platform/llm/untrusted.ts';
 import {
   type Claim,
+  type HoneypotWindow,
   type IncidentProposalDraft,
   type IncidentSeverity,
   type IncidentSignal,
@@ -85,15 +87,15 @@ const SEVERITY_RANK: Record<IncidentSeverity, number> = { critical: 0, major: 1,
 const SIGNAL_ORDER: IncidentSignal[] = ['rate-spike', 'silence', 'liar-flood', 'tarpit', 'cross-toolset', 'other'];
 
 function systemPrompt(p: IncidentClassifierParams): string {
-  const cross = p.crossToolsetMin === null ? '' : `\n- cross-toolset: a crossToolset tenant in >= ${p.crossToolsetMin} toolsets (toolset = the first of its toolsets by name; minor).`;
+  const cross = p.crossToolsetMin === null ? '' : `\n- cross-toolset: a crossToolset tenant in >= ${p.crossToolsetMin} toolsets (toolset = the first of its toolsets by name; minor; evidence: its sampleEvents of that toolset).`;
   const unforecast = p.unforecastMinEvents === null ? 'A toolset with forecast null never spikes.' : `A toolset with forecast null spikes only from ${p.unforecastMinEvents} events.`;
-  return `You are the incident classifier of Observatory, a honeypot and multi-toolset event monitor.
+  return withDataRules(`You are the incident classifier of Observatory, a honeypot and multi-toolset event monitor.
 You read one time window of the fleet and propose incidents an operator should open.
 
-Input: one JSON object (TriageSnapshot): windowStart, windowEnd, windowMinutes; toolsets[] {toolset, events,
+Input: the data block holds one JSON object (TriageSnapshot): windowStart, windowEnd, windowMinutes; toolsets[] {toolset, events,
 tenants, topEventTypes[{eventType,count}], sampleEventIds[], forecast {score, level, baselineMean (events/hour),
 recentMean, computedAt} | null}; honeypot[] {tenant, events, liarEvents, topLiarFingerprints[], tarpitsTriggered[],
-sampleLiarEventIds[]}; crossToolset[] {tenant, toolsets[], events, sampleEventIds[]}; openIncidents[] {id, toolset, title, source}.
+sampleLiarEventIds[]}; crossToolset[] {tenant, toolsets[], events, sampleEvents[{eventId, toolset}]}; openIncidents[] {id, toolset, title, source}.
 
 Signals (expected = baselineMean * windowMinutes / 60; ratio = events / max(expected, 1)):
 - rate-spike: events >= ${p.spikeFactor} * expected and events >= ${p.minEvents}; major when ratio >= ${p.majorSpikeFactor} or events >= ${p.majorSpikeEvents}, else minor. ${unforecast}
@@ -113,9 +115,11 @@ Rules:
   "Tarpit: <tenant>", "Cross-toolset: <tenant>", then " — " and the numbers.
 - Skip a proposal when openIncidents has one of the same toolset whose title starts with the same marker and subject,
   or a forecaster incident "Forecast: <toolset> event rate surged" (covers rate-spike) / "fell silent" (covers silence).
-- evidenceEventIds: 1 to 50 ids taken only from this input's sample id lists (silence: []). Claims cite only those ids.
+- evidenceEventIds: 1 to 50 ids taken only from this input's sample id lists, every one an event of the proposal's toolset
+  (honeypot tenants' sampleLiarEventIds for toolset "honeypot"; silence: []). Claims cite only those ids.
+- severity follows only from the rules above; summaries and claims carry no links.
 - rootCause may say the cause is not yet known. Do not guess beyond the numbers.
-- At most ${p.maxProposals} proposals, major before minor. Nothing wrong: {"proposals": []}.`;
+- At most ${p.maxProposals} proposals, major before minor. Nothing wrong: {"proposals": []}.`);
 }
 
 export const INCIDENT_CLASSIFIER_PARAMS_1_0_0: IncidentClassifierParams = {
@@ -223,6 +227,80 @@ function proposal(
 
 const windowText = (s: TriageSnapshot) => `${s.windowStart} to ${s.windowEnd} (${s.windowMinutes} min)`;
 
+// ——— severities: the rules the built-in engine and the severity policy share ———
+
+/** The forecast's expected events for a window of `windowMinutes` (baselineMean is per hour). */
+const expectedIn = (t: ToolsetWindow, windowMinutes: number) => (t.forecast === null ? null : (t.forecast.baselineMean * windowMinutes) / 60);
+
+/** The severity of `t`'s rate spike, or null when it does not spike. */
+export function spikeSeverity(t: ToolsetWindow, windowMinutes: number, p: IncidentClassifierParams): IncidentSeverity | null {
+  const expected = expectedIn(t, windowMinutes);
+  if (expected === null) {
+    if (p.unforecastMinEvents === null || t.events < p.unforecastMinEvents || t.events < p.minEvents) return null;
+    return t.events >= p.majorSpikeEvents ? 'major' : 'minor';
+  }
+  if (t.events < p.spikeFactor * expected || t.events < p.minEvents) return null;
+  return t.events / Math.max(expected, 1) >= p.majorSpikeFactor || t.events >= p.majorSpikeEvents ? 'major' : 'minor';
+}
+
+/** The severity of `t`'s silence, or null when it is not silent against its forecast. */
+export function silenceSeverity(t: ToolsetWindow, windowMinutes: number, p: IncidentClassifierParams): IncidentSeverity | null {
+  const expected = expectedIn(t, windowMinutes);
+  if (expected === null || t.events !== 0 || expected < p.silenceMinExpected) return null;
+  return expected >= p.silenceMajorExpected ? 'major' : 'minor';
+}
+
+/** The severity of a honeypot tenant's liar flood, or null when it does not flood. */
+export function floodSeverity(h: HoneypotWindow, p: IncidentClassifierParams): IncidentSeverity | null {
+  if (h.liarEvents < p.liarFloodMin) return null;
+  const share = h.events > 0 ? h.liarEvents / h.events : 0;
+  return h.tarpitsTriggered.length > 0 || share >= p.liarShareMajor ? 'major' : 'minor';
+}
+
+/**
+ * The severity policy (docs/triage.md, "Severity policy"): the most severe level an incident
+ * proposal may carry, from the classifier's own rules applied to the run's input. `critical` is
+ * never allowed (one window is not enough to page anyone: an operator escalates). `major` only
+ * when the signal's rule makes it major for the proposal's subject: a rate spike or a silence of
+ * the proposal's toolset, a liar flood of a honeypot tenant whose LIAR events the proposal cites.
+ * Everything else (tarpit, cross-toolset, other, a signal the input does not show) is at most
+ * `minor`. `why` says what the input shows, for the rejection reason.
+ */
+export function severityCeiling(
+  snapshot: TriageSnapshot,
+  p: IncidentClassifierParams,
+  proposal: { toolset: string; signal: string; evidenceEventIds: readonly string[] },
+): { max: Exclude<IncidentSeverity, 'critical'>; why: string } {
+  const t = snapshot.toolsets.find((x) => x.toolset === proposal.toolset);
+  switch (proposal.signal) {
+    case 'rate-spike': {
+      if (!t) return { max: 'minor', why: `the input has no window of ${proposal.toolset}` };
+      const expected = expectedIn(t, snapshot.windowMinutes);
+      const shown = expected === null ? `${t.events} events, no forecast` : `${t.events} events against about ${fmt(expected)} expected`;
+      return spikeSeverity(t, snapshot.windowMinutes, p) === 'major'
+        ? { max: 'major', why: shown }
+        : { max: 'minor', why: `${shown}; a spike is major from ${p.majorSpikeFactor}× expected or ${p.majorSpikeEvents} events` };
+    }
+    case 'silence': {
+      if (!t) return { max: 'minor', why: `the input has no window of ${proposal.toolset}` };
+      const expected = expectedIn(t, snapshot.windowMinutes);
+      const shown = expected === null ? `${t.events} events, no forecast` : `${t.events} events against about ${fmt(expected)} expected`;
+      return silenceSeverity(t, snapshot.windowMinutes, p) === 'major'
+        ? { max: 'major', why: shown }
+        : { max: 'minor', why: `${shown}; a silence is major from ${p.silenceMajorExpected} expected events` };
+    }
+    case 'liar-flood': {
+      const cited = new Set(proposal.evidenceEventIds);
+      const tenants = snapshot.honeypot.filter((h) => h.sampleLiarEventIds.some((id) => cited.has(id)));
+      return tenants.some((h) => floodSeverity(h, p) === 'major')
+        ? { max: 'major', why: 'a major liar flood of a cited tenant' }
+        : { max: 'minor', why: `no cited honeypot tenant has a major liar flood (${p.liarFloodMin} LIAR events and a tarpit, or ${fmt(p.liarShareMajor * 100)}% LIAR)` };
+    }
+    default:
+      return { max: 'minor', why: `a ${proposal.signal} proposal is minor by the classifier's rules` };
+  }
+}
+
 // ——— signals ———
 
 function toolsetSignals(s: TriageSnapshot, p: IncidentClassifierParams): Candidate[] {
@@ -230,8 +308,8 @@ function toolsetSignals(s: TriageSnapshot, p: IncidentClassifierParams): Candida
   for (const t of s.toolsets) {
     const ids = t.sampleEventIds;
     if (t.forecast === null) {
-      if (p.unforecastMinEvents === null || t.events < p.unforecastMinEvents || t.events < p.minEvents) continue;
-      const severity: IncidentSeverity = t.events >= p.majorSpikeEvents ? 'major' : 'minor';
+      const severity = spikeSeverity(t, s.windowMinutes, p);
+      if (severity === null) continue;
       const summary = `${t.toolset} received ${t.events} events in ${s.windowMinutes} minutes from ${plural(t.tenants, 'tenant')} (mostly ${topTypes(t)}) and has no forecast yet to compare with.`;
       const c = proposal(s, { toolset: t.toolset, subject: t.toolset, severity, signal: 'rate-spike', headline: `${t.events} events in ${s.windowMinutes} min, no forecast`, summary, evidence: ids }, (ev) => ({
         summary: [{ text: summary, eventIds: ev.slice(0, 5) }],
@@ -250,8 +328,10 @@ function toolsetSignals(s: TriageSnapshot, p: IncidentClassifierParams): Candida
     const baseline = forecast.baselineMean;
     const expected = (baseline * s.windowMinutes) / 60;
     const ratio = t.events / Math.max(expected, 1);
-    if (t.events >= p.spikeFactor * expected && t.events >= p.minEvents) {
-      const severity: IncidentSeverity = ratio >= p.majorSpikeFactor || t.events >= p.majorSpikeEvents ? 'major' : 'minor';
+    const spike = spikeSeverity(t, s.windowMinutes, p);
+    const silence = silenceSeverity(t, s.windowMinutes, p);
+    if (spike !== null) {
+      const severity = spike;
       const summary = `${t.toolset} received ${t.events} events in ${s.windowMinutes} minutes against about ${fmt(expected)} expected from its forecast baseline of ${fmt(baseline)} an hour (${fmt(ratio)}×). ${plural(t.tenants, 'tenant')}; top event types: ${topTypes(t)}.`;
       const c = proposal(
         s,
@@ -271,8 +351,8 @@ function toolsetSignals(s: TriageSnapshot, p: IncidentClassifierParams): Candida
         }),
       );
       if (c) out.push(c);
-    } else if (t.events === 0 && expected >= p.silenceMinExpected) {
-      const severity: IncidentSeverity = expected >= p.silenceMajorExpected ? 'major' : 'minor';
+    } else if (silence !== null) {
+      const severity = silence;
       const summary = `${t.toolset} sent no events in ${s.windowMinutes} minutes, while its forecast baseline of ${fmt(baseline)} an hour makes about ${fmt(expected)} expected.`;
       const c = proposal(s, { toolset: t.toolset, subject: t.toolset, severity, signal: 'silence', headline: `0 events in ${s.windowMinutes} min, about ${fmt(expected)} expected`, summary, evidence: [] }, () => ({
         summary: [{ text: summary, eventIds: [] }],
@@ -305,8 +385,9 @@ function honeypotSignals(s: TriageSnapshot, p: IncidentClassifierParams): Candid
       text: `${tp.triggeredAt}: tarpit triggered for fingerprint ${tp.fingerprintId} after ${tp.liarEventCount} LIAR events.`,
       eventIds: [],
     }));
-    if (h.liarEvents >= p.liarFloodMin) {
-      const severity: IncidentSeverity = tarpits > 0 || share >= p.liarShareMajor ? 'major' : 'minor';
+    const flood = floodSeverity(h, p);
+    if (flood !== null) {
+      const severity = flood;
       const summary = `Honeypot tenant ${h.tenant} saw ${h.liarEvents} LIAR events out of ${h.events} (${pct}%) in ${s.windowMinutes} minutes${tarpits > 0 ? `; ${plural(tarpits, 'tarpit')} triggered` : ''}${fpText}.`;
       const c = proposal(
         s,
@@ -349,9 +430,11 @@ function crossToolsetSignals(s: TriageSnapshot, p: IncidentClassifierParams): Ca
     const first = toolsets[0];
     if (first === undefined || toolsets.length < min) continue;
     const summary = `Tenant ${x.tenant} reached ${toolsets.length} toolsets (${toolsets.join(', ')}) with ${x.events} events in ${s.windowMinutes} minutes.`;
-    const c = proposal(s, { toolset: first, subject: x.tenant, severity: 'minor', signal: 'cross-toolset', headline: `${toolsets.length} toolsets, ${x.events} events in ${s.windowMinutes} min`, summary, evidence: x.sampleEventIds }, (ev) => ({
+    // Evidence of the proposal's own toolset only: a proposal never cites another toolset's events.
+    const evidence = x.sampleEvents.filter((e) => e.toolset === first).map((e) => e.eventId);
+    const c = proposal(s, { toolset: first, subject: x.tenant, severity: 'minor', signal: 'cross-toolset', headline: `${toolsets.length} toolsets, ${x.events} events in ${s.windowMinutes} min`, summary, evidence }, (ev) => ({
       summary: [{ text: summary, eventIds: ev.slice(0, 5) }],
-      timeline: [{ text: `Window ${windowText(s)}: the newest events of ${x.tenant} across its toolsets are cited.`, eventIds: ev }],
+      timeline: [{ text: `Window ${windowText(s)}: the newest events of ${x.tenant} in ${first} are cited.`, eventIds: ev }],
       impact: [{ text: `${toolsets.length} toolsets share one source tenant: ${toolsets.join(', ')}.`, eventIds: [] }],
       rootCause: [{ text: 'Not yet known: whether this tenant is one actor probing the fleet or a shared integration.', eventIds: [] }],
       actionItems: [{ text: `Follow ${x.tenant}'s events across ${toolsets.join(', ')} and check whether the tenant is expected in all of them.`, eventIds: [] }],

@@ -1,6 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { UNTRUSTED_DATA_RULES } from '../../../platform/llm/untrusted.ts';
 import {
   INVESTIGATION_PROPOSER_PARAMS_1_0_0 as V100,
   INVESTIGATION_PROPOSER_PARAMS_1_1_0 as V110,
@@ -58,8 +59,8 @@ const fleet = snapshot({
     { ja4: 'j2', uaClass: 'LIAR', asn: 64501, tenant: 'hp-a', events: 15, fingerprints: 2, sampleEventIds: ['c-a2-1'] },
   ],
   crossToolset: [
-    { tenant: 'acme', toolsets: ['web-big', 'db-z', 'api-y'], events: 40, sampleEventIds: ['x-1', 'x-2'] },
-    { tenant: 'beta', toolsets: ['web-big', 'db-z'], events: 90, sampleEventIds: ['x-3'] },
+    { tenant: 'acme', toolsets: ['web-big', 'db-z', 'api-y'], events: 40, sampleEvents: [{ eventId: 'x-1', toolset: 'api-y' }, { eventId: 'x-2', toolset: 'db-z' }] },
+    { tenant: 'beta', toolsets: ['web-big', 'db-z'], events: 90, sampleEvents: [{ eventId: 'x-3', toolset: 'web-big' }] },
   ],
 });
 
@@ -102,7 +103,8 @@ describe('proposeInvestigations without a focal event', () => {
           'The view starts from api-y (1 of 3); switch its toolset to follow acme into the others.',
         ],
         filters: { ...windowFilters, toolset: 'api-y', tenant: 'acme' },
-        evidenceEventIds: ['x-1', 'x-2'],
+        // Only the events of api-y, the proposal's own toolset: x-2 is db-z's.
+        evidenceEventIds: ['x-1'],
       },
     ]);
   });
@@ -122,7 +124,7 @@ describe('proposeInvestigations without a focal event', () => {
     const liar = (events: number) => proposeInvestigations(snapshot({ clusters: [{ ja4: null, uaClass: 'LIAR', asn: null, tenant: 'h', events, fingerprints: 1, sampleEventIds: ['l-1'] }] }), V110);
     expect([liar(19).length, liar(20).length]).toEqual([0, 1]);
     expect(liar(20)[0]!.rationale[1]).toBe('Largest cluster: ja4 unknown, ASN unknown: 20 events from 1 fingerprint.');
-    const crossView = (toolsets: string[]) => proposeInvestigations(snapshot({ crossToolset: [{ tenant: 'acme', toolsets, events: 5, sampleEventIds: ['x-1'] }] }), V110).length;
+    const crossView = (toolsets: string[]) => proposeInvestigations(snapshot({ crossToolset: [{ tenant: 'acme', toolsets, events: 5, sampleEvents: [{ eventId: 'x-1', toolset: [...toolsets].sort()[0]! }] }] }), V110).length;
     expect([crossView(['a-1', 'b-1']), crossView(['a-1', 'b-1', 'c-1'])]).toEqual([0, 1]);
   });
 
@@ -176,7 +178,8 @@ describe('proposeInvestigations with a focal event', () => {
             'Earliest upstream event: import.started in crm at 2024-05-01T09:00:00.000Z (u-1), the probable start of the chain. In the window crm received 12 events from 3 tenants.',
           ],
           filters: { toolset: 'crm', tenant: 'acme', eventType: 'import.row', uaClass: null, fingerprintId: null, focalEventId: 'f-1', from: '2024-05-01T09:00:00.000Z', to: '2024-05-01T12:30:00.000Z' },
-          evidenceEventIds: ['u-1', 'u-2', 'f-1', 'd-1', 'd-2'],
+          // The lineage events of crm only: d-1 and d-2 are billing's.
+          evidenceEventIds: ['u-1', 'u-2', 'f-1'],
         },
       ]);
     }
@@ -213,25 +216,28 @@ describe('proposeInvestigations properties (fast-check)', () => {
         { maxLength: 10 },
       ),
       crossToolset: fc.uniqueArray(
-        fc.record({ tenant: fc.constantFrom('t-1', 't-2', 't-3', 't-4'), toolsets: fc.subarray(['web-a', 'web-b', 'api-c', 'db-d'], { minLength: 2 }), events: fc.nat(300), sampleEventIds: fc.array(idArb, { maxLength: 10 }) }),
+        fc.record({ tenant: fc.constantFrom('t-1', 't-2', 't-3', 't-4'), toolsets: fc.subarray(['web-a', 'web-b', 'api-c', 'db-d'], { minLength: 2 }), events: fc.nat(300), sampleEvents: fc.array(fc.record({ eventId: idArb, toolset: fc.constantFrom('web-a', 'web-b', 'api-c', 'db-d') }), { maxLength: 10 }) }),
         { selector: (x) => x.tenant, maxLength: 4 },
       ),
       focal: fc.option(fc.record({ eventId: idArb, toolset: fc.constantFrom('crm', 'billing'), eventType: fc.constant('x.y'), tenant: fc.option(fc.constant('acme')), ts: tsArb, upstream: lineageArb, downstream: lineageArb }), { freq: 3 }),
     })
     .map((parts) => snapshot(parts));
 
-  const inputIds = (s: InvestigationSnapshot) =>
-    new Set([
-      ...s.toolsets.flatMap((t) => t.sampleEventIds),
-      ...s.clusters.flatMap((c) => c.sampleEventIds),
-      ...s.crossToolset.flatMap((x) => x.sampleEventIds),
-      ...(s.focal ? [s.focal.eventId, ...s.focal.upstream.map((e) => e.eventId), ...s.focal.downstream.map((e) => e.eventId)] : []),
-    ]);
+  /** Every id the input shows, with the toolsets it is shown for. */
+  const inputIds = (s: InvestigationSnapshot) => {
+    const shown = new Map<string, Set<string>>();
+    const add = (id: string, toolset: string) => shown.set(id, (shown.get(id) ?? new Set()).add(toolset));
+    s.toolsets.forEach((t) => t.sampleEventIds.forEach((id) => add(id, t.toolset)));
+    s.clusters.forEach((c) => c.sampleEventIds.forEach((id) => add(id, 'honeypot')));
+    s.crossToolset.forEach((x) => x.sampleEvents.forEach((e) => add(e.eventId, e.toolset)));
+    if (s.focal) [s.focal, ...s.focal.upstream, ...s.focal.downstream].forEach((e) => add(e.eventId, e.toolset));
+    return shown;
+  };
 
   it.each([
     ['1.0.0', V100],
     ['1.1.0', V110],
-  ] as [string, InvestigationProposerParams][])('%s: never more than 3 (1 with a focal event), schema-valid, cites only input ids, from < to, order-independent', (_v, params) => {
+  ] as [string, InvestigationProposerParams][])('%s: never more than 3 (1 with a focal event), schema-valid, cites only input ids of its own toolset, from < to, order-independent', (_v, params) => {
     fc.assert(
       fc.property(arbSnapshot, (s) => {
         const out = proposeInvestigations(s, params);
@@ -242,7 +248,7 @@ describe('proposeInvestigations properties (fast-check)', () => {
           expect(Value.Check(InvestigationItem, p)).toBe(true);
           expect(p.rationale).toHaveLength(3);
           expect(Date.parse(p.filters.from)).toBeLessThan(Date.parse(p.filters.to));
-          for (const id of p.evidenceEventIds) expect(known.has(id)).toBe(true);
+          for (const id of p.evidenceEventIds) expect(known.get(id)?.has(p.toolset)).toBe(true);
           if (!s.focal) expect([p.filters.from, p.filters.to, p.filters.focalEventId]).toEqual([s.windowStart, s.windowEnd, null]);
         }
         const names = out.map((p) => JSON.stringify(p.filters));
@@ -267,7 +273,9 @@ describe('INVESTIGATION_PROPOSER_VERSIONS', () => {
   it('ships 1.0.0 then 1.1.0 with compact prompts naming the output and the cap', () => {
     expect(INVESTIGATION_PROPOSER_VERSIONS.map((v) => v.version)).toEqual(['1.0.0', '1.1.0']);
     for (const v of INVESTIGATION_PROPOSER_VERSIONS) {
-      expect(v.systemPrompt.split('\n').length).toBeLessThanOrEqual(40);
+      // The agent's own part stays compact; every prompt ends with the shared untrusted-data rules.
+      expect(v.systemPrompt.endsWith(`\n\n${UNTRUSTED_DATA_RULES}`)).toBe(true);
+      expect(v.systemPrompt.slice(0, -UNTRUSTED_DATA_RULES.length).split('\n').length).toBeLessThanOrEqual(40);
       expect(v.systemPrompt).toContain('{"proposals": [...]}');
       expect(v.systemPrompt).toContain(`at most ${v.params.maxInvestigations} proposals`);
     }

@@ -16,6 +16,7 @@
  * A rate only "stands out" upwards here: a silent toolset has no event to look at (the incident
  * classifier proposes silences). Times in filters are the snapshot's own strings, never a clock.
  */
+import { withDataRules } from '../../../platform/llm/untrusted.ts';
 import type { InvestigationProposalDraft, InvestigationSnapshot, ViewFilters } from './types.ts';
 import { byTime, clip, cmp, fmt, plural } from './text.ts';
 
@@ -41,11 +42,11 @@ const BULLET_MAX = 300;
 const EVIDENCE_MAX = 50;
 
 function systemPrompt(p: InvestigationProposerParams): string {
-  const cross = p.crossToolsetMin === null ? '' : `\n  3. a crossToolset tenant in >= ${p.crossToolsetMin} toolsets: tenant set, toolset = the first of its toolsets by name.`;
-  return `You are the investigation proposer of Observatory, a honeypot and multi-toolset event monitor.
+  const cross = p.crossToolsetMin === null ? '' : `\n  3. a crossToolset tenant in >= ${p.crossToolsetMin} toolsets: tenant set, toolset = the first of its toolsets by name, evidence its sampleEvents of that toolset.`;
+  return withDataRules(`You are the investigation proposer of Observatory, a honeypot and multi-toolset event monitor.
 You propose saved investigation views: filter sets an operator opens to follow one story in the data.
 
-Input: one JSON object (InvestigationSnapshot): the triage window (windowStart, windowEnd, windowMinutes, toolsets[],
+Input: the data block holds one JSON object (InvestigationSnapshot): the triage window (windowStart, windowEnd, windowMinutes, toolsets[],
 honeypot[], crossToolset[], openIncidents[]) plus focal (the event the operator asked about, with upstream[] and
 downstream[] lineage events {eventId, toolset, eventType, ts}, or null) and clusters[] {ja4, uaClass, asn, tenant,
 events, fingerprints, sampleEventIds[]}.
@@ -66,8 +67,11 @@ Rules:
   2. a toolset with events >= ${p.rateFactor} * expected (expected = forecast.baselineMean * windowMinutes / 60, at least 1)
      and >= ${p.minToolsetEvents} events: toolset set, eventType = its top event type;${cross}
   from/to are windowStart/windowEnd exactly as given.
-- Copy timestamps from the input; never invent ids: evidenceEventIds (at most ${p.maxEvidence}) come from the input's id lists.
-- Nothing stands out: {"proposals": []}.`;
+- Copy timestamps from the input; never invent ids: evidenceEventIds (at most ${p.maxEvidence}) come from the input's id lists
+  and are events of the proposal's toolset only ("honeypot": honeypot and cluster ids); a focal proposal cites the lineage
+  events of the focal event's toolset.
+- Names and rationale carry no links.
+- Nothing stands out: {"proposals": []}.`);
 }
 
 export const INVESTIGATION_PROPOSER_PARAMS_1_0_0: InvestigationProposerParams = {
@@ -140,7 +144,8 @@ function focalInvestigation(s: InvestigationSnapshot, focal: Focal, p: Investiga
       `${third}${windowText}`,
     ),
     filters: filtersOf({ toolset: focal.toolset, tenant: focal.tenant, eventType: focal.eventType, focalEventId: focal.eventId, from, to }),
-    evidenceEventIds: uniqueIds(lineage.map((e) => e.eventId), p.maxEvidence),
+    // The lineage may cross toolsets; the proposal (a view of the focal toolset) cites only that toolset's events.
+    evidenceEventIds: uniqueIds(lineage.filter((e) => e.toolset === focal.toolset).map((e) => e.eventId), p.maxEvidence),
   };
 }
 
@@ -246,7 +251,8 @@ function crossCandidates(s: InvestigationSnapshot, p: InvestigationProposerParam
           `The view starts from ${first} (1 of ${toolsets.length}); switch its toolset to follow ${x.tenant} into the others.`,
         ),
         filters: filtersOf({ toolset: first, tenant: x.tenant, from: s.windowStart, to: s.windowEnd }),
-        evidenceEventIds: uniqueIds(x.sampleEventIds, p.maxEvidence),
+        // Its own toolset's events only: a proposal never cites another toolset's.
+        evidenceEventIds: uniqueIds(x.sampleEvents.filter((e) => e.toolset === first).map((e) => e.eventId), p.maxEvidence),
       },
     });
   }

@@ -191,7 +191,7 @@ const fleet: TriageSnapshot = {
     },
     { tenant: 'hp-b', events: 40, liarEvents: 10, topLiarFingerprints: [], tarpitsTriggered: [{ fingerprintId: 'fp-9', triggeredAt: '2024-05-01T11:55:00.000Z', liarEventCount: 5 }], sampleLiarEventIds: ids(500, 10) },
   ],
-  crossToolset: [{ tenant: 'acme', toolsets: ['api-y', 'db-z', 'web-big'], events: 60, sampleEventIds: ids(600, 10) }],
+  crossToolset: [{ tenant: 'acme', toolsets: ['api-y', 'db-z', 'web-big'], events: 60, sampleEvents: ids(600, 10).map((eventId, i) => ({ eventId, toolset: ['api-y', 'db-z', 'web-big'][i % 3]! })) }],
   openIncidents: [],
 };
 
@@ -324,7 +324,7 @@ describe('the built-in agents answer what the schemas accept', () => {
       tarpitsTriggered: fc.array(fc.record({ fingerprintId: fc.string({ minLength: 16, maxLength: 16 }), triggeredAt: fc.constant('2024-05-01T11:50:00.000Z'), liarEventCount: count }), { maxLength: 10 }),
       sampleLiarEventIds: idList,
     });
-    const arbCross = fc.record({ tenant: fc.string({ minLength: 1, maxLength: 128 }), toolsets: fc.array(name(128), { minLength: 2, maxLength: 6 }), events: count, sampleEventIds: fc.array(fc.integer({ min: 0, max: 5000 }).map(uuid), { maxLength: 10 }) });
+    const arbCross = fc.record({ tenant: fc.string({ minLength: 1, maxLength: 128 }), toolsets: fc.array(name(128), { minLength: 2, maxLength: 6 }), events: count, sampleEvents: fc.array(fc.record({ eventId: fc.integer({ min: 0, max: 5000 }).map(uuid), toolset: name(128) }), { maxLength: 10 }) });
     const arbCluster = fc.record({
       ja4: fc.option(fc.string({ minLength: 1, maxLength: 40 }), { nil: null }),
       uaClass: fc.constantFrom('LIAR', 'KNOWN_LLM_AGENT'),

@@ -10,6 +10,7 @@
  * lineage it says the cause is unknown instead of guessing. Operator notes are the operators' own
  * words, kept as a claim of their own (citing nothing).
  */
+import { withDataRules } from '../../../platform/llm/untrusted.ts';
 import type { Claim, PostmortemDraft, PostmortemSnapshot } from './types.ts';
 import { byTime, clip, cmp, plural } from './text.ts';
 
@@ -28,10 +29,10 @@ const TENANTS_NAMED = 3;
 const SEVERITY_WORD = { critical: 'Critical', major: 'Major', minor: 'Minor' } as const;
 
 function systemPrompt(p: PostmortemWriterParams): string {
-  return `You are the postmortem writer of Observatory, a honeypot and multi-toolset event monitor.
+  return withDataRules(`You are the postmortem writer of Observatory, a honeypot and multi-toolset event monitor.
 You draft the postmortem of one incident from its record and the events of its lineage.
 
-Input: one JSON object (PostmortemSnapshot): incident {id, toolset, severity, title, status, source, openedAt,
+Input: the data block holds one JSON object (PostmortemSnapshot): incident {id, toolset, severity, title, status, source, openedAt,
 resolvedAt}; lineage[] {eventId, toolset, eventType, tenant, ts, causedBy}: the incident's events and every event
 their causedBy chains reach both ways, oldest first; operatorNotes (text or null).
 
@@ -51,7 +52,8 @@ Sections:
 Rules:
 - eventIds cite only eventId values present in lineage; a claim about the incident record cites [].
 - At most ${p.maxClaimsPerSection} claims per section and ${p.maxEventIdsPerClaim} eventIds per claim.
-- Copy timestamps and counts from the input; do not invent events, tenants or numbers.`;
+- Copy timestamps and counts from the input; do not invent events, tenants, ids or numbers. Write ids only as the input spells
+  them, and no links.`);
 }
 
 export const POSTMORTEM_WRITER_PARAMS_1_0_0: PostmortemWriterParams = { maxClaimsPerSection: 5, maxEventIdsPerClaim: 10, impactByTenant: false };

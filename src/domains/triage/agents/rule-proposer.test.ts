@@ -1,6 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { UNTRUSTED_DATA_RULES } from '../../../platform/llm/untrusted.ts';
 import { checkPredicate, EmpirePredicate } from '../../empire/alerts.predicates.ts';
 import { backtestCountRule } from './backtest.ts';
 import { RuleItem } from './output.ts';
@@ -142,7 +143,9 @@ describe('proposeRules on a known dataset', () => {
     for (const v of RULE_PROPOSER_VERSIONS) {
       expect(v.systemPrompt).toContain('{"proposals": [...]}');
       expect(v.systemPrompt).toContain('empire_count_gte');
-      expect(v.systemPrompt.split('\n').length).toBeLessThanOrEqual(40);
+      // The agent's own part stays compact; every prompt ends with the shared untrusted-data rules.
+      expect(v.systemPrompt.endsWith(`\n\n${UNTRUSTED_DATA_RULES}`)).toBe(true);
+      expect(v.systemPrompt.slice(0, -UNTRUSTED_DATA_RULES.length).split('\n').length).toBeLessThanOrEqual(40);
     }
     expect(RULE_PROPOSER_VERSIONS[1]!.systemPrompt).toContain('TP >= FP');
     expect(RULE_PROPOSER_VERSIONS[0]!.systemPrompt).not.toContain('TP >= FP');

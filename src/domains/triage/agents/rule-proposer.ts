@@ -22,6 +22,7 @@
  * `rejectedNearPct` of a rejected one, so a rejected 120 does not come back as 121.
  */
 import { canonicalJsonFast } from '../../../platform/audit/canonical.ts';
+import { withDataRules } from '../../../platform/llm/untrusted.ts';
 import { backtestCountRule } from './backtest.ts';
 import type { Backtest, ResolvedIncident, RuleProposalDraft, RuleSnapshot, ToolsetHistory } from './types.ts';
 import { clip, cmp } from './text.ts';
@@ -48,11 +49,11 @@ const COUNT_MAX = 100_000_000;
 const NAME_MAX = 120;
 
 function systemPrompt(p: RuleProposerParams): string {
-  return `You are the alert-rule proposer of Observatory, a multi-toolset event monitor.
+  return withDataRules(`You are the alert-rule proposer of Observatory, a multi-toolset event monitor.
 You read hourly event counts per toolset over the lookback and the incidents resolved in it, and propose
 alert rules that would have warned of those incidents without firing on ordinary traffic.
 
-Input: one JSON object (RuleSnapshot): lookbackDays; from, to (hour boundaries); history[] {toolset, hours[]}
+Input: the data block holds one JSON object (RuleSnapshot): lookbackDays; from, to (hour boundaries); history[] {toolset, hours[]}
 where hours[i] counts the events received in hour from + i; resolvedIncidents[] {id, toolset, openedAt,
 resolvedAt, severity}; examples[] {toolset, predicate, decision "accepted"|"rejected", notes} (past operator
 decisions); existingRules[] {toolset, predicate} (enabled rules).
@@ -73,7 +74,7 @@ Rules:
 - count is an integer >= ${p.minCount}, derived from the numbers in history; never invent data.
 - Propose only rules with TP > 0${p.requireTpAtLeastFp ? ' and TP >= FP' : ''}; a toolset without resolved incidents gets none.
 - Never repeat an existing rule or a rejected example of the toolset${p.rejectedNearPct > 0 ? `, nor a count within ${Math.round(p.rejectedNearPct * 100)}% of a rejected one` : ''}; prefer thresholds near accepted ones.
-- At most one proposal per toolset and ${p.maxProposals} in all. Nothing worth proposing: {"proposals": []}.`;
+- At most one proposal per toolset and ${p.maxProposals} in all. Names and rationale carry no links. Nothing worth proposing: {"proposals": []}.`);
 }
 
 export const RULE_PROPOSER_PARAMS_1_0_0: RuleProposerParams = {

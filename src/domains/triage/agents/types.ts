@@ -41,8 +41,11 @@ export interface CrossToolsetWindow {
   tenant: string;
   toolsets: string[];
   events: number;
-  /** Up to 10 event ids, newest first. */
-  sampleEventIds: string[];
+  /**
+   * The tenant's newest events of the window, up to 5 of each toolset, by toolset then newest
+   * first: each names its toolset, since a proposal may cite only events of its own toolset.
+   */
+  sampleEvents: { eventId: string; toolset: string }[];
 }
 
 /** The incident classifier's input: one window of the fleet. */

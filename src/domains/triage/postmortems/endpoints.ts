@@ -11,7 +11,7 @@ export function postmortemEndpoints(deps: { postmortems: PostmortemService }): E
       id: 'autoDraftIncidentPostmortem',
       title: 'Draft an incident postmortem',
       description:
-        'The postmortem writer drafts five sections (summary, timeline, impact, rootCause, actionItems) from the incident and its lineage (its events and every event their causedBy chains reach). Every claim citing an event id outside that lineage is removed from `draft` and the id listed in `strippedEventIds`; `rawDraft` is the writer\'s text as it was. ' +
+        'The postmortem writer drafts five sections (summary, timeline, impact, rootCause, actionItems) from the incident and its lineage (its events and every event their causedBy chains reach). Every claim citing an event id outside that lineage, or naming an identifier the writer\'s input does not hold (in any spelling), is removed from `draft` and the identifier listed in `strippedEventIds`; links that leave this service are dropped; `rawDraft` is the writer\'s text as it was. ' +
         '`persist: true` stores the draft as the incident\'s postmortem (audited as `empire-incident.postmortem`). `stub: true` returns an empty draft and writes nothing. Charged to the incident\'s toolset bucket; deferred (429 `budget-exhausted`) at or over budget. 404 for an unknown incident.',
       method: 'POST',
       path: `${V1}/empire/incidents/{id}/auto-draft`,

@@ -12,14 +12,29 @@ import type { AgentStates, BudgetGate, RunService, RunServiceDeps } from '../run
 import { STUB_RUN_ID } from '../runs/service.ts';
 import { postmortemSnapshot } from '../runs/snapshots.ts';
 import * as repo from './repository.ts';
-import { stripDraft } from './strip.ts';
+import { identifierTokens, stripDraft } from './strip.ts';
+import { readDataMessage } from '../../../platform/llm/untrusted.ts';
 
 /**
  * Incident postmortems (spec B `incidents/{id}/auto-draft`, A "Incident postmortem draft"): the
  * postmortem writer drafts five sections from the incident and its lineage; every claim citing an
- * event outside that lineage is stripped (strip.ts); `persist` stores the draft as the incident's
- * postmortem. Accepting an incident proposal seeds the postmortem the same way (`seedWithin`).
+ * event outside that lineage, or naming an identifier its input does not hold, is stripped
+ * (strip.ts); `persist` stores the draft as the incident's postmortem. Accepting an incident
+ * proposal seeds the postmortem the same way (`seedWithin`), against the input of the run that
+ * wrote the seed.
  */
+
+/** The identifiers a stored user message holds (a data block, or the plain JSON older runs sent). */
+function inputTokens(userMessage: string): Set<string> {
+  for (const read of [readDataMessage, JSON.parse]) {
+    try {
+      return identifierTokens(read(userMessage));
+    } catch {
+      // not this form
+    }
+  }
+  return identifierTokens(userMessage);
+}
 
 const emptyDraft = (title: string): PostmortemDraft => ({ title, sections: Object.fromEntries(POSTMORTEM_SECTIONS.map((s) => [s, []])) as unknown as PostmortemDraft['sections'] });
 
@@ -32,8 +47,10 @@ export function createPostmortemService(deps: {
   budget: BudgetGate;
   incidents: IncidentService;
   lineage: RunServiceDeps['lineage'];
+  /** The origin of OBSERVATORY_PUBLIC_URL: the only one links in a draft may point at. */
+  linkOrigin: string;
 }) {
-  const { db, clock, audit, runs, agents, budget, incidents } = deps;
+  const { db, clock, audit, runs, agents, budget, incidents, linkOrigin } = deps;
 
   async function store(tx: Db, ctx: CallContext, incidentId: string, input: { draft: PostmortemDraft; runId: string | null; source: 'proposal' | 'auto-draft'; strippedEventIds: string[] }) {
     const now = clock.now();
@@ -61,9 +78,15 @@ export function createPostmortemService(deps: {
   }
 
   return {
-    /** Seeds a new incident's postmortem with a proposal's draft, stripped to the incident's own events. */
-    async seedWithin(tx: Db, ctx: CallContext, incident: { id: string; title: string; eventIds: string[] }, draft: PostmortemDraft, runId: string) {
-      const stripped = stripDraft(draft, new Set(incident.eventIds.map((id) => id.toLowerCase())), `Postmortem: ${incident.title}`);
+    /**
+     * Seeds a new incident's postmortem with a proposal's draft, stripped to the incident's own
+     * events and to the identifiers of the input the draft was written from (the run's user
+     * message; once the run is pruned, the incident's own record).
+     */
+    async seedWithin(tx: Db, ctx: CallContext, incident: { id: string; toolset: string; title: string; eventIds: string[] }, draft: PostmortemDraft, runId: string) {
+      const input = await runs.userMessageOf(tx, runId);
+      const known = input === null ? identifierTokens(incident) : inputTokens(input);
+      const stripped = stripDraft(draft, { citable: new Set(incident.eventIds.map((id) => id.toLowerCase())), named: new Set([incident.id]), known, linkOrigin, fallbackTitle: `Postmortem: ${incident.title}` });
       await store(tx, ctx, incident.id, { draft: stripped.draft, runId, source: 'proposal', strippedEventIds: stripped.strippedEventIds });
     },
 
@@ -118,7 +141,7 @@ export function createPostmortemService(deps: {
         await runs.saveRun(db, { ...outcome.run, autoRejected: 1 });
         throw new ServiceError(502, 'model-output-invalid', `The postmortem writer's answer was refused (${parsed.reason}); nothing was stored but run ${outcome.runId}, whose replay holds the text.`, { runId: outcome.runId });
       }
-      const stripped = stripDraft(parsed.value, lineageIds, `Postmortem: ${incident.title}`);
+      const stripped = stripDraft(parsed.value, { citable: lineageIds, named: new Set([incident.id]), known: identifierTokens(snapshot), linkOrigin, fallbackTitle: `Postmortem: ${incident.title}` });
       const persisted = input.persist ?? false;
       await withTransaction(db, async (tx) => {
         await runs.saveRun(tx, outcome.run);

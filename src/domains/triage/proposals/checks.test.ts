@@ -1,39 +1,39 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../../platform/crypto.ts';
+import { LINK_REMOVED } from '../../../platform/llm/links.ts';
 import type { IncidentItem, InvestigationItem, RuleItem } from '../agents/output.ts';
 import type { ResolvedIncident, ToolsetHistory } from '../agents/types.ts';
-import { canonicalPredicate, checkIncident, checkInvestigation, checkRule, type EvidenceContext, outsideWindow, refusedCandidate, type RuleContext } from './checks.ts';
+import { canonicalPredicate, checkIncident, checkInvestigation, checkRule, evidenceProblem, type IncidentContext, refusedCandidate, type RuleContext } from './checks.ts';
 
 // The automatic rejections of proposals (docs/triage.md, "Automatic rejection"), one rule at a time.
 
 const WINDOW_START = new Date('2024-05-01T11:45:00.000Z');
 const WINDOW_END = new Date('2024-05-01T12:00:00.000Z');
-const at = (iso: string) => new Date(iso);
+const ORIGIN = 'https://observatory.example.com';
+const PHISH = 'https://evil.example/login';
 
-/** Event ids (uuid, lowercase as the stores spell them) and when they were received. */
+/** Event ids (uuid, lowercase as the stores spell them) the run's input showed, and of which toolset. */
 const IN_1 = '11111111-1111-4111-8111-111111111111';
 const IN_2 = '22222222-2222-4222-8222-222222222222';
-const AT_START = '33333333-3333-4333-8333-333333333333';
-const AT_END = '44444444-4444-4444-8444-444444444444';
-const BEFORE = '55555555-5555-4555-8555-555555555555';
+const OTHER_1 = '33333333-3333-4333-8333-333333333333';
+const OTHER_2 = '44444444-4444-4444-8444-444444444444';
+const LIAR = '55555555-5555-4555-8555-555555555555';
 const LINEAGE_OLD = '66666666-6666-4666-8666-666666666666';
+/** Not in the input at all. */
 const UNKNOWN = '77777777-7777-4777-8777-777777777777';
 
-function context(allowed: string[] = []): EvidenceContext {
-  return {
-    windowStart: WINDOW_START,
-    windowEnd: WINDOW_END,
-    found: new Map([
-      [IN_1, at('2024-05-01T11:50:00.000Z')],
-      [IN_2, at('2024-05-01T11:59:59.999Z')],
-      [AT_START, WINDOW_START],
-      [AT_END, WINDOW_END],
-      [BEFORE, at('2024-05-01T11:44:59.999Z')],
-      [LINEAGE_OLD, at('2024-04-01T00:00:00.000Z')],
-    ]),
-    allowed: new Set(allowed),
-  };
+const SHOWN = new Map([
+  [IN_1, 'web-a'],
+  [IN_2, 'web-a'],
+  [OTHER_1, 'web-b'],
+  [OTHER_2, 'web-b'],
+  [LIAR, 'honeypot'],
+  [LINEAGE_OLD, 'web-a'],
+]);
+
+function context(over: Partial<IncidentContext> = {}): IncidentContext {
+  return { shown: SHOWN, linkOrigin: ORIGIN, known: new Set(), severityCeiling: () => ({ max: 'major', why: 'the test allows major' }), ...over };
 }
 
 function incident(over: Partial<IncidentItem> = {}): IncidentItem {
@@ -49,40 +49,46 @@ function incident(over: Partial<IncidentItem> = {}): IncidentItem {
   };
 }
 
-describe('outsideWindow', () => {
-  it('takes the window as half-open: an event received exactly at windowStart is inside, exactly at windowEnd outside', () => {
-    expect(outsideWindow([AT_START], context())).toEqual([]);
-    expect(outsideWindow([AT_END], context())).toEqual([AT_END]);
-    expect(outsideWindow([IN_2], context())).toEqual([]);
-    expect(outsideWindow([BEFORE], context())).toEqual([BEFORE]);
+describe('evidenceProblem', () => {
+  it('accepts ids the input showed for the proposal\'s toolset', () => {
+    expect(evidenceProblem([IN_1, IN_2, LINEAGE_OLD], 'web-a', context())).toBeNull();
+    expect(evidenceProblem([LIAR], 'honeypot', context())).toBeNull();
+    expect(evidenceProblem([], 'web-a', context())).toBeNull();
   });
 
-  it('counts an id found nowhere as outside', () => {
-    expect(outsideWindow([UNKNOWN, 'not-a-uuid'], context())).toEqual([UNKNOWN, 'not-a-uuid']);
+  it('refuses ids the input did not show, naming at most five but counting them all', () => {
+    expect(evidenceProblem([IN_1, UNKNOWN, 'not-an-event-id'], 'web-a', context())).toBe(
+      `evidence-not-in-input: 2 cited event id(s) are not among the event ids the run's input showed (${UNKNOWN}, not-an-event-id)`,
+    );
+    const six = Array.from({ length: 6 }, (_, i) => `${String(i).repeat(8)}-0000-4000-8000-000000000000`);
+    expect(evidenceProblem(six, 'web-a', context())).toBe(`evidence-not-in-input: 6 cited event id(s) are not among the event ids the run's input showed (${six.slice(0, 5).join(', ')})`);
   });
 
-  it('lets the allowed set (a focal lineage) through whatever its time, found or not', () => {
-    expect(outsideWindow([LINEAGE_OLD, UNKNOWN, AT_END], context([LINEAGE_OLD, UNKNOWN]))).toEqual([AT_END]);
+  it('refuses events of another toolset without naming them', () => {
+    const reason = evidenceProblem([IN_1, OTHER_1, OTHER_2, LIAR], 'web-a', context())!;
+    expect(reason).toBe('evidence-other-toolset: 3 cited event id(s) are events of another toolset than web-a; a proposal cites only its own toolset\'s events');
+    for (const id of [OTHER_1, OTHER_2, LIAR]) expect(reason).not.toContain(id);
+    expect(evidenceProblem([IN_1], 'honeypot', context())).toMatch(/^evidence-other-toolset: 1 /);
   });
 
-  it('keeps the order of the ids it was given', () => {
-    expect(outsideWindow([UNKNOWN, IN_1, BEFORE, AT_END], context())).toEqual([UNKNOWN, BEFORE, AT_END]);
+  it('names what the input did not show before what belongs elsewhere', () => {
+    expect(evidenceProblem([OTHER_1, UNKNOWN], 'web-a', context())).toMatch(/^evidence-not-in-input: 1 /);
   });
 });
 
 describe('checkIncident', () => {
-  it('keeps an incident whose evidence lies in the window as pending, its ids lowercased and unique', () => {
-    const c = checkIncident(incident({ evidenceEventIds: [IN_1.toUpperCase(), IN_1, AT_START] }), context());
+  it('keeps an incident whose evidence the input showed for its toolset as pending, its ids lowercased and unique', () => {
+    const c = checkIncident(incident({ evidenceEventIds: [IN_1.toUpperCase(), IN_1, IN_2] }), context());
     expect(c).toEqual({
       kind: 'incident',
       status: 'pending',
       toolset: 'web-a',
       title: 'Rate spike: web-a — 30 events in 15 minutes (3× expected)',
-      payload: { ...incident(), evidenceEventIds: [IN_1, AT_START], postmortemDraft: null },
+      payload: { ...incident(), evidenceEventIds: [IN_1, IN_2], postmortemDraft: null },
       backtest: null,
       dedupeKey: 'incident:web-a:rate-spike:rate spike: web-a',
       autoRejectReason: null,
-      evidenceEventIds: [IN_1, AT_START],
+      evidenceEventIds: [IN_1, IN_2],
     });
   });
 
@@ -91,26 +97,21 @@ describe('checkIncident', () => {
     expect(checkIncident(incident({ postmortemDraft }), context()).payload).toMatchObject({ postmortemDraft });
   });
 
-  it('refuses evidence received exactly at windowEnd, before the window, or unknown', () => {
-    for (const id of [AT_END, BEFORE, UNKNOWN]) {
+  it('refuses evidence the input did not show, keeping what the proposal was about', () => {
+    for (const id of [UNKNOWN, 'not-a-uuid']) {
       const c = checkIncident(incident({ evidenceEventIds: [IN_1, id] }), context());
       expect(c.status).toBe('auto-rejected');
-      expect(c.autoRejectReason).toBe(`evidence-outside-window: 1 cited event id(s) are not events received in the window (${id})`);
+      expect(c.autoRejectReason).toBe(`evidence-not-in-input: 1 cited event id(s) are not among the event ids the run's input showed (${id})`);
       // A refused incident keeps what it was about, for the operator reading the refusals.
       expect(c.dedupeKey).toBe('incident:web-a:rate-spike:rate spike: web-a');
       expect(c.evidenceEventIds).toEqual([IN_1, id]);
     }
   });
 
-  it('names at most five of the ids outside the window but counts them all', () => {
-    const outside = Array.from({ length: 6 }, (_, i) => `${String(i).repeat(8)}-0000-4000-8000-000000000000`);
-    const c = checkIncident(incident({ evidenceEventIds: outside }), context());
-    expect(c.autoRejectReason).toBe(`evidence-outside-window: 6 cited event id(s) are not events received in the window (${outside.slice(0, 5).join(', ')})`);
-  });
-
-  it('accepts evidence the allowed set names, even outside the window', () => {
-    expect(checkIncident(incident({ evidenceEventIds: [LINEAGE_OLD] }), context([LINEAGE_OLD])).status).toBe('pending');
-    expect(checkIncident(incident({ evidenceEventIds: [LINEAGE_OLD] }), context()).status).toBe('auto-rejected');
+  it('refuses an incident of one toolset citing another toolset\'s events (the injected answer of issue 26)', () => {
+    const c = checkIncident(incident({ toolset: 'web-a', severity: 'major', evidenceEventIds: [OTHER_1, OTHER_2] }), context());
+    expect(c).toMatchObject({ status: 'auto-rejected', toolset: 'web-a' });
+    expect(c.autoRejectReason).toMatch(/^evidence-other-toolset: 2 cited event id\(s\) are events of another toolset than web-a/);
   });
 
   it('lets a silence cite nothing, but no other signal', () => {
@@ -122,7 +123,87 @@ describe('checkIncident', () => {
   });
 
   it('checks a silence that does cite events like any other incident', () => {
-    expect(checkIncident(incident({ signal: 'silence', evidenceEventIds: [BEFORE] }), context()).status).toBe('auto-rejected');
+    expect(checkIncident(incident({ signal: 'silence', evidenceEventIds: [UNKNOWN] }), context()).status).toBe('auto-rejected');
+  });
+
+  describe('severity policy', () => {
+    const asked: unknown[] = [];
+    const ceiling = (max: 'major' | 'minor'): IncidentContext['severityCeiling'] => (proposal) => {
+      asked.push(proposal);
+      return { max, why: `the input shows ${max}` };
+    };
+
+    it('refuses a severity above the ceiling the classifier\'s rules give this input, saying why', () => {
+      const c = checkIncident(incident({ severity: 'major' }), context({ severityCeiling: ceiling('minor') }));
+      expect(c).toMatchObject({
+        status: 'auto-rejected',
+        autoRejectReason: 'severity-policy: a rate-spike proposal of web-a may be at most minor on this input (the input shows minor); the answer said major',
+      });
+      expect(checkIncident(incident({ severity: 'critical' }), context({ severityCeiling: ceiling('major') })).autoRejectReason).toBe(
+        'severity-policy: a rate-spike proposal of web-a may be at most major on this input (the input shows major); the answer said critical',
+      );
+    });
+
+    it('accepts the ceiling itself and anything milder, and asks it about the proposal\'s toolset, signal and lowercased evidence', () => {
+      asked.length = 0;
+      expect(checkIncident(incident({ severity: 'major', signal: 'liar-flood', toolset: 'honeypot', evidenceEventIds: [LIAR.toUpperCase()] }), context({ severityCeiling: ceiling('major') })).status).toBe('pending');
+      expect(checkIncident(incident({ severity: 'minor' }), context({ severityCeiling: ceiling('minor') })).status).toBe('pending');
+      expect(asked[0]).toMatchObject({ toolset: 'honeypot', signal: 'liar-flood', evidenceEventIds: [LIAR] });
+    });
+
+    it('comes after the evidence: a proposal citing foreign events is refused for them', () => {
+      expect(checkIncident(incident({ severity: 'critical', evidenceEventIds: [OTHER_1] }), context({ severityCeiling: ceiling('minor') })).autoRejectReason).toMatch(/^evidence-other-toolset: /);
+    });
+  });
+
+  describe('links', () => {
+    it('drops links that leave this service from the title and summary, keeping the service\'s own', () => {
+      const c = checkIncident(
+        incident({
+          title: `Rate spike: web-a — see ${PHISH}`,
+          summary: `Reset your token at ${PHISH}, or hXXps://evil.example/x. Details: ${ORIGIN}/v1/empire/triage/proposals.`,
+        }),
+        context(),
+      );
+      expect(c.status).toBe('pending');
+      expect(c.title).toBe(`Rate spike: web-a — see ${LINK_REMOVED}`);
+      expect(c.payload).toMatchObject({ title: c.title, summary: `Reset your token at ${LINK_REMOVED}, or ${LINK_REMOVED}. Details: ${ORIGIN}/v1/empire/triage/proposals.` });
+      expect(JSON.stringify(c)).not.toContain('evil.example');
+    });
+
+    it('stays within the schema\'s bounds when a short link is replaced', () => {
+      const c = checkIncident(incident({ title: `${'x'.repeat(190)} a.bc/d e.fg/h` }), context());
+      expect(c.title.length).toBeLessThanOrEqual(200);
+      expect(c.title).not.toContain('a.bc/d');
+    });
+
+    it('guards the postmortem seed: claims citing events beyond the evidence or naming unknown identifiers go, links are dropped', () => {
+      const postmortemDraft = {
+        title: 'Postmortem: web-a',
+        sections: {
+          summary: [
+            { text: 'web-a surged.', eventIds: [IN_1] },
+            { text: 'web-b saw it too.', eventIds: [OTHER_1] },
+          ],
+          timeline: [{ text: 'Then EVT_0001 arrived.', eventIds: [] }],
+          impact: [{ text: `Runbook: ${PHISH}`, eventIds: [] }],
+          rootCause: [],
+          actionItems: [{ text: 'Check tenant acme-7.', eventIds: [] }],
+        },
+      };
+      const c = checkIncident(incident({ postmortemDraft }), context({ known: new Set(['acme7']) }));
+      expect(c.status).toBe('pending');
+      expect((c.payload as { postmortemDraft: unknown }).postmortemDraft).toEqual({
+        title: 'Postmortem: web-a',
+        sections: {
+          summary: [{ text: 'web-a surged.', eventIds: [IN_1] }],
+          timeline: [],
+          impact: [{ text: `Runbook: ${LINK_REMOVED}`, eventIds: [] }],
+          rootCause: [],
+          actionItems: [{ text: 'Check tenant acme-7.', eventIds: [] }],
+        },
+      });
+    });
   });
 
   describe('dedupe key', () => {
@@ -222,11 +303,25 @@ describe('checkInvestigation', () => {
     expect(checkInvestigation(investigation({ evidenceEventIds: [UNKNOWN] }, { from: 'x' }), context()).autoRejectReason).toBe(refusedFilters);
   });
 
-  it('refuses evidence outside the window unless the focal lineage allows it', () => {
-    expect(checkInvestigation(investigation({ evidenceEventIds: [LINEAGE_OLD] }), context()).autoRejectReason).toBe(
-      `evidence-outside-window: 1 cited event id(s) are not events received in the window (${LINEAGE_OLD})`,
+  it('refuses evidence the input did not show, or of another toolset', () => {
+    expect(checkInvestigation(investigation({ evidenceEventIds: [UNKNOWN] }), context()).autoRejectReason).toBe(
+      `evidence-not-in-input: 1 cited event id(s) are not among the event ids the run's input showed (${UNKNOWN})`,
     );
-    expect(checkInvestigation(investigation({ evidenceEventIds: [LINEAGE_OLD] }, { focalEventId: LINEAGE_OLD }), context([LINEAGE_OLD])).status).toBe('pending');
+    expect(checkInvestigation(investigation({ evidenceEventIds: [IN_1, OTHER_1] }), context()).autoRejectReason).toMatch(/^evidence-other-toolset: 1 /);
+    expect(checkInvestigation(investigation({ evidenceEventIds: [LINEAGE_OLD] }, { focalEventId: LINEAGE_OLD }), context()).status).toBe('pending');
+  });
+
+  it('checks the focal event like a citation, and filters.toolset against the proposal\'s', () => {
+    expect(checkInvestigation(investigation({ evidenceEventIds: [IN_1] }, { focalEventId: OTHER_1 }), context()).autoRejectReason).toMatch(/^evidence-other-toolset: 1 /);
+    expect(checkInvestigation(investigation({}, { focalEventId: UNKNOWN.toUpperCase() }), context()).autoRejectReason).toMatch(/^evidence-not-in-input: 1 /);
+    expect(checkInvestigation(investigation({}, { toolset: 'web-b' }), context()).autoRejectReason).toBe("invalid-filters: filters.toolset must be the proposal's toolset (web-a) or null");
+    expect(checkInvestigation(investigation({}, { toolset: null }), context()).status).toBe('pending');
+  });
+
+  it('drops links that leave this service from the name and the rationale', () => {
+    const c = checkInvestigation(investigation({ name: `Open ${PHISH}`, rationale: ['one', `two: www.evil.example`, `three: ${ORIGIN}/ui`] }), context());
+    expect(c.payload).toMatchObject({ name: `Open ${LINK_REMOVED}`, rationale: ['one', `two: ${LINK_REMOVED}`, `three: ${ORIGIN}/ui`] });
+    expect(c.title).toBe(`Open ${LINK_REMOVED}`);
   });
 
   it('lets an investigation cite nothing', () => {
@@ -250,6 +345,7 @@ function ruleContext(existing: Record<string, unknown[]> = {}): RuleContext {
     lookbackDays: LOOKBACK_DAYS,
     incidents,
     existing: new Map(Object.entries(existing).map(([toolset, predicates]) => [toolset, new Set(predicates.map((p) => canonicalPredicate(p)!))])),
+    linkOrigin: ORIGIN,
   };
 }
 
@@ -304,6 +400,12 @@ describe('checkRule', () => {
     expect(invalid(join({ otherToolset: '9x' }))).toMatch(/^invalid-predicate: predicate.otherToolset must be a toolset name/);
     expect(invalid({ kind: 'graph_lag_gte', lagSec: 0 })).toBe('invalid-predicate: predicate.lagSec must be a whole number from 1 to 604800 seconds (got 0).');
     expect(invalid({ kind: 'graph_lag_gte', lagSec: 60, nodeKind: 'Planet' })).toMatch(/^invalid-predicate: predicate.nodeKind must be one of: /);
+  });
+
+  it('drops links that leave this service from the name and the rationale', () => {
+    const c = checkRule({ ...rule(count(50)), name: `web-a: see ${PHISH}`, rationale: `Backtested; runbook at //evil.example/rb and ${ORIGIN}/ui/triage.` }, ruleContext());
+    expect(c).toMatchObject({ status: 'pending', title: `web-a: see ${LINK_REMOVED}` });
+    expect(c.payload).toMatchObject({ name: `web-a: see ${LINK_REMOVED}`, rationale: `Backtested; runbook at ${LINK_REMOVED} and ${ORIGIN}/ui/triage.` });
   });
 
   it('accepts the bounds themselves', () => {
@@ -382,52 +484,58 @@ describe('refusedCandidate', () => {
 });
 
 describe('properties', () => {
-  /** Where a cited id stands against the window. */
-  const placements = ['inside', 'at-start', 'at-end', 'before', 'after', 'unknown', 'allowed-old', 'allowed-unknown'] as const;
+  /** Where a cited id stands against the input, for a proposal of web-a. */
+  const placements = ['own', 'other-toolset', 'honeypot', 'not-shown'] as const;
   type Placement = (typeof placements)[number];
-  const okPlacement = (p: Placement) => p === 'inside' || p === 'at-start' || p.startsWith('allowed');
 
-  /** A context with one id per (placement, index); every id lowercase, cited in any case. */
+  /** One id per (placement, index), cited in any case. */
   function built(cited: { placement: Placement; upper: boolean }[]) {
-    const found = new Map<string, Date>();
-    const allowed = new Set<string>();
+    const shown = new Map<string, string>();
     const ids = cited.map(({ placement, upper }, i) => {
       const id = `${String(i).padStart(8, '0')}-0000-4000-8000-${placements.indexOf(placement).toString().padStart(12, '0')}`;
-      const time = { inside: '2024-05-01T11:52:00Z', 'at-start': WINDOW_START.toISOString(), 'at-end': WINDOW_END.toISOString(), before: '2024-05-01T11:00:00Z', after: '2024-05-01T12:30:00Z', 'allowed-old': '2024-01-01T00:00:00Z' }[
-        placement as string
-      ];
-      if (time !== undefined) found.set(id, new Date(time));
-      if (placement.startsWith('allowed')) allowed.add(id);
+      const toolset = { own: 'web-a', 'other-toolset': 'web-b', honeypot: 'honeypot', 'not-shown': null }[placement];
+      if (toolset !== null) shown.set(id, toolset);
       return upper ? id.toUpperCase() : id;
     });
-    return { ids, ctx: { windowStart: WINDOW_START, windowEnd: WINDOW_END, found, allowed } satisfies EvidenceContext };
+    return { ids, ctx: context({ shown }) };
   }
 
   const citations = fc.array(fc.record({ placement: fc.constantFrom(...placements), upper: fc.boolean() }), { maxLength: 8 });
+  const reasonOf = (cited: { placement: Placement }[]) =>
+    cited.some((x) => x.placement === 'not-shown') ? /^evidence-not-in-input: / : cited.some((x) => x.placement !== 'own') ? /^evidence-other-toolset: / : null;
 
-  it('an incident is pending iff it cites something (or is a silence) and every cited event is in the window or allowed', () => {
+  it('an incident is pending iff it cites something (or is a silence), every cited id was shown for its toolset, and its severity holds', () => {
     fc.assert(
-      fc.property(citations, fc.constantFrom('rate-spike', 'silence', 'liar-flood', 'tarpit', 'cross-toolset', 'other') as fc.Arbitrary<IncidentItem['signal']>, (cited, signal) => {
-        const { ids, ctx } = built(cited);
-        const c = checkIncident(incident({ signal, evidenceEventIds: ids }), ctx);
-        const expectPending = (cited.length > 0 || signal === 'silence') && cited.every((x) => okPlacement(x.placement));
-        expect(c.status).toBe(expectPending ? 'pending' : 'auto-rejected');
-        expect(c.autoRejectReason === null).toBe(expectPending);
-        if (!expectPending) expect(c.autoRejectReason).toMatch(cited.length === 0 ? /^no-evidence: / : /^evidence-outside-window: /);
-        expect(c.evidenceEventIds.every((id) => id === id.toLowerCase())).toBe(true);
-      }),
+      fc.property(
+        citations,
+        fc.constantFrom('rate-spike', 'silence', 'liar-flood', 'tarpit', 'cross-toolset', 'other') as fc.Arbitrary<IncidentItem['signal']>,
+        fc.constantFrom('critical', 'major', 'minor') as fc.Arbitrary<IncidentItem['severity']>,
+        fc.constantFrom('major', 'minor') as fc.Arbitrary<'major' | 'minor'>,
+        (cited, signal, severity, max) => {
+          const { ids, ctx } = built(cited);
+          const c = checkIncident(incident({ signal, severity, evidenceEventIds: ids }), { ...ctx, severityCeiling: () => ({ max, why: 'x' }) });
+          const noEvidence = cited.length === 0 && signal !== 'silence';
+          const evidence = reasonOf(cited);
+          const severityOk = severity === 'minor' || (severity === 'major' && max === 'major');
+          const expectPending = !noEvidence && evidence === null && severityOk;
+          expect(c.status).toBe(expectPending ? 'pending' : 'auto-rejected');
+          expect(c.autoRejectReason === null).toBe(expectPending);
+          if (!expectPending) expect(c.autoRejectReason).toMatch(noEvidence ? /^no-evidence: / : (evidence ?? /^severity-policy: /));
+          expect(c.evidenceEventIds.every((id) => id === id.toLowerCase())).toBe(true);
+        },
+      ),
     );
   });
 
-  it('an investigation is pending iff its filters are a forward ISO range and every cited event is in the window or allowed', () => {
+  it('an investigation is pending iff its filters are a forward ISO range and every cited id was shown for its toolset', () => {
     const instants = fc.constantFrom('2024-05-01T11:45:00Z', '2024-05-01T12:00:00.000Z', '2024-05-01T13:45:00+02:00', '2024-05-01T11:50Z', '2024-05-01 11:50:00Z', 'soon');
     fc.assert(
       fc.property(citations, instants, instants, (cited, from, to) => {
         const { ids, ctx } = built(cited);
         const c = checkInvestigation(investigation({ evidenceEventIds: ids }, { from, to }), ctx);
-        const iso = (s: string) => s.includes('T') ? Date.parse(s) : Number.NaN;
+        const iso = (s: string) => (s.includes('T') ? Date.parse(s) : Number.NaN);
         const filtersOk = iso(from) < iso(to);
-        const expectPending = filtersOk && cited.every((x) => okPlacement(x.placement));
+        const expectPending = filtersOk && reasonOf(cited) === null;
         expect(c.status).toBe(expectPending ? 'pending' : 'auto-rejected');
         if (!filtersOk) expect(c.autoRejectReason).toMatch(/^invalid-filters: /);
       }),

@@ -4,20 +4,31 @@ import { checkPredicate, EmpirePredicate, normalizePredicate } from '../../empir
 import { backtestCountRule } from '../agents/backtest.ts';
 import type { IncidentItem, InvestigationItem, RuleItem } from '../agents/output.ts';
 import type { Backtest, ToolsetHistory } from '../agents/types.ts';
+import { clip } from '../agents/text.ts';
+import { stripDraft } from '../postmortems/strip.ts';
+import { dropForeignLinks } from '../../../platform/llm/links.ts';
 
 /**
  * The automatic rejections (docs/triage.md, "Automatic rejection"), as pure rules over one valid
  * item and what the run knows. Besides schema failures (output.ts) a proposal is auto-rejected when:
- * - `evidence-outside-window`: it cites an event id that is not an event received inside the run's
- *   window (an unknown id counts as outside); a focal investigation may also cite the focal
- *   event's lineage;
+ * - `invalid-filters`: an investigation's `from`/`to` are not ISO 8601 times with from < to, or its
+ *   `filters.toolset` is another toolset than its own;
  * - `no-evidence`: an incident cites no event, unless its signal is `silence` (a silent toolset has
  *   none to cite);
- * - `invalid-filters`: an investigation's `from`/`to` are not ISO 8601 times with from < to;
+ * - `evidence-not-in-input`: it cites an event id the run's input did not show (an unknown id, one
+ *   outside the window, or one a hostile text made the model write);
+ * - `evidence-other-toolset`: it cites an event of another toolset than its own: a proposal
+ *   concerns one toolset, and whoever decides it sees only that toolset (docs/operations.md,
+ *   "Toolset binding");
+ * - `severity-policy`: an incident is more severe than the classifier's own rules make it on the
+ *   run's input (`critical` never; agents/incident-classifier.ts `severityCeiling`);
  * - `invalid-predicate`: a rule's predicate is not in the empire union or breaks its bounds;
  * - `duplicates-existing-rule`: an enabled rule of the toolset already has that predicate;
  * - `duplicate-of-pending` (decided in the run's transaction): a pending proposal, or an earlier
  *   one of the same answer, has the same dedupe key.
+ * Links in the text an agent wrote (titles, summaries, names, rationale, postmortem seeds) are
+ * dropped unless they point at this service, before anything else is read; a postmortem seed goes
+ * through the postmortem guard (postmortems/strip.ts) with the proposal's evidence as its lineage.
  */
 
 export type ProposalKind = 'incident' | 'investigation' | 'alert-rule';
@@ -35,12 +46,20 @@ export interface Candidate {
 }
 
 export interface EvidenceContext {
-  windowStart: Date;
-  windowEnd: Date;
-  /** Receive time of every cited id that exists. */
-  found: ReadonlyMap<string, Date>;
-  /** Ids allowed whatever their time (a focal event's lineage). */
-  allowed: ReadonlySet<string>;
+  /**
+   * Every event id the run's input showed, with the toolset it belongs to (`honeypot` for honeypot
+   * events): the only ids a proposal may cite (runs/snapshots.ts `shownEvents`).
+   */
+  shown: ReadonlyMap<string, string>;
+  /** The origin links may point at (OBSERVATORY_PUBLIC_URL's); every other link is dropped. */
+  linkOrigin: string;
+}
+
+export interface IncidentContext extends EvidenceContext {
+  /** The severity policy on this run's input: the most severe level a proposal may carry, and what the input shows. */
+  severityCeiling: (proposal: { toolset: string; signal: IncidentItem['signal']; evidenceEventIds: readonly string[] }) => { max: 'major' | 'minor'; why: string };
+  /** The identifiers of the run's input (postmortems/strip.ts `identifierTokens`): a postmortem seed may name no other. */
+  known: ReadonlySet<string>;
 }
 
 /** A refusal of an item the schema already refused, or of a whole answer. */
@@ -63,42 +82,71 @@ const pending = (c: Omit<Candidate, 'status' | 'autoRejectReason'>): Candidate =
 
 const lower = (ids: readonly string[]) => [...new Set(ids.map((id) => id.toLowerCase()))];
 
-/** The cited ids outside the window (or unknown), at most five named. */
-export function outsideWindow(ids: readonly string[], ctx: EvidenceContext): string[] {
-  return ids.filter((id) => {
-    if (ctx.allowed.has(id)) return false;
-    const at = ctx.found.get(id);
-    return at === undefined || at < ctx.windowStart || at >= ctx.windowEnd;
-  });
+/** `text` without links that leave this service, within `max` characters. */
+const unlinked = (text: string, max: number, origin: string) => clip(dropForeignLinks(text, origin).text, max);
+
+/**
+ * Why the cited ids may not be cited by a proposal of `toolset`, or null: every id must be one the
+ * input showed (at most five named), and an event of the proposal's own toolset (none named: they
+ * are another toolset's).
+ */
+export function evidenceProblem(ids: readonly string[], toolset: string, ctx: EvidenceContext): string | null {
+  const notShown = ids.filter((id) => !ctx.shown.has(id));
+  if (notShown.length > 0) return `evidence-not-in-input: ${notShown.length} cited event id(s) are not among the event ids the run's input showed (${notShown.slice(0, 5).join(', ')})`;
+  const other = ids.filter((id) => ctx.shown.get(id) !== toolset);
+  if (other.length > 0) return `evidence-other-toolset: ${other.length} cited event id(s) are events of another toolset than ${toolset}; a proposal cites only its own toolset's events`;
+  return null;
 }
 
-const outsideReason = (ids: string[]) => `evidence-outside-window: ${ids.length} cited event id(s) are not events received in the window (${ids.slice(0, 5).join(', ')})`;
+const SEVERITY_RANK = { critical: 0, major: 1, minor: 2 } as const;
+/** The schema's length bounds (agents/output.ts), which a replaced link must not break. */
+const TITLE_MAX = 200;
+const SUMMARY_MAX = 2000;
+const NAME_MAX = 120;
+const BULLET_MAX = 300;
+const RATIONALE_MAX = 1000;
 
-export function checkIncident(item: IncidentItem, ctx: EvidenceContext): Candidate {
-  const evidence = lower(item.evidenceEventIds);
+export function checkIncident(raw: IncidentItem, ctx: IncidentContext): Candidate {
+  const evidence = lower(raw.evidenceEventIds);
+  const title = unlinked(raw.title, TITLE_MAX, ctx.linkOrigin);
+  const seed = raw.postmortemDraft
+    ? stripDraft(raw.postmortemDraft, { citable: new Set(evidence), known: ctx.known, linkOrigin: ctx.linkOrigin, fallbackTitle: `Postmortem: ${title}` }).draft
+    : null;
+  const item = { ...raw, title, summary: unlinked(raw.summary, SUMMARY_MAX, ctx.linkOrigin), evidenceEventIds: evidence, postmortemDraft: seed };
   const base = {
     kind: 'incident' as const,
     toolset: item.toolset,
-    title: item.title,
-    payload: { ...item, evidenceEventIds: evidence, postmortemDraft: item.postmortemDraft ?? null },
+    title,
+    payload: item,
     backtest: null,
     // The subject (a title's words before ` — `) tells two floods of one signal apart (two tenants).
-    dedupeKey: `incident:${item.toolset}:${item.signal}:${item.title.split(' — ')[0]!.trim().toLowerCase()}`,
+    dedupeKey: `incident:${item.toolset}:${item.signal}:${title.split(' — ')[0]!.trim().toLowerCase()}`,
     evidenceEventIds: evidence,
   };
   if (evidence.length === 0 && item.signal !== 'silence') return rejected(base, 'no-evidence: an incident must cite at least one event of the window');
-  const outside = outsideWindow(evidence, ctx);
-  return outside.length > 0 ? rejected(base, outsideReason(outside)) : pending(base);
+  const problem = evidenceProblem(evidence, item.toolset, ctx);
+  if (problem !== null) return rejected(base, problem);
+  const ceiling = ctx.severityCeiling(item);
+  if (SEVERITY_RANK[item.severity] < SEVERITY_RANK[ceiling.max]) {
+    return rejected(base, `severity-policy: a ${item.signal} proposal of ${item.toolset} may be at most ${ceiling.max} on this input (${ceiling.why}); the answer said ${item.severity}`.slice(0, 300));
+  }
+  return pending(base);
 }
 
-export function checkInvestigation(item: InvestigationItem, ctx: EvidenceContext): Candidate {
-  const evidence = lower(item.evidenceEventIds);
+export function checkInvestigation(raw: InvestigationItem, ctx: EvidenceContext): Candidate {
+  const evidence = lower(raw.evidenceEventIds);
+  const item = {
+    ...raw,
+    name: unlinked(raw.name, NAME_MAX, ctx.linkOrigin),
+    rationale: raw.rationale.map((bullet) => unlinked(bullet, BULLET_MAX, ctx.linkOrigin)),
+    evidenceEventIds: evidence,
+  };
   const { from, to, ...scope } = item.filters;
   const base = {
     kind: 'investigation' as const,
     toolset: item.toolset,
     title: item.name,
-    payload: { ...item, evidenceEventIds: evidence },
+    payload: item,
     backtest: null,
     dedupeKey: `investigation:${canonicalJson(scope)}`,
     evidenceEventIds: evidence,
@@ -108,8 +156,11 @@ export function checkInvestigation(item: InvestigationItem, ctx: EvidenceContext
   if (!ISO.test(from) || !ISO.test(to) || Number.isNaN(start) || Number.isNaN(end) || start >= end) {
     return rejected(base, 'invalid-filters: filters.from and filters.to must be ISO 8601 times with from before to');
   }
-  const outside = outsideWindow(evidence, ctx);
-  return outside.length > 0 ? rejected(base, outsideReason(outside)) : pending(base);
+  if (scope.toolset !== null && scope.toolset !== item.toolset) return rejected(base, `invalid-filters: filters.toolset must be the proposal's toolset (${item.toolset}) or null`);
+  // The focal event is cited too: a view follows its lineage.
+  const cited = scope.focalEventId === null ? evidence : lower([...evidence, scope.focalEventId]);
+  const problem = evidenceProblem(cited, item.toolset, ctx);
+  return problem !== null ? rejected(base, problem) : pending(base);
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -121,18 +172,21 @@ export interface RuleContext {
   incidents: Parameters<typeof backtestCountRule>[3];
   /** Canonical predicates of the enabled rules, by toolset. */
   existing: ReadonlyMap<string, ReadonlySet<string>>;
+  /** The origin links may point at; every other link is dropped. */
+  linkOrigin: string;
 }
 
-export function checkRule(item: RuleItem, ctx: RuleContext): Candidate {
+export function checkRule(raw: RuleItem, ctx: RuleContext): Candidate {
+  const item = { ...raw, name: unlinked(raw.name, NAME_MAX, ctx.linkOrigin), rationale: unlinked(raw.rationale, RATIONALE_MAX, ctx.linkOrigin) };
   const base = { kind: 'alert-rule' as const, toolset: item.toolset, title: item.name, backtest: null, evidenceEventIds: [] };
-  const raw = item.predicate as unknown;
-  if (!Value.Check(EmpirePredicate, raw)) {
-    const first = Value.Errors(EmpirePredicate, raw).First();
+  const predicateRaw = item.predicate as unknown;
+  if (!Value.Check(EmpirePredicate, predicateRaw)) {
+    const first = Value.Errors(EmpirePredicate, predicateRaw).First();
     return rejected({ ...base, payload: { ...item }, dedupeKey: null }, `invalid-predicate: the predicate is not one of the empire predicates (${first ? `${first.path || '/'} ${first.message}` : 'no variant matches'})`.slice(0, 300));
   }
-  const problem = checkPredicate(raw, { toolset: item.toolset });
+  const problem = checkPredicate(predicateRaw, { toolset: item.toolset });
   if (problem) return rejected({ ...base, payload: { ...item }, dedupeKey: null }, `invalid-predicate: ${problem.human}`.slice(0, 300));
-  const predicate = normalizePredicate(raw);
+  const predicate = normalizePredicate(predicateRaw);
   const canonical = canonicalJson(predicate);
   const payload = { ...item, predicate };
   const history = ctx.history.get(item.toolset) ?? { toolset: item.toolset, hours: new Array<number>(ctx.lookbackDays * 24).fill(0) };

@@ -42,7 +42,7 @@ export function proposalEndpoints(deps: { proposals: ProposalService; runs: RunS
     defineEndpoint({
       id,
       title,
-      description: `${kind === null ? 'Proposals of every kind' : `The ${kind} proposals`}, newest first, \`pending\` unless \`status\` says otherwise, with a cursor. A token bound to toolsets sees its toolsets' proposals only.`,
+      description: `${kind === null ? 'Proposals of every kind' : `The ${kind} proposals`}, newest first, \`pending\` unless \`status\` says otherwise, with a cursor. A token bound to toolsets sees only proposals of its toolsets that cite no event of another toolset.`,
       method: 'GET',
       path,
       auth: 'session-or-bearer',
@@ -86,7 +86,7 @@ export function proposalEndpoints(deps: { proposals: ProposalService; runs: RunS
     defineEndpoint({
       id: 'readTriageProposal',
       title: 'Read a triage proposal',
-      description: 'One proposal of any kind and status. 404 for an unknown id (or one of a toolset out of the token\'s reach).',
+      description: 'One proposal of any kind and status. 404 for an unknown id (or one out of the token\'s reach: of another toolset, or citing another toolset\'s events).',
       method: 'GET',
       path: `${V1}/empire/triage/proposals/{id}`,
       auth: 'session-or-bearer',
@@ -176,7 +176,7 @@ export function proposalEndpoints(deps: { proposals: ProposalService; runs: RunS
       title: 'Accept or reject a proposal',
       description:
         'Decides a pending proposal. Accepting an incident opens it (source `triage`) and seeds its postmortem with the proposal\'s draft; an investigation creates a saved view; a rule creates an empire alert rule with `destinations` (required then: 400 `destinations-required`; an invalid predicate is 400 `invalid-predicate`). ' +
-        'A decided proposal cannot be decided again (409 `conflict`). The decision, what it created and their audit rows (`triage.decide`) commit together. 404 for an unknown id.',
+        'A decided proposal cannot be decided again (409 `conflict`). The decision, what it created and their audit rows (`triage.decide`) commit together. 404 for an unknown id, and for a bound token, for a proposal of another toolset or citing another toolset\'s events.',
       method: 'POST',
       path: `${V1}/empire/triage/decide`,
       auth: 'session-or-bearer',
@@ -211,7 +211,7 @@ export function proposalEndpoints(deps: { proposals: ProposalService; runs: RunS
     defineEndpoint({
       id: 'bulkAcceptTriageRules',
       title: 'Accept rule proposals in bulk',
-      description: `Accepts up to ${BULK_IDS_MAX} rule proposals, each becoming an alert rule with \`destinations\`. Each id is its own transaction: a failing id (not-found, not-a-rule-proposal, conflict when decided, invalid-predicate, forbidden) is reported in \`results\` and the batch goes on.`,
+      description: `Accepts up to ${BULK_IDS_MAX} rule proposals, each becoming an alert rule with \`destinations\`. Each id is its own transaction: a failing id (not-found, also for a proposal out of a bound token's reach; not-a-rule-proposal, conflict when decided, invalid-predicate) is reported in \`results\` and the batch goes on.`,
       method: 'POST',
       path: `${V1}/empire/triage/rules/bulk-accept`,
       auth: 'session-or-bearer',

@@ -1,6 +1,7 @@
 import { and, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../../platform/db/client.ts';
 import { olderThan, type TimeCursor } from '../../../platform/db/paging.ts';
+import { HONEYPOT_TOOLSET } from '../agents/incident-classifier.ts';
 import { triageProposals } from '../schema.ts';
 
 export type ProposalRow = typeof triageProposals.$inferSelect;
@@ -24,7 +25,7 @@ export interface ProposalFilter {
   /** `all` or undefined: every status. */
   status?: string | undefined;
   toolset?: string | undefined;
-  /** Only proposals of these toolsets (a credential bound to toolsets); null: all. */
+  /** Only proposals of these toolsets citing only their events (a credential bound to toolsets); null: all. */
   reach: readonly string[] | null;
   cursor: TimeCursor | null;
   limit: number;
@@ -36,20 +37,41 @@ export async function listProposals(db: Db, filter: ProposalFilter): Promise<Pro
     filter.kind === undefined ? undefined : eq(p.kind, filter.kind),
     filter.status === undefined || filter.status === 'all' ? undefined : eq(p.status, filter.status),
     filter.toolset === undefined ? undefined : eq(p.toolset, filter.toolset),
-    filter.reach === null ? undefined : filter.reach.length === 0 ? sql`false` : inArray(p.toolset, [...filter.reach]),
+    filter.reach === null ? undefined : withinReach(filter.reach),
     filter.cursor === null ? undefined : olderThan(p.createdAt, p.id, filter.cursor),
   ];
   return db.select().from(p).where(and(...conditions)).orderBy(desc(p.createdAt), desc(p.id)).limit(filter.limit);
 }
 
-export async function lockProposal(tx: Db, id: string): Promise<ProposalRow | null> {
-  const [row] = await tx.select().from(triageProposals).where(eq(triageProposals.id, id)).for('update');
+/** The proposal, locked; null when there is none, or none within `reach` (null: every toolset). */
+export async function lockProposal(tx: Db, id: string, reach: readonly string[] | null): Promise<ProposalRow | null> {
+  const [row] = await tx.select().from(triageProposals).where(and(eq(triageProposals.id, id), reach === null ? undefined : withinReach(reach))).for('update');
   return row ?? null;
 }
 
-export async function proposalById(db: Db, id: string): Promise<ProposalRow | null> {
-  const [row] = await db.select().from(triageProposals).where(eq(triageProposals.id, id));
+/** The proposal; null when there is none, or none within `reach` (null: every toolset). */
+export async function proposalById(db: Db, id: string, reach: readonly string[] | null): Promise<ProposalRow | null> {
+  const [row] = await db.select().from(triageProposals).where(and(eq(triageProposals.id, id), reach === null ? undefined : withinReach(reach)));
   return row ?? null;
+}
+
+const UUID_TEXT = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+
+/**
+ * A proposal within the reach of a credential bound to `reach` (docs/operations.md, "Toolset
+ * binding"): of one of those toolsets, and citing no event of another (honeypot events count as
+ * toolset `honeypot`). The checks keep a proposal from citing other toolsets' events, so the
+ * second half holds for every proposal made since; it is read from the events themselves so that
+ * it holds for any row. Each cited id is one primary-key probe.
+ */
+function withinReach(reach: readonly string[]): SQL {
+  if (reach.length === 0) return sql`false`;
+  const p = triageProposals;
+  const names = sql.join(reach.map((t) => sql`${t}`), sql`, `);
+  const cited = sql`(CASE WHEN cited.id ~ ${UUID_TEXT} THEN cited.id::uuid END)`;
+  const honeypot = reach.includes(HONEYPOT_TOOLSET) ? sql`` : sql` OR EXISTS (SELECT 1 FROM honeypot_events h WHERE h.id = ${cited})`;
+  return sql`(${inArray(p.toolset, [...reach])} AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(${p.evidenceEventIds}) AS cited(id)
+    WHERE EXISTS (SELECT 1 FROM empire_events e WHERE e.event_id = ${cited} AND e.toolset NOT IN (${names}))${honeypot}))`;
 }
 
 export async function recordDecision(

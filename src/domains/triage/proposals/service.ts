@@ -6,7 +6,6 @@ import type { Db } from '../../../platform/db/client.ts';
 import { decodeTimeCursor, isUuid, pageOf } from '../../../platform/db/paging.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import { badRequest, conflict, notFound, ServiceError } from '../../../platform/errors.ts';
-import { assertToolsetInReach } from '../../../platform/http/auth.ts';
 import type { Principal } from '../../../platform/http/registry.ts';
 import { type Destination, validateDestinations } from '../../../platform/outbound/destinations.ts';
 import type { EmpireAlertService } from '../../empire/alerts.ts';
@@ -111,10 +110,11 @@ export function createProposalService(deps: {
     id: string,
     input: { accept: boolean; destinations?: Destination[] | undefined; notes?: string | undefined; onlyKind?: ProposalKind },
   ): Promise<DecisionResult> {
-    const row = isUuid(id) ? await repo.lockProposal(tx, id.toLowerCase()) : null;
+    // Reach first: a proposal out of a bound credential's reach (another toolset's, or citing
+    // another toolset's events) is answered as if it did not exist, and says nothing of itself,
+    // not even its kind (docs/operations.md, "Toolset binding").
+    const row = isUuid(id) ? await repo.lockProposal(tx, id.toLowerCase(), reachOf(ctx.principal)) : null;
     if (!row) throw notFound(`There is no triage proposal ${id}.`);
-    // Reach first: a proposal out of reach says nothing about itself, not even its kind.
-    if (row.toolset !== null) assertToolsetInReach(ctx.principal, row.toolset, 'decide the proposals of');
     if (input.onlyKind !== undefined && row.kind !== input.onlyKind) {
       throw new ServiceError(400, 'not-a-rule-proposal', `Proposal ${row.id} is an ${row.kind} proposal; bulk-accept takes rule proposals only.`);
     }
@@ -199,8 +199,8 @@ export function createProposalService(deps: {
     },
 
     async read(principal: Principal | null, id: string) {
-      const row = isUuid(id) ? await repo.proposalById(db, id.toLowerCase()) : null;
-      if (!row || (row.toolset !== null && principal?.toolsets && !principal.toolsets.has(row.toolset))) throw notFound(`There is no triage proposal ${id}.`);
+      const row = isUuid(id) ? await repo.proposalById(db, id.toLowerCase(), reachOf(principal)) : null;
+      if (!row) throw notFound(`There is no triage proposal ${id}.`);
       return { proposal: proposalView(row) };
     },
 

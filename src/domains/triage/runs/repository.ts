@@ -58,18 +58,27 @@ export async function toolsetSamples(db: Db, from: Date, to: Date, perGroup: num
   return rowsOf<{ toolset: string; eventId: string }>(result);
 }
 
-/** Source tenants whose window events reached two toolsets or more, most events first. */
-export async function crossToolsetTenants(db: Db, from: Date, to: Date, limit: number, perTenant: number): Promise<CrossToolsetWindow[]> {
+/**
+ * Source tenants whose window events reached two toolsets or more, most events first, with up to
+ * `perToolset` newest events of each of their toolsets (a proposal cites its own toolset's only).
+ */
+export async function crossToolsetTenants(db: Db, from: Date, to: Date, limit: number, perToolset: number): Promise<CrossToolsetWindow[]> {
   const result = await db.execute(sql`
     WITH w AS (SELECT tenant, toolset, event_id, received_at FROM empire_events
       WHERE received_at >= ${iso(from)}::timestamptz AND received_at < ${iso(to)}::timestamptz AND tenant IS NOT NULL),
     t AS (SELECT tenant, array_agg(DISTINCT toolset ORDER BY toolset) AS toolsets, count(*)::int AS events FROM w GROUP BY tenant
       HAVING count(DISTINCT toolset) >= 2 ORDER BY events DESC, tenant LIMIT ${limit})
     SELECT t.tenant, t.toolsets, t.events,
-      (SELECT array_agg(event_id::text ORDER BY received_at DESC, event_id DESC) FROM (SELECT event_id, received_at FROM w WHERE w.tenant = t.tenant
-        ORDER BY received_at DESC, event_id DESC LIMIT ${perTenant}) s) AS "sampleEventIds"
+      (SELECT json_agg(json_build_object('eventId', s.event_id::text, 'toolset', s.toolset) ORDER BY s.toolset, s.received_at DESC, s.event_id DESC) FROM (
+        SELECT toolset, event_id, received_at, row_number() OVER (PARTITION BY toolset ORDER BY received_at DESC, event_id DESC) AS rn
+        FROM w WHERE w.tenant = t.tenant) s WHERE s.rn <= ${perToolset}) AS "sampleEvents"
     FROM t ORDER BY t.events DESC, t.tenant`);
-  return rowsOf<CrossToolsetWindow>(result).map((r) => ({ tenant: r.tenant, toolsets: [...r.toolsets], events: num(r.events), sampleEventIds: [...(r.sampleEventIds ?? [])] }));
+  return rowsOf<{ tenant: string; toolsets: string[]; events: number; sampleEvents: { eventId: string; toolset: string }[] | string | null }>(result).map((r) => ({
+    tenant: r.tenant,
+    toolsets: [...r.toolsets],
+    events: num(r.events),
+    sampleEvents: (typeof r.sampleEvents === 'string' ? (JSON.parse(r.sampleEvents) as { eventId: string; toolset: string }[]) : (r.sampleEvents ?? [])).map((e) => ({ eventId: e.eventId, toolset: e.toolset })),
+  }));
 }
 
 /** Every honeypot tenant with events in the window: totals, top LIAR fingerprints, LIAR samples. */
@@ -151,21 +160,6 @@ export async function openIncidents(db: Db, limit: number): Promise<{ id: string
     SELECT i.id::text AS id, i.toolset, i.title, i.source FROM empire_incidents i WHERE i.status <> 'resolved' ORDER BY i.opened_at DESC, i.id DESC LIMIT ${limit}`);
   return rowsOf<{ id: string; toolset: string; title: string; source: string }>(result);
 }
-
-/**
- * Where the cited events are: the receive time of each id found among empire and honeypot events
- * (ids that are not uuids, or found nowhere, are absent from the answer).
- */
-export async function evidenceTimes(db: Db, ids: readonly string[]): Promise<Map<string, Date>> {
-  const uuids = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
-  if (uuids.length === 0) return new Map();
-  const list = sql.join(uuids.map((id) => sql`${id}::uuid`), sql`, `);
-  const result = await db.execute(sql`
-    SELECT event_id::text AS id, received_at AS "receivedAt" FROM empire_events WHERE event_id IN (${list})
-    UNION ALL SELECT id::text AS id, received_at AS "receivedAt" FROM honeypot_events WHERE id IN (${list})`);
-  return new Map(rowsOf<{ id: string; receivedAt: Date | string }>(result).map((r) => [r.id, new Date(r.receivedAt)]));
-}
-
 
 // The rule proposer's lookback
 

@@ -7,6 +7,7 @@ import type { Database } from '../../../platform/db/client.ts';
 import { rowsOf } from '../../../platform/db/client.ts';
 import { ServiceError } from '../../../platform/errors.ts';
 import { builtinEngine, type ModelEngine, ModelError, type ModelRequest } from '../../../platform/llm/engine.ts';
+import { readDataMessage } from '../../../platform/llm/untrusted.ts';
 import { createForecaster } from '../../empire/forecast.ts';
 import { EXAMPLES_EACH } from './snapshots.ts';
 import { createRunService, LOOKBACK_DAYS_DEFAULT, RUN_RETENTION_DAYS, runDigest, STUB_RUN_ID } from './service.ts';
@@ -29,7 +30,7 @@ const scripted = (answer: (request: ModelRequest) => Promise<string>): ModelEngi
   model: 'gpt-4o-mini',
   async complete(request) {
     requests.push(request);
-    return { engine: 'live', model: 'gpt-4o-mini-2024-07-18', text: await answer(request), promptTokens: 1200, completionTokens: 300, attempts: 1 };
+    return { engine: 'live', model: 'gpt-4o-mini', reportedModel: 'gpt-4o-mini-2024-07-18', text: await answer(request), promptTokens: 1200, completionTokens: 300, attempts: 1 };
   },
 });
 
@@ -43,6 +44,7 @@ function service(engine: ModelEngine) {
     forecasts: async () => [],
     hourlyCounts: (from, to) => createForecaster({ db: database.db, clock }).hourlyCounts(from, to),
     lineage: async () => null,
+    linkOrigin: 'https://observatory.example.com',
     log: silent,
   });
 }
@@ -69,9 +71,10 @@ describe('a run', () => {
     const result = await service(scripted(async () => '{"proposals": []}')).triage({ windowMinutes: 30, trigger: 'api' });
     expect(result).toMatchObject({ ok: true, proposalCount: 0, autoRejected: 0, windowStart: '2026-11-26T07:30:00.000Z', windowEnd: '2026-11-26T08:00:00.000Z', agentVersion: 'incident-classifier@1.1.0' });
     const [stored] = await runs();
-    expect(stored).toMatchObject({ id: result.runId, outcome: 'ok', prompt_tokens: 1200, model: 'gpt-4o-mini-2024-07-18' });
-    // The user message is the canonical JSON of the window the agent read.
-    const user = JSON.parse(requests[0]!.user) as { windowStart: string; windowMinutes: number };
+    // Charged as the configured model, not as the one the server reported.
+    expect(stored).toMatchObject({ id: result.runId, outcome: 'ok', prompt_tokens: 1200, model: 'gpt-4o-mini' });
+    // The user message is the window the agent read, as a data block of canonical JSON.
+    const user = readDataMessage(requests[0]!.user) as { windowStart: string; windowMinutes: number };
     expect(user).toMatchObject({ windowStart: '2026-11-26T07:30:00.000Z', windowMinutes: 30 });
     expect(requests[0]!.responseSchema.name).toBe('incident_proposals');
   });
@@ -141,7 +144,7 @@ describe('the rule proposer', () => {
     }
     const result = await service(scripted(async () => '{"proposals": []}')).rules({ trigger: 'api' });
     expect(result).toMatchObject({ lookbackDays: LOOKBACK_DAYS_DEFAULT, proposalCount: 0 });
-    const user = JSON.parse(requests[0]!.user) as { lookbackDays: number; examples: { decision: string; predicate: { count: number } }[] };
+    const user = readDataMessage(requests[0]!.user) as { lookbackDays: number; examples: { decision: string; predicate: { count: number } }[] };
     expect(user.lookbackDays).toBe(LOOKBACK_DAYS_DEFAULT);
     const counts = (decision: string) => user.examples.filter((e) => e.decision === decision).map((e) => e.predicate.count);
     expect(counts('accepted')).toEqual([114, 113, 112, 111, 110, 109, 108, 107, 106, 105]);

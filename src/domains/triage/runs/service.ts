@@ -8,22 +8,26 @@ import { isUuid } from '../../../platform/db/paging.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import { badRequest, notFound, ServiceError } from '../../../platform/errors.ts';
 import { type ModelAnswer, type ModelEngine, ModelError } from '../../../platform/llm/engine.ts';
+import { dataMessage } from '../../../platform/llm/untrusted.ts';
 import type { ForecastView } from '../../empire/forecast.ts';
 import type { LineageEvent } from '../../empire/lineage.ts';
 import { IncidentItem, InvestigationItem, parseProposals, proposalsAnswer, RuleItem } from '../agents/output.ts';
 import { type AgentName, AGENTS, agentVersionLabel, definitionOf, promptHash } from '../agents/registry.ts';
+import { type IncidentClassifierParams, severityCeiling } from '../agents/incident-classifier.ts';
 import type { ToolsetHistory } from '../agents/types.ts';
-import { type Candidate, canonicalPredicate, checkIncident, checkInvestigation, checkRule, type EvidenceContext, type ProposalKind, refusedCandidate } from '../proposals/checks.ts';
+import { identifierTokens } from '../postmortems/strip.ts';
+import { type Candidate, canonicalPredicate, checkIncident, checkInvestigation, checkRule, type ProposalKind, refusedCandidate } from '../proposals/checks.ts';
 import * as proposalsRepo from '../proposals/repository.ts';
 import * as repo from './repository.ts';
-import { type HourlyCounts, investigationSnapshot, ruleSnapshot, triageSnapshot } from './snapshots.ts';
+import { type HourlyCounts, investigationSnapshot, ruleSnapshot, shownEvents, triageSnapshot } from './snapshots.ts';
 
 /**
  * An agent run, the same for every engine (docs/triage.md, "A run"): read the snapshot, send it
- * (system prompt + canonical JSON user message) to the engine, read the answer against the
- * agent's schema, check each proposal (proposals/checks.ts), and store the run with its replay
- * envelope and the proposals, pending or auto-rejected, in one transaction. A failed model call
- * is stored too (its tokens count against the budget) and answered 502 `model-unavailable`.
+ * (system prompt + the snapshot's canonical JSON as a data block) to the engine, read the answer
+ * against the agent's schema, check each proposal against the input (proposals/checks.ts), and
+ * store the run with its replay envelope and the proposals, pending or auto-rejected, in one
+ * transaction. A failed model call is stored too (its tokens count against the budget) and
+ * answered 502 `model-unavailable`.
  */
 
 /** The run id of a `stub` pass: the same every time, and nothing is written (spec B). */
@@ -65,6 +69,8 @@ export interface RunServiceDeps {
   /** Hourly empire event counts per toolset (the rule proposer's history), from the empire forecaster. */
   hourlyCounts: HourlyCounts;
   lineage: (eventId: string, depth: number) => Promise<{ focal: LineageEvent; upstream: LineageEvent[]; downstream: LineageEvent[] } | null>;
+  /** The origin of OBSERVATORY_PUBLIC_URL: the only one links in a proposal may point at. */
+  linkOrigin: string;
   log: FastifyBaseLogger;
 }
 
@@ -89,13 +95,14 @@ export interface ModelOutcome {
 }
 
 export function createRunService(deps: RunServiceDeps) {
-  const { db, clock, engine, agents, budget, log } = deps;
+  const { db, clock, engine, agents, budget, linkOrigin, log } = deps;
 
   /** Asks the engine; a failed call is stored as an `error` run and answered 502. */
   async function callModel(call: ModelCall): Promise<ModelOutcome> {
     const definition = definitionOf(call.agent, call.version);
     const systemPromptHash = promptHash(definition.systemPrompt);
-    const userMessage = canonicalJson(call.snapshot);
+    // The snapshot goes to the model only as a data block its system prompt declares as data (platform/llm/untrusted.ts).
+    const userMessage = dataMessage(call.snapshot);
     const runId = randomUUID();
     const startedAt = clock.now();
     const base = {
@@ -214,11 +221,6 @@ export function createRunService(deps: RunServiceDeps) {
     });
   }
 
-  async function evidenceContext(window: { start: Date; end: Date }, items: { evidenceEventIds: string[] }[], allowed: ReadonlySet<string>): Promise<EvidenceContext> {
-    const ids = items.flatMap((i) => i.evidenceEventIds.map((id) => id.toLowerCase()));
-    return { windowStart: window.start, windowEnd: window.end, found: await repo.evidenceTimes(db, ids), allowed };
-  }
-
   /** Turns the answer into candidates: refusals for what failed the schema, checks for the rest. */
   async function candidatesOf<T>(
     agent: AgentName,
@@ -269,10 +271,9 @@ export function createRunService(deps: RunServiceDeps) {
         schema: proposalsAnswer(IncidentItem, MAX_PROPOSALS.incident),
         builtin: () => ({ proposals: AGENTS[agent].builtin(snapshot, definition.params as never) }),
       });
-      const candidates = await candidatesOf<IncidentItem>(agent, 'incident', outcome.answer.text, IncidentItem, async (items) => {
-        const ctx = await evidenceContext({ start, end }, items, new Set());
-        return items.map((item) => checkIncident(item, ctx));
-      });
+      const params = definition.params as IncidentClassifierParams;
+      const ctx = { shown: shownEvents(snapshot), linkOrigin, known: identifierTokens(snapshot), severityCeiling: (p: Parameters<typeof severityCeiling>[2]) => severityCeiling(snapshot, params, p) };
+      const candidates = await candidatesOf<IncidentItem>(agent, 'incident', outcome.answer.text, IncidentItem, async (items) => items.map((item) => checkIncident(item, ctx)));
       const stored = await store(outcome, 'incident', candidates, { window: { start, end }, focalEventId: null });
       return { ok: true as const, runId: outcome.runId, proposalCount: stored.proposalCount, autoRejected: stored.autoRejected, ...summary };
     },
@@ -290,7 +291,6 @@ export function createRunService(deps: RunServiceDeps) {
       const version = await agents.active(agent);
       const definition = definitionOf(agent, version);
       const snapshot = await investigationSnapshot(db, start, end, await forecastList(), focal);
-      const allowed = new Set(focal ? [focal.focal, ...focal.upstream, ...focal.downstream].map((e) => e.eventId) : []);
       const outcome = await callModel({
         agent,
         version,
@@ -307,10 +307,8 @@ export function createRunService(deps: RunServiceDeps) {
         schema: proposalsAnswer(InvestigationItem, MAX_PROPOSALS.investigation),
         builtin: () => ({ proposals: AGENTS[agent].builtin(snapshot, definition.params as never) }),
       });
-      const candidates = await candidatesOf<InvestigationItem>(agent, 'investigation', outcome.answer.text, InvestigationItem, async (items) => {
-        const ctx = await evidenceContext({ start, end }, items, allowed);
-        return items.map((item) => checkInvestigation(item, ctx));
-      });
+      const ctx = { shown: shownEvents(snapshot), linkOrigin };
+      const candidates = await candidatesOf<InvestigationItem>(agent, 'investigation', outcome.answer.text, InvestigationItem, async (items) => items.map((item) => checkInvestigation(item, ctx)));
       const stored = await store(outcome, 'investigation', candidates, { window: { start, end }, focalEventId });
       return { ok: true as const, runId: outcome.runId, proposalCount: stored.proposalCount, autoRejected: stored.autoRejected, windowStart: start.toISOString(), windowEnd: end.toISOString(), focalEventId };
     },
@@ -348,7 +346,7 @@ export function createRunService(deps: RunServiceDeps) {
       }
       const history = new Map<string, ToolsetHistory>(snapshot.history.map((h) => [h.toolset, h]));
       const candidates = await candidatesOf<RuleItem>(agent, 'alert-rule', outcome.answer.text, RuleItem, async (items) =>
-        items.map((item) => checkRule(item, { history, historyFrom: new Date(snapshot.from), lookbackDays, incidents: snapshot.resolvedIncidents, existing })),
+        items.map((item) => checkRule(item, { history, historyFrom: new Date(snapshot.from), lookbackDays, incidents: snapshot.resolvedIncidents, existing, linkOrigin })),
       );
       const stored = await store(outcome, 'alert-rule', candidates, { window: { start: new Date(snapshot.from), end: new Date(snapshot.to) }, focalEventId: null });
       return { ok: true as const, runId: outcome.runId, proposalCount: stored.proposalCount, autoRejected: stored.autoRejected, lookbackDays, agentVersion };
@@ -360,6 +358,10 @@ export function createRunService(deps: RunServiceDeps) {
     prune: (now: Date): Promise<number> => repo.deleteRunsBefore(db, new Date(now.getTime() - RUN_RETENTION_DAYS * 86_400_000)),
     /** Stores a run that proposes nothing (a postmortem draft), in the caller's transaction. */
     saveRun: (tx: Db, run: repo.RunRow) => repo.insertRun(tx, run),
+    /** The user message a run sent (what its output may name), or null once the run is pruned. */
+    async userMessageOf(tx: Db, runId: string): Promise<string | null> {
+      return isUuid(runId) ? ((await repo.runById(tx, runId.toLowerCase()))?.userMessage ?? null) : null;
+    },
 
     /** A run's replay envelope (spec B `GET triage/replay/{runId}`); the digest is recomputed from the stored parts. */
     async replay(runId: string, reach: ReadonlySet<string> | null) {

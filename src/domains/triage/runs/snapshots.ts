@@ -3,6 +3,7 @@ import type { ForecastView } from '../../empire/forecast.ts';
 import type { LineageEvent } from '../../empire/lineage.ts';
 import type { InvestigationSnapshot, PostmortemSnapshot, RuleSnapshot, ToolsetHistory, ToolsetWindow, TriageSnapshot } from '../agents/types.ts';
 import { cmp } from '../agents/text.ts';
+import { HONEYPOT_TOOLSET } from '../agents/incident-classifier.ts';
 import * as repo from './repository.ts';
 
 /**
@@ -14,6 +15,8 @@ const SAMPLES = 20;
 const TOP_TYPES = 5;
 const TOP_FINGERPRINTS = 5;
 const CROSS_TOOLSET_TENANTS = 10;
+/** Events shown of each toolset of a cross-toolset tenant. */
+const CROSS_TOOLSET_SAMPLES = 5;
 const OPEN_INCIDENTS = 50;
 const CLUSTERS = 10;
 const CLUSTER_SAMPLES = 10;
@@ -32,7 +35,7 @@ export async function triageSnapshot(db: Db, from: Date, to: Date, forecasts: re
     repo.toolsetTotals(db, from, to),
     repo.toolsetEventTypes(db, from, to),
     repo.toolsetSamples(db, from, to, SAMPLES),
-    repo.crossToolsetTenants(db, from, to, CROSS_TOOLSET_TENANTS, 10),
+    repo.crossToolsetTenants(db, from, to, CROSS_TOOLSET_TENANTS, CROSS_TOOLSET_SAMPLES),
     repo.honeypotWindows(db, from, to, { fingerprints: TOP_FINGERPRINTS, samples: SAMPLES }),
     repo.tarpitsTriggered(db, from, to),
     repo.openIncidents(db, OPEN_INCIDENTS),
@@ -79,6 +82,24 @@ export async function triageSnapshot(db: Db, from: Date, to: Date, forecasts: re
     crossToolset: cross,
     openIncidents: open,
   };
+}
+
+/**
+ * Every event id a classifier or investigation snapshot shows, with the toolset it belongs to
+ * (`honeypot` for honeypot events): the ids its proposals may cite (proposals/checks.ts).
+ */
+export function shownEvents(snapshot: TriageSnapshot | InvestigationSnapshot): Map<string, string> {
+  const shown = new Map<string, string>();
+  const add = (id: string, toolset: string) => shown.set(id.toLowerCase(), toolset);
+  for (const t of snapshot.toolsets) for (const id of t.sampleEventIds) add(id, t.toolset);
+  for (const h of snapshot.honeypot) for (const id of h.sampleLiarEventIds) add(id, HONEYPOT_TOOLSET);
+  for (const x of snapshot.crossToolset) for (const e of x.sampleEvents) add(e.eventId, e.toolset);
+  if ('clusters' in snapshot) {
+    for (const c of snapshot.clusters) for (const id of c.sampleEventIds) add(id, HONEYPOT_TOOLSET);
+    const focal = snapshot.focal;
+    if (focal) for (const e of [focal, ...focal.upstream, ...focal.downstream]) add(e.eventId, e.toolset);
+  }
+  return shown;
 }
 
 const lineageEntry = (e: LineageEvent) => ({ eventId: e.eventId, toolset: e.toolset, eventType: e.eventType, ts: e.ts });
