@@ -3,7 +3,6 @@ import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/db/client.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import { ServiceError } from '../../../platform/errors.ts';
-import { assertToolsetInReach } from '../../../platform/http/auth.ts';
 import type { IncidentService } from '../../empire/incidents.ts';
 import { parseDraft, PostmortemDraftSchema } from '../agents/output.ts';
 import { AGENTS, definitionOf } from '../agents/registry.ts';
@@ -91,8 +90,8 @@ export function createPostmortemService(deps: {
     },
 
     async read(ctx: CallContext, incidentId: string) {
-      const { incident } = await incidents.read(incidentId);
-      assertToolsetInReach(ctx.principal, incident.toolset, 'read the postmortem of');
+      // Another toolset's incident reads as unknown (404) to a bound token, like any of its records.
+      const { incident } = await incidents.read(incidentId, ctx.principal);
       const row = await repo.postmortemOf(db, incident.id);
       return {
         incidentId: incident.id,
@@ -114,8 +113,10 @@ export function createPostmortemService(deps: {
 
     /** Spec B `POST incidents/{id}/auto-draft`. */
     async autoDraft(ctx: CallContext, incidentId: string, input: { operatorNotes?: string | undefined; persist?: boolean | undefined; stub?: boolean | undefined }) {
-      const { incident } = await incidents.read(incidentId);
-      assertToolsetInReach(ctx.principal, incident.toolset, 'draft the postmortem of');
+      // Read with the caller's reach: another toolset's incident is unknown (404), and a bound
+      // caller's draft starts only from the incident's events it reaches (their lineage stays in
+      // their toolset: causedBy never crosses one), so it cannot read another toolset's events.
+      const { incident } = await incidents.read(incidentId, ctx.principal);
       if (input.stub) {
         return { ok: true as const, id: incident.id, runId: STUB_RUN_ID, draft: emptyDraft(`Postmortem: ${incident.title}`), rawDraft: '', citedEventIds: [], strippedEventIds: [], persisted: false };
       }
