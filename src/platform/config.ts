@@ -110,6 +110,12 @@ export interface Config {
      * cannot have the token sent to a host of its own. Empty: no toolset can be registered.
      */
     peerHosts: string[];
+    /**
+     * OBSERVATORY_BRIDGE_MIN_INTERVAL_SEC: this deployment asks each toolset at most once in this
+     * many seconds (counted from the end of the last ask), and refuses bridge verifications of its
+     * own backups that come sooner than this after the last one (429 `rate-limited`).
+     */
+    minIntervalSec: number;
   };
   /** Language models (spec D8; docs/triage.md, "Engines"). */
   llm: LlmConfig;
@@ -307,6 +313,12 @@ function backupsConfig(env: Env): BackupsConfig {
   const bucket = text(env, 'OBSERVATORY_BACKUP_S3_BUCKET');
   if (bucket !== null && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new ConfigError('OBSERVATORY_BACKUP_S3_BUCKET', `must be an S3 bucket name (3 to 63 of a-z, 0-9, . and -), got "${bucket}"`);
   const endpoint = url(env, 'OBSERVATORY_BACKUP_S3_ENDPOINT', ['https:', 'http:']);
+  // Snapshot files hold the whole database and the request carries the access key's signature: in
+  // clear text only where someone said so, for a lab's local S3 server.
+  const allowHttp = flag(env, 'OBSERVATORY_BACKUP_S3_ALLOW_HTTP', false);
+  if (bucket !== null && endpoint !== null && new URL(endpoint).protocol === 'http:' && !allowHttp) {
+    throw new ConfigError('OBSERVATORY_BACKUP_S3_ENDPOINT', 'is http:, which sends every snapshot unencrypted; use https, or set OBSERVATORY_BACKUP_S3_ALLOW_HTTP=1 for a lab');
+  }
   const accessKeyId = text(env, 'OBSERVATORY_BACKUP_S3_ACCESS_KEY_ID');
   const secret = text(env, 'OBSERVATORY_BACKUP_S3_SECRET_ACCESS_KEY');
   if ((accessKeyId === null) !== (secret === null)) throw new ConfigError(accessKeyId === null ? 'OBSERVATORY_BACKUP_S3_ACCESS_KEY_ID' : 'OBSERVATORY_BACKUP_S3_SECRET_ACCESS_KEY', 'set both S3 credentials or neither');
@@ -513,6 +525,7 @@ export function loadConfig(env: Env = process.env, isTty: boolean = process.stdo
     crossToolset: {
       timeoutMs: integer(env, 'OBSERVATORY_CROSS_TOOLSET_TIMEOUT_MS', 120_000, 100, 600_000),
       peerHosts: hostList(env, 'OBSERVATORY_BRIDGE_PEER_HOSTS'),
+      minIntervalSec: integer(env, 'OBSERVATORY_BRIDGE_MIN_INTERVAL_SEC', 600, 60, 86_400),
     },
     llm: llmConfig(env),
     triage: {

@@ -56,21 +56,34 @@ describe('backups configuration', () => {
     const compatible = load({
       OBSERVATORY_BACKUP_S3_BUCKET: 'obs-backups',
       OBSERVATORY_BACKUP_S3_ENDPOINT: 'http://127.0.0.1:9000',
+      OBSERVATORY_BACKUP_S3_ALLOW_HTTP: '1',
       OBSERVATORY_BACKUP_S3_PREFIX: 'prod/',
       OBSERVATORY_BACKUP_S3_REGION: 'eu-central-1',
       OBSERVATORY_BACKUP_S3_ACCESS_KEY_ID: 'minio',
       OBSERVATORY_BACKUP_S3_SECRET_ACCESS_KEY: 'minio-secret-value',
     }).s3;
     expect(compatible).toMatchObject({ endpoint: 'http://127.0.0.1:9000', prefix: 'prod/', region: 'eu-central-1', forcePathStyle: true, accessKeyId: 'minio', secret: 'minio-secret-value' });
-    expect(load({ OBSERVATORY_BACKUP_S3_BUCKET: 'obs-backups', OBSERVATORY_BACKUP_S3_ENDPOINT: 'http://127.0.0.1:9000', OBSERVATORY_BACKUP_S3_FORCE_PATH_STYLE: '0' }).s3?.forcePathStyle).toBe(false);
+    expect(load({ OBSERVATORY_BACKUP_S3_BUCKET: 'obs-backups', OBSERVATORY_BACKUP_S3_ENDPOINT: 'https://s3.example.com', OBSERVATORY_BACKUP_S3_FORCE_PATH_STYLE: '0' }).s3?.forcePathStyle).toBe(false);
+  });
+
+  it('S3: refuses an http: endpoint, naming the variable in one line, unless OBSERVATORY_BACKUP_S3_ALLOW_HTTP says it is a lab', () => {
+    const plain = { OBSERVATORY_BACKUP_S3_BUCKET: 'obs-backups', OBSERVATORY_BACKUP_S3_ENDPOINT: 'http://minio.internal:9000' };
+    expect(refusal(plain)).toBe('OBSERVATORY_BACKUP_S3_ENDPOINT');
+    expect(() => load(plain)).toThrow(/^OBSERVATORY_BACKUP_S3_ENDPOINT: is http:, which sends every snapshot unencrypted; use https, or set OBSERVATORY_BACKUP_S3_ALLOW_HTTP=1 for a lab$/);
+    expect(refusal({ ...plain, OBSERVATORY_BACKUP_S3_ENDPOINT: 'HTTP://minio.internal:9000' })).toBe('OBSERVATORY_BACKUP_S3_ENDPOINT');
+    expect(refusal({ ...plain, OBSERVATORY_BACKUP_S3_ALLOW_HTTP: 'maybe' })).toBe('OBSERVATORY_BACKUP_S3_ALLOW_HTTP');
+    expect(load({ ...plain, OBSERVATORY_BACKUP_S3_ALLOW_HTTP: '1' }).s3?.endpoint).toBe('http://minio.internal:9000');
+    expect(load({ ...plain, OBSERVATORY_BACKUP_S3_ENDPOINT: 'https://minio.internal:9000' }).s3?.endpoint).toBe('https://minio.internal:9000');
   });
 });
 
 describe('cross-toolset configuration', () => {
   const crossToolset = (env: Record<string, string>) => loadConfig(env, false).crossToolset;
 
-  it('waits two minutes for each toolset and sends the bridge token to no host unless listed', () => {
-    expect(crossToolset({})).toEqual({ timeoutMs: 120_000, peerHosts: [] });
+  it('waits two minutes for each toolset, asks each at most every 10 minutes and sends the bridge token to no host unless listed', () => {
+    expect(crossToolset({})).toEqual({ timeoutMs: 120_000, peerHosts: [], minIntervalSec: 600 });
+    expect(crossToolset({ OBSERVATORY_BRIDGE_MIN_INTERVAL_SEC: '3600' }).minIntervalSec).toBe(3600);
+    for (const bad of ['0', '59', '86401', 'ten']) expect(() => crossToolset({ OBSERVATORY_BRIDGE_MIN_INTERVAL_SEC: bad }), bad).toThrow(/^OBSERVATORY_BRIDGE_MIN_INTERVAL_SEC: /);
   });
 
   it('reads the peer hosts as lower-cased names or addresses, once each', () => {

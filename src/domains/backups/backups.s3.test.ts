@@ -17,6 +17,8 @@ import { ManualClock } from '../../platform/clock.ts';
 interface S3rverInstance {
   run(): Promise<{ address: string; port: number }>;
   close(): Promise<void>;
+  /** s3rver is a Koa application: its middleware, in order. */
+  middleware: ((ctx: { method: string; path: string; headers: Record<string, string | undefined> }, next: () => Promise<void>) => Promise<void>)[];
 }
 const require = createRequire(import.meta.url);
 const S3rver = require('s3rver') as new (options: Record<string, unknown>) => S3rverInstance;
@@ -32,12 +34,16 @@ let server: S3rverInstance;
 let endpoint: string;
 let s3: S3Client;
 let t: TestApp;
+/** Every request s3rver received: method, path and the encryption it was asked for. */
+const received: { method: string; path: string; sse: string | undefined }[] = [];
 
 const s3Env = () => ({
   OBSERVATORY_BACKUP_DIR: backupDir,
   OBSERVATORY_BACKUP_RETENTION_DAYS: '7',
   OBSERVATORY_BACKUP_S3_BUCKET: BUCKET,
   OBSERVATORY_BACKUP_S3_ENDPOINT: endpoint,
+  // s3rver speaks http only: the lab setting that allows it.
+  OBSERVATORY_BACKUP_S3_ALLOW_HTTP: '1',
   OBSERVATORY_BACKUP_S3_PREFIX: 'ci/',
   OBSERVATORY_BACKUP_S3_ACCESS_KEY_ID: accessKeyId,
   OBSERVATORY_BACKUP_S3_SECRET_ACCESS_KEY: secretAccessKey,
@@ -47,6 +53,10 @@ const s3Env = () => ({
 beforeAll(async () => {
   DUMMY_ACCOUNT.createKeyPair(accessKeyId, secretAccessKey);
   server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: s3Dir, configureBuckets: [{ name: BUCKET }] });
+  server.middleware.unshift(async (ctx, next) => {
+    received.push({ method: ctx.method, path: ctx.path, sse: ctx.headers['x-amz-server-side-encryption'] });
+    await next();
+  });
   const { port } = await server.run();
   endpoint = `http://127.0.0.1:${port}`;
   s3 = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId, secretAccessKey } });
@@ -85,6 +95,9 @@ describe('snapshots in an S3-compatible bucket', () => {
     expect(createHash('sha256').update(bytes!).digest('hex')).toBe(snapshot.fileSha256);
     expect(readdirSync(backupDir).filter((name) => name !== '.work')).toEqual([]);
     expect(readdirSync(join(backupDir, '.work'))).toEqual([]);
+    // The upload asked the store to encrypt the object at rest.
+    const puts = received.filter((r) => r.method === 'PUT' && r.path === `/${BUCKET}/${snapshot.providerSnapshotId}`);
+    expect(puts).toEqual([{ method: 'PUT', path: `/${BUCKET}/${snapshot.providerSnapshotId}`, sse: 'AES256' }]);
   }, 120_000);
 
   it('verifies by downloading and restoring it (ok), and removes the download', async () => {

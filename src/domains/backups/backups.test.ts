@@ -10,7 +10,9 @@ import { onServer } from '../../../test/helpers/database.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { canonicalJson, sha256Hex } from '../../platform/crypto.ts';
 import { rowsOf } from '../../platform/db/client.ts';
+import { tokenBoundTo } from '../../../test/helpers/empire.ts';
 import type { SnapshotView } from './service.ts';
+import { createBackupTurn } from './turn.ts';
 
 /**
  * Snapshots that really restore (issue 15 items 1–3), on the driver the run uses: PGlite by
@@ -315,6 +317,95 @@ describe('the backup jobs', () => {
     const jobs = JSON.stringify(health);
     expect(jobs).toContain('backup-snapshot');
     expect(jobs).toContain('30 2 * * *');
+  });
+});
+
+describe('one snapshot or verification at a time', () => {
+  /**
+   * Holds the deployment's backup turn from outside any request, as another instance (or a long
+   * snapshot) would: on a server through a connection of its own (the advisory lock every instance
+   * on the database shares), on PGlite through the process's turn.
+   */
+  async function holdTurn(): Promise<() => Promise<void>> {
+    let release!: () => void;
+    let entered!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const inside = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const holding = createBackupTurn(t.app.database).run(async () => {
+      entered();
+      await held;
+    }, { wait: false });
+    await inside;
+    return async () => {
+      release();
+      await holding;
+    };
+  }
+
+  it('answers 409 conflict to a snapshot, a verification and a bridge verification while another runs, and records nothing', async () => {
+    const release = await holdTurn();
+    try {
+      const before = (await query<{ n: number }>(sql`SELECT (SELECT count(*) FROM backup_snapshots) + (SELECT count(*) FROM restore_verifications) AS n`))[0]!.n;
+      for (const res of [
+        await t.call({ method: 'POST', url: `${V1}/backups/snapshots`, payload: {} }),
+        await verify((await t.call({ method: 'GET', url: `${V1}/backups/snapshots?limit=1` })).json().snapshots[0].id),
+        await t.call({ method: 'POST', url: `${V1}/backups/bridge/verify`, payload: {} }),
+      ]) {
+        expect(res.statusCode, res.body).toBe(409);
+        expect(res.json()).toMatchObject({ schema: 'svc-error.v1', reason: 'conflict' });
+        expect(res.json().human).toMatch(/^Another backup snapshot or restore verification is running on this deployment/);
+      }
+      expect((await query<{ n: number }>(sql`SELECT (SELECT count(*) FROM backup_snapshots) + (SELECT count(*) FROM restore_verifications) AS n`))[0]!.n).toBe(before);
+    } finally {
+      await release();
+    }
+    expect((await t.call({ method: 'POST', url: `${V1}/backups/snapshots`, payload: {} })).statusCode).toBe(200);
+  }, 120_000);
+
+  it('lets a job wait for its turn instead', async () => {
+    const release = await holdTurn();
+    let settled = false;
+    const job = t.call({ method: 'POST', url: `${V1}/ops/jobs/backup-verify/run` }).finally(() => {
+      settled = true;
+    });
+    try {
+      // Requests meanwhile are refused; the job, which would have been too, is still waiting.
+      expect((await t.call({ method: 'POST', url: `${V1}/backups/snapshots`, payload: {} })).statusCode).toBe(409);
+      expect((await t.call({ method: 'POST', url: `${V1}/backups/snapshots`, payload: {} })).statusCode).toBe(409);
+      expect(settled).toBe(false);
+    } finally {
+      await release();
+    }
+    const res = await job;
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().run).toMatchObject({ outcome: 'ok', stats: { verified: 1 } });
+  }, 120_000);
+});
+
+describe('a token bound to toolsets', () => {
+  it('may neither read nor start backup work: it covers every toolset (403)', async () => {
+    const bound = await tokenBoundTo(t, ['read:empire', 'write:alerts'], ['crawler-lab']);
+    const [latest] = (await t.call({ method: 'GET', url: `${V1}/backups/snapshots?limit=1` })).json().snapshots;
+    const before = (await query<{ n: number }>(sql`SELECT (SELECT count(*) FROM backup_snapshots) + (SELECT count(*) FROM restore_verifications) + (SELECT count(*) FROM region_failover_drills) AS n`))[0]!.n;
+    for (const [method, url, payload, what] of [
+      ['GET', `${V1}/backups/snapshots`, undefined, 'the backup snapshot list'],
+      ['GET', `${V1}/backups/ladder`, undefined, 'the restore verification ladder'],
+      ['GET', `${V1}/backups/drills`, undefined, 'the failover drill list'],
+      ['POST', `${V1}/backups/snapshots`, {}, 'a backup snapshot'],
+      ['POST', `${V1}/backups/verify`, { snapshotId: latest.id }, 'a restore verification'],
+      ['POST', `${V1}/backups/drills/run`, {}, 'a failover drill'],
+      ['POST', `${V1}/backups/drills/${randomUUID()}/resolve`, { note: 'not mine' }, 'a failover drill'],
+      ['POST', `${V1}/backups/bridge/verify`, {}, 'a restore verification of this deployment'],
+    ] as const) {
+      const res = await t.call({ method, url, token: bound, ...(payload ? { payload } : {}) });
+      expect(res.statusCode, `${method} ${url}`).toBe(403);
+      expect(res.json()).toMatchObject({ reason: 'forbidden', human: `This token is bound to toolsets; ${what} spans every toolset.` });
+    }
+    expect((await query<{ n: number }>(sql`SELECT (SELECT count(*) FROM backup_snapshots) + (SELECT count(*) FROM restore_verifications) + (SELECT count(*) FROM region_failover_drills) AS n`))[0]!.n).toBe(before);
   });
 });
 

@@ -10,6 +10,10 @@ import {
   SNAPSHOT_LIMIT_DEFAULT,
   SNAPSHOT_LIMIT_MAX,
 } from './service.ts';
+import { refuseBoundCredential } from './fleet-wide.ts';
+
+/** What a bound token is told (fleet-wide.ts). */
+const BOUND = 'One backup snapshot or restore verification runs at a time on a deployment (every instance on its database): a second answers 409 `conflict` at once (jobs wait for their turn). A token bound to toolsets is refused with 403: a snapshot covers every toolset.';
 
 /** Backups (spec B group 5): snapshots, restore verification, the ladder. docs/backups.md. */
 
@@ -68,7 +72,9 @@ const Verification = Type.Object({
   determinismDigest: Type.String({ description: 'SHA-256 of canonical {snapshotId, fileSha256, byTable, tableHashes} as found; the same for every verification of the same file.' }),
   driftTables: Type.Array(Type.String(), { description: 'Tables whose count or hash differs from the record (drift).' }),
   fileSha256: Nullable(Type.String({ description: 'SHA-256 of the file as read; null when it could not be read.' })),
-  trigger: StringEnum(['manual', 'job'] as const),
+  trigger: StringEnum(['manual', 'job', 'bridge'] as const, {
+    description: '`manual`: POST {v1}/backups/verify; `job`: the backup-verify job or a failover drill; `bridge`: POST {v1}/backups/bridge/verify (a peer\'s check).',
+  }),
 });
 const exampleVerification = {
   id: '2b3c4d5e-6f70-4819-a2b3-c4d5e6f70819',
@@ -102,7 +108,7 @@ export function backupEndpoints(backups: BackupService): Endpoint[] {
     defineEndpoint({
       id: 'listBackupSnapshots',
       title: 'List backup snapshots',
-      description: 'Backup snapshots newest first, optionally of one database: file key, size, row counts per table and their hashes, retention.',
+      description: 'Backup snapshots newest first, optionally of one database: file key, size, row counts per table and their hashes, retention. A token bound to toolsets is refused (403): a snapshot covers every toolset.',
       method: 'GET',
       path: `${V1}/backups/snapshots`,
       auth: 'session-or-bearer',
@@ -118,16 +124,16 @@ export function backupEndpoints(backups: BackupService): Endpoint[] {
       ),
       response: { schemaId: 'svc-backup-snapshots.v1', fields: { database: Nullable(Type.String()), snapshots: Type.Array(Snapshot) } },
       example: { schema: 'svc-backup-snapshots.v1', generatedAt, database: 'observatory', snapshots: [exampleSnapshot] },
-      handler: async ({ query }) => ({
-        database: query.database ?? null,
-        snapshots: await backups.listSnapshots({ database: query.database, limit: query.limit }),
-      }),
+      handler: async ({ query, principal }) => {
+        refuseBoundCredential(principal, 'the backup snapshot list');
+        return { database: query.database ?? null, snapshots: await backups.listSnapshots({ database: query.database, limit: query.limit }) };
+      },
     }),
     defineEndpoint({
       id: 'takeBackupSnapshot',
       title: 'Take a backup snapshot now',
       description:
-        'Dumps the database now (pg_dump custom format on PostgreSQL, the data-directory tarball on PGlite), counts and hashes every table in the same consistent view, stores the file and records it with source manual. Audited as backup.snapshot. A dump that cannot be made (pg_dump missing or failing, storage unreachable) answers 503 backup-failed naming the cause, and nothing is recorded.',
+        `Dumps the database now (pg_dump custom format on PostgreSQL, the data directory's database files as a tarball on PGlite), counts and hashes every table in the same consistent view, stores the file and records it with source manual. Audited as backup.snapshot. A dump that cannot be made (pg_dump missing or failing, storage unreachable) answers 503 backup-failed naming the cause, and nothing is recorded. ${BOUND}`,
       method: 'POST',
       path: `${V1}/backups/snapshots`,
       auth: 'session-or-bearer',
@@ -136,16 +142,20 @@ export function backupEndpoints(backups: BackupService): Endpoint[] {
       timeoutMs: LONG_WORK_TIMEOUT_MS,
       tag: TAG,
       kind: 'write',
+      errors: [409],
       body: EmptyBody,
       response: { schemaId: 'svc-backup-snapshot.v1', fields: { ok: Type.Boolean(), snapshot: Snapshot } },
       example: { schema: 'svc-backup-snapshot.v1', generatedAt, ok: true, snapshot: { ...exampleSnapshot, source: 'manual' } },
-      handler: async ({ principal, requestId }) => ({ ok: true, snapshot: await backups.takeSnapshot({ source: 'manual', call: call(principal, requestId) }) }),
+      handler: async ({ principal, requestId }) => {
+        refuseBoundCredential(principal, 'a backup snapshot');
+        return { ok: true, snapshot: await backups.takeSnapshot({ source: 'manual', call: call(principal, requestId) }) };
+      },
     }),
     defineEndpoint({
       id: 'verifyBackupSnapshot',
       title: 'Verify a backup snapshot by restoring it',
       description:
-        'Restores the snapshot into a scratch database (a temporary database on the server, dropped afterwards; a scratch PGlite directory, removed afterwards), recounts and re-hashes every table and compares with the snapshot\'s record: outcome ok, drift (errorText and driftTables name the tables) or error (file missing, changed, corrupt or truncated, restore failed; errorText says which). ok is true only when the outcome is ok. Stored, appended to the audit chain (source RestoreVerification, kind backup) and audited as backup.verify. 404 for an unknown snapshotId.',
+        `Restores the snapshot into a scratch database (a temporary database on the server, dropped afterwards; a scratch PGlite directory, removed afterwards), recounts and re-hashes every table and compares with the snapshot's record: outcome ok, drift (errorText and driftTables name the tables) or error (file missing, changed, corrupt or truncated, restore failed; errorText says which). ok is true only when the outcome is ok. Stored, appended to the audit chain (source RestoreVerification, kind backup) and audited as backup.verify. 404 for an unknown snapshotId. ${BOUND}`,
       method: 'POST',
       path: `${V1}/backups/verify`,
       // A dump or a restore of the whole database: minutes on a large one (docs/backups.md).
@@ -154,6 +164,7 @@ export function backupEndpoints(backups: BackupService): Endpoint[] {
       scope: 'write:alerts',
       tag: TAG,
       kind: 'write',
+      errors: [409],
       body: Type.Object(
         { snapshotId: Type.String({ format: 'uuid', description: 'The id of a snapshot from GET {v1}/backups/snapshots.' }) },
         { additionalProperties: false, examples: [{ snapshotId: exampleSnapshot.id }] },
@@ -161,6 +172,7 @@ export function backupEndpoints(backups: BackupService): Endpoint[] {
       response: { schemaId: 'svc-backup-verify.v1', fields: { ok: Type.Boolean({ description: 'true when the outcome is ok.' }), verification: Verification } },
       example: { schema: 'svc-backup-verify.v1', generatedAt, ok: true, verification: exampleVerification },
       handler: async ({ body, principal, requestId }) => {
+        refuseBoundCredential(principal, 'a restore verification');
         const verification = await backups.verifySnapshot(body.snapshotId, { call: call(principal, requestId), trigger: 'manual' });
         return { ok: verification.outcome === 'ok', verification };
       },
@@ -169,7 +181,7 @@ export function backupEndpoints(backups: BackupService): Endpoint[] {
       id: 'backupLadder',
       title: 'Restore verification ladder',
       description:
-        'Restore verifications of the last `days` days (newest first, at most `limit`), and per database the last verification, the last ok one, the hours since it and the outcomes of the last 30 days.',
+        'Restore verifications of the last `days` days (newest first, at most `limit`), and per database the last verification, the last ok one, the hours since it and the outcomes of the last 30 days. A token bound to toolsets is refused (403): a restore covers every toolset.',
       method: 'GET',
       path: `${V1}/backups/ladder`,
       auth: 'session-or-bearer',
@@ -191,7 +203,10 @@ export function backupEndpoints(backups: BackupService): Endpoint[] {
         rows: [exampleVerification],
         databases: [{ database: 'observatory', last: generatedAt, lastOk: generatedAt, hoursSinceLastOk: 0, totals30d: { ok: 12, drift: 0, error: 1 } }],
       },
-      handler: async ({ query }) => backups.ladder(query),
+      handler: async ({ query, principal }) => {
+        refuseBoundCredential(principal, 'the restore verification ladder');
+        return backups.ladder(query);
+      },
     }),
   ];
 }

@@ -11,11 +11,14 @@ export function backupJobs(backups: BackupService): JobDefinition[] {
       name: 'backup-snapshot',
       description: 'Takes a snapshot of the database (source provider), then deletes snapshots whose retention has ended (file and row).',
       schedule: '30 2 * * *',
-      async run({ now }) {
-        const snapshot = await backups.takeSnapshot({ source: 'provider' });
-        const { expired, failed } = await backups.expireSnapshots(now);
-        return { sizeBytes: snapshot.sizeBytes, tables: Object.keys(snapshot.byTable).length, expired, expireFailed: failed };
-      },
+      // Jobs wait for the backup turn (turn.ts) rather than fail while a request holds it; the
+      // expiry holds it too, so no verification reads a file it is deleting.
+      run: ({ now }) =>
+        backups.exclusive(async () => {
+          const snapshot = await backups.takeSnapshot({ source: 'provider' });
+          const { expired, failed } = await backups.expireSnapshots(now);
+          return { sizeBytes: snapshot.sizeBytes, tables: Object.keys(snapshot.byTable).length, expired, expireFailed: failed };
+        }, { wait: true }),
     },
     {
       name: 'backup-verify',
@@ -24,7 +27,7 @@ export function backupJobs(backups: BackupService): JobDefinition[] {
       async run() {
         const latest = await backups.latestSnapshot();
         if (latest === null) return { verified: 0 };
-        const verification = await backups.verifySnapshot(latest.id, { trigger: 'job' });
+        const verification = await backups.verifySnapshot(latest.id, { trigger: 'job', wait: true });
         if (verification.outcome !== 'ok') {
           throw new Error(`restore verification ${verification.id} of snapshot ${latest.id}: ${verification.outcome}: ${verification.errorText ?? ''}`);
         }

@@ -40,6 +40,17 @@ export async function insertVerification(tx: Db, row: VerificationRow): Promise<
   await tx.insert(restoreVerifications).values(row);
 }
 
+/** When the newest verification made by `trigger` was stored, or null. */
+export async function lastVerifiedAt(db: Db, trigger: string): Promise<Date | null> {
+  const [row] = await db
+    .select({ at: restoreVerifications.verifiedAt })
+    .from(restoreVerifications)
+    .where(eq(restoreVerifications.trigger, trigger))
+    .orderBy(desc(restoreVerifications.verifiedAt))
+    .limit(1);
+  return row?.at ?? null;
+}
+
 /** Verifications at or after `since`, newest first. */
 export async function listVerifications(db: Db, filter: { since: Date; limit: number }): Promise<VerificationRow[]> {
   return db

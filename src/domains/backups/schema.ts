@@ -60,7 +60,7 @@ export const restoreVerifications = pgTable(
     determinismDigest: text('determinism_digest').notNull(),
     /** SHA-256 of the file as read for this verification; null when it could not be read. */
     fileSha256: text('file_sha256'),
-    /** `manual` (POST {v1}/backups/verify) or `job` (the backup-verify job). */
+    /** `manual` (POST {v1}/backups/verify), `job` (the backup-verify job, a drill) or `bridge` (POST {v1}/backups/bridge/verify). */
     trigger: text('trigger').notNull(),
   },
   (t) => [

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { chmod, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
@@ -13,7 +13,8 @@ import { assertThat, notFound, ServiceError } from '../../platform/errors.ts';
 import { type BackupEngine, BackupToolError } from './engines.ts';
 import { driftedTables, rowCountsSha256, type TableDigest } from './hashing.ts';
 import * as repo from './repository.ts';
-import type { SnapshotStores } from './storage.ts';
+import { privateDir, type SnapshotStores } from './storage.ts';
+import type { BackupTurn } from './turn.ts';
 
 /**
  * Backups (spec A "Backup snapshot", "Restore verification"; B group 5): real snapshots, restores
@@ -34,6 +35,8 @@ const HOUR_MS = 60 * 60 * 1000;
 
 export type SnapshotSource = 'manual' | 'provider';
 export type VerificationOutcome = 'ok' | 'drift' | 'error';
+/** `manual`: POST {v1}/backups/verify; `job`: the backup-verify job or a drill; `bridge`: POST {v1}/backups/bridge/verify. */
+export type VerificationTrigger = 'manual' | 'job' | 'bridge';
 
 export interface SnapshotView {
   id: string;
@@ -68,7 +71,7 @@ export interface VerificationView {
   // Beyond spec A:
   driftTables: string[];
   fileSha256: string | null;
-  trigger: 'manual' | 'job';
+  trigger: VerificationTrigger;
 }
 
 export interface LadderDatabase {
@@ -91,15 +94,24 @@ export interface BackupService {
   /**
    * Dumps the database, counts and hashes it in the same consistent view, stores the file and
    * records the snapshot (audited as `backup.snapshot`). A dump that cannot be made is a 503
-   * `backup-failed` naming the cause; nothing is recorded then.
+   * `backup-failed` naming the cause; nothing is recorded then. Takes the deployment's backup turn
+   * (turn.ts): 409 `conflict` while another snapshot or verification runs, unless `wait`.
    */
-  takeSnapshot(options?: { source?: SnapshotSource; call?: CallContext | null }): Promise<SnapshotView>;
+  takeSnapshot(options?: { source?: SnapshotSource; call?: CallContext | null; wait?: boolean }): Promise<SnapshotView>;
   /**
    * Restores the snapshot into a scratch database, recounts and re-hashes it and compares with the
    * record; stores the verification and appends it to the audit chain (source RestoreVerification),
-   * plus the operator row `backup.verify` when `call` is given. 404 for an unknown snapshot.
+   * plus the operator row `backup.verify` when `call` is given. 404 for an unknown snapshot. Takes
+   * the backup turn like takeSnapshot.
    */
-  verifySnapshot(snapshotId: string, options?: { call?: CallContext | null; trigger?: 'manual' | 'job' }): Promise<VerificationView>;
+  verifySnapshot(snapshotId: string, options?: { call?: CallContext | null; trigger?: VerificationTrigger; wait?: boolean }): Promise<VerificationView>;
+  /**
+   * Runs `work` holding the deployment's backup turn, so what it does (snapshots, verifications,
+   * checks before them) is not interleaved with another's. 409 `conflict` when taken, unless `wait`.
+   */
+  exclusive<T>(work: () => Promise<T>, options: { wait: boolean }): Promise<T>;
+  /** When the newest verification with this trigger was stored, or null. */
+  lastVerifiedAt(trigger: VerificationTrigger): Promise<Date | null>;
   /** The newest snapshot of a database (this instance's own when not named), or null. */
   latestSnapshot(database?: string): Promise<SnapshotView | null>;
   /** Snapshots newest first. */
@@ -116,6 +128,7 @@ export interface BackupDeps {
   config: Config['backups'];
   engine: BackupEngine;
   stores: SnapshotStores;
+  turn: BackupTurn;
 }
 
 export function toSnapshotView(row: repo.SnapshotRow): SnapshotView {
@@ -152,7 +165,7 @@ export function toVerificationView(row: repo.VerificationRow): VerificationView 
     determinismDigest: row.determinismDigest,
     driftTables: row.driftTables,
     fileSha256: row.fileSha256,
-    trigger: row.trigger as 'manual' | 'job',
+    trigger: row.trigger as VerificationTrigger,
   };
 }
 
@@ -177,9 +190,13 @@ const compactTime = (at: Date) => at.toISOString().replace(/[-:]/g, '').replace(
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 export function createBackupService(deps: BackupDeps): BackupService {
-  const { db, clock, audit, config, engine, stores } = deps;
+  const { db, clock, audit, config, engine, stores, turn } = deps;
 
-  async function takeSnapshot(options: { source?: SnapshotSource; call?: CallContext | null } = {}): Promise<SnapshotView> {
+  async function takeSnapshot(options: { source?: SnapshotSource; call?: CallContext | null; wait?: boolean } = {}): Promise<SnapshotView> {
+    return turn.run(() => snapshotNow(options), { wait: options.wait ?? false });
+  }
+
+  async function snapshotNow(options: { source?: SnapshotSource; call?: CallContext | null }): Promise<SnapshotView> {
     const call = options.call ?? null;
     const source = options.source ?? (call ? 'manual' : 'provider');
     const id = randomUUID();
@@ -192,8 +209,11 @@ export function createBackupService(deps: BackupDeps): BackupService {
     let fileSha256: string;
     let sizeBytes: number;
     try {
-      await mkdir(stores.workDir, { recursive: true });
+      // For the service's user only: a snapshot holds the whole database.
+      await privateDir(stores.dir);
+      await privateDir(stores.workDir);
       digest = await engine.dump(work);
+      await chmod(work, 0o600);
       fileSha256 = await sha256File(work);
       sizeBytes = (await stat(work)).size;
       await store.put(key, work);
@@ -264,8 +284,14 @@ export function createBackupService(deps: BackupDeps): BackupService {
     }
   }
 
-  async function verifySnapshot(snapshotId: string, options: { call?: CallContext | null; trigger?: 'manual' | 'job' } = {}): Promise<VerificationView> {
+  async function verifySnapshot(snapshotId: string, options: { call?: CallContext | null; trigger?: VerificationTrigger; wait?: boolean } = {}): Promise<VerificationView> {
+    assertThat(await repo.snapshotById(db, snapshotId), notFound(`No backup snapshot has id ${snapshotId}.`));
+    return turn.run(() => verifyNow(snapshotId, options), { wait: options.wait ?? false });
+  }
+
+  async function verifyNow(snapshotId: string, options: { call?: CallContext | null; trigger?: VerificationTrigger }): Promise<VerificationView> {
     const call = options.call ?? null;
+    // Read again holding the turn: retention may have deleted it meanwhile.
     const snapshot = await repo.snapshotById(db, snapshotId);
     assertThat(snapshot, notFound(`No backup snapshot has id ${snapshotId}.`));
     const started = performance.now();
@@ -317,6 +343,8 @@ export function createBackupService(deps: BackupDeps): BackupService {
     database: config.database,
     takeSnapshot,
     verifySnapshot,
+    exclusive: (work, options) => turn.run(work, options),
+    lastVerifiedAt: (trigger) => repo.lastVerifiedAt(db, trigger),
     async latestSnapshot(database = config.database) {
       const [row] = await repo.listSnapshots(db, { database, limit: 1 });
       return row ? toSnapshotView(row) : null;

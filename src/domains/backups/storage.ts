@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -44,8 +44,19 @@ export interface SnapshotStores {
   current: SnapshotStore;
   /** The store a recorded snapshot names, or null when it is not configured any more. */
   byKind(kind: string): SnapshotStore | null;
+  /** The backup directory (OBSERVATORY_BACKUP_DIR): the local store's files and the work directory. */
+  dir: string;
   /** A directory for work files (dumps being written, downloads being verified). */
   workDir: string;
+}
+
+/**
+ * Creates `dir` (and its parents) for the service's user only, and makes an existing one so:
+ * snapshot files hold the whole database (docs/backups.md, "Where files go").
+ */
+export async function privateDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
 }
 
 export function createSnapshotStores(backups: Config['backups'], log: FastifyBaseLogger): SnapshotStores {
@@ -54,6 +65,7 @@ export function createSnapshotStores(backups: Config['backups'], log: FastifyBas
   return {
     current: s3 ?? local,
     byKind: (kind) => (kind === 'local' ? local : kind === 's3' ? s3 : null),
+    dir: backups.dir,
     workDir: join(backups.dir, '.work'),
   };
 }
@@ -69,7 +81,9 @@ function localStore(dir: string): SnapshotStore {
     kind: 'local',
     async put(key, workFile) {
       const path = pathOf(key);
-      await mkdir(dirname(path), { recursive: true });
+      await privateDir(root);
+      await privateDir(dirname(path));
+      await chmod(workFile, 0o600);
       await rename(workFile, path);
     },
     async fetch(key) {
@@ -114,7 +128,12 @@ function s3Store(s3: NonNullable<Config['backups']['s3']>, workDir: string, log:
     async put(key, workFile) {
       try {
         const { size } = await stat(workFile);
-        await client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: createReadStream(workFile), ContentLength: size }));
+        // Encrypted at rest by the store (SSE-S3, AES-256): a snapshot is the whole database. A
+        // bucket policy may insist on it; a store that cannot encrypt refuses the upload, and the
+        // snapshot fails (503 backup-failed) rather than lie unencrypted.
+        await client.send(
+          new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: createReadStream(workFile), ContentLength: size, ServerSideEncryption: 'AES256' }),
+        );
       } finally {
         await rm(workFile, { force: true });
       }
@@ -129,10 +148,10 @@ function s3Store(s3: NonNullable<Config['backups']['s3']>, workDir: string, log:
         if (name === 'NoSuchKey' || name === 'NotFound') throw new SnapshotFileMissing(key, where);
         throw error;
       }
-      await mkdir(workDir, { recursive: true });
+      await privateDir(workDir);
       const path = join(workDir, `download-${process.pid}-${Date.now()}-${downloads++}`);
       try {
-        await pipeline(body instanceof Readable ? body : Readable.fromWeb(body as never), createWriteStream(path));
+        await pipeline(body instanceof Readable ? body : Readable.fromWeb(body as never), createWriteStream(path, { mode: 0o600 }));
       } catch (error) {
         await rm(path, { force: true });
         throw error;

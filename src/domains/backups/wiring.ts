@@ -11,6 +11,7 @@ import { backupEndpoints } from './endpoints.ts';
 import { backupJobs } from './jobs.ts';
 import { type BackupService, createBackupService } from './service.ts';
 import { createSnapshotStores } from './storage.ts';
+import { createBackupTurn } from './turn.ts';
 
 export interface BackupsDomain {
   /** takeSnapshot, verifySnapshot, latestSnapshot, listSnapshots, … (service.ts). */
@@ -28,9 +29,10 @@ export function createBackupsDomain(deps: { database: Database; clock: Clock; au
     config: deps.config.backups,
     engine: createBackupEngine(deps.database, deps.config.backups),
     stores: createSnapshotStores(deps.config.backups, deps.log),
+    turn: createBackupTurn(deps.database),
   });
   // Failover drills and the cross-toolset view (drills/, cross-toolset/) restore through this service.
-  const drills = createDrillsAndCrossToolset({ db: deps.database.db, clock: deps.clock, audit: deps.audit, config: deps.config, backups: service });
+  const drills = createDrillsAndCrossToolset({ db: deps.database.db, clock: deps.clock, audit: deps.audit, config: deps.config, log: deps.log, backups: service });
   return {
     service,
     endpoints: () => [...backupEndpoints(service), ...drills.endpoints()],

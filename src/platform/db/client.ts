@@ -1,4 +1,6 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, lstat, mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
@@ -179,10 +181,35 @@ async function openNodePg(
 }
 
 async function openPglite(dataDir: string | null): Promise<Database> {
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const fresh = dataDir !== null && !existsSync(join(dataDir, 'PG_VERSION'));
+  if (dataDir) await makeDataDirPrivate(dataDir);
   const client = dataDir ? new PGlite(dataDir) : new PGlite();
   await client.waitReady;
+  // A new data directory's first files are written while PGlite opens it: made private once they exist.
+  if (dataDir && fresh) await makeDataDirPrivate(dataDir);
   return pgliteDatabase(client);
+}
+
+/**
+ * DATA_DIR belongs to the service's user alone (docs/operations.md, "Start-up"): it is created
+ * 0700, and at every start an existing one is set to 0700 and nothing inside it stays writable by
+ * group or others. PGlite writes a new directory's first files 0666 (the files PostgreSQL creates
+ * later are 0600), and a directory made before this rule may be 0755 or worse. Symbolic links are
+ * left alone.
+ */
+export async function makeDataDirPrivate(dataDir: string): Promise<void> {
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await chmod(dataDir, 0o700);
+  const walk = async (dir: string): Promise<void> => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isSymbolicLink()) continue;
+      const { mode } = await lstat(path);
+      if ((mode & 0o022) !== 0) await chmod(path, mode & 0o7755);
+      if (entry.isDirectory()) await walk(path);
+    }
+  };
+  await walk(dataDir);
 }
 
 /** A Database over an open PGlite (the embedded database, or a test's copy of a migrated one). */

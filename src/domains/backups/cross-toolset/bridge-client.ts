@@ -3,19 +3,24 @@ import { OutboundFailed, OutboundRefused, type OutboundPolicy, type Resolver, sa
 
 /**
  * One bridge call to a peer's verify endpoint (spec D7): a JSON POST carrying the shared bridge
- * token in `X-Observatory-Bridge`, whose JSON answer is read back (at most MAX_ANSWER_BYTES).
+ * token in `X-Observatory-Bridge`, whose answer is read back (at most MAX_ANSWER_BYTES).
  *
  * It is `safePost` of platform/outbound/safe-fetch.ts, with every guard that has:
  * http(s) only, no user-info, allowed ports only, every resolved address public unless
- * OBSERVATORY_ALLOW_PRIVATE_OUTBOUND, the connection pinned to the checked address, no redirects,
- * and one deadline over DNS, connect and the whole answer. Nothing here throws: every failure is a
- * `BridgeAnswer` with `error` set, so a fan-out lists it instead of failing.
+ * OBSERVATORY_ALLOW_PRIVATE_OUTBOUND, the connection pinned to the checked address, no redirects
+ * (a 3xx is an answer like any other status, so the token never follows one), and one deadline
+ * over DNS, connect and the whole answer. Nothing here throws: a failure is a `BridgeAnswer` whose
+ * `failure` names its kind, with the details (for the log only) in `detail`.
  */
 
 export const MAX_ANSWER_BYTES = 64 * 1024;
 const USER_AGENT = 'Observatory-Bridge/1';
 
-export type BridgeAnswer = { ok: true; status: number; json: unknown } | { ok: false; error: string };
+export type BridgeFailure = 'outbound-refused' | 'timeout' | 'unreachable' | 'bad-answer';
+
+export type BridgeAnswer =
+  | { ok: true; status: number; /** The parsed body; null when it is not JSON. */ json: unknown }
+  | { ok: false; failure: BridgeFailure; detail: string };
 
 export interface BridgeCallOptions extends OutboundPolicy {
   token: string;
@@ -35,13 +40,18 @@ export async function bridgePost(rawUrl: string, body: unknown, options: BridgeC
       ...(options.resolve ? { resolve: options.resolve } : {}),
     });
   } catch (error) {
-    if (error instanceof OutboundRefused) return { ok: false, error: `refused: ${error.message}` };
-    if (error instanceof OutboundFailed) return { ok: false, error: error.message };
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    const detail = error instanceof Error ? error.message : String(error);
+    if (error instanceof OutboundRefused) return { ok: false, failure: 'outbound-refused', detail };
+    // safePost's own sentences: `timed out after … ms`, and `HTTP <status>: the answer is larger than …`.
+    if (error instanceof OutboundFailed && detail.startsWith('timed out after')) return { ok: false, failure: 'timeout', detail };
+    if (error instanceof OutboundFailed && detail.startsWith('HTTP ')) return { ok: false, failure: 'bad-answer', detail };
+    return { ok: false, failure: 'unreachable', detail };
   }
+  let json: unknown = null;
   try {
-    return { ok: true, status: reply.status, json: JSON.parse((reply.body ?? Buffer.alloc(0)).toString('utf8')) as unknown };
+    json = JSON.parse((reply.body ?? Buffer.alloc(0)).toString('utf8')) as unknown;
   } catch {
-    return { ok: false, error: `HTTP ${reply.status}: the answer is not JSON` };
+    json = null;
   }
+  return { ok: true, status: reply.status, json };
 }

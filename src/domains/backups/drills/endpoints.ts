@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { LONG_WORK_TIMEOUT_MS, defineEndpoint, EmptyBody, type Endpoint, IsoDate, Nullable, PageLimitParam, type Principal, StringEnum, V1 } from '../../../platform/http/registry.ts';
+import { refuseBoundCredential } from '../fleet-wide.ts';
 import { type DrillService, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, LIST_WEEKS_DEFAULT, LIST_WEEKS_MAX } from './service.ts';
 
 /** Region failover drills (spec B group 5; docs/backups.md, "Failover drills"). */
@@ -76,7 +77,7 @@ export function drillEndpoints(drills: DrillService): Endpoint[] {
       id: 'listRegionFailoverDrills',
       title: 'List region failover drills',
       description:
-        'Drills that started in the last `weeks` weeks (default 12), newest first, running ones included (outcome null). A weekly job creates them on Monday 04:00 UTC; drills/run runs one by hand.',
+        'Drills that started in the last `weeks` weeks (default 12), newest first, running ones included (outcome null). A weekly job creates them on Monday 04:00 UTC; drills/run runs one by hand. A token bound to toolsets is refused (403): a drill covers every toolset.',
       method: 'GET',
       path: `${V1}/backups/drills`,
       auth: 'session-or-bearer',
@@ -93,13 +94,16 @@ export function drillEndpoints(drills: DrillService): Endpoint[] {
       ),
       response: { schemaId: 'svc-region-failover-drill-list.v1', fields: { drills: Type.Array(Drill) } },
       example: { schema: 'svc-region-failover-drill-list.v1', generatedAt, drills: [exampleDrill] },
-      handler: async ({ query }) => drills.list(query),
+      handler: async ({ query, principal }) => {
+        refuseBoundCredential(principal, 'the failover drill list');
+        return drills.list(query);
+      },
     }),
     defineEndpoint({
       id: 'runRegionFailoverDrill',
       title: 'Run a region failover drill now',
       description:
-        'Runs the same orchestrator as the weekly job: restores the newest snapshot into a scratch database, measures recovery time and the data-loss window, checks a live write, and records the drill as an audit fact. Refused with 200 `skipped` true and `skipReason` while an unresolved error drill of this region from the last 24 hours exists, or while another drill is running. Audited as backup.drill-run.',
+        'Runs the same orchestrator as the weekly job: restores the newest snapshot into a scratch database, measures recovery time and the data-loss window, checks a live write, and records the drill as an audit fact. Refused with 200 `skipped` true and `skipReason` while an unresolved error drill of this region from the last 24 hours exists, or while another drill is running. Waits for a backup snapshot or verification in progress to end (one runs at a time). Audited as backup.drill-run. A token bound to toolsets is refused (403).',
       method: 'POST',
       path: `${V1}/backups/drills/run`,
       // A dump or a restore of the whole database: minutes on a large one (docs/backups.md).
@@ -115,13 +119,16 @@ export function drillEndpoints(drills: DrillService): Endpoint[] {
         fields: { skipped: Type.Boolean(), skipReason: Nullable(Type.String()), drill: Nullable(Drill) },
       },
       example: { schema: 'svc-region-failover-drill.v1', generatedAt, skipped: false, skipReason: null, drill: { ...exampleDrill, trigger: 'manual', actor: 'alice' } },
-      handler: async ({ principal, requestId }) => drills.run({ trigger: 'manual', ctx: { principal: who(principal), requestId } }),
+      handler: async ({ principal, requestId }) => {
+        refuseBoundCredential(principal, 'a failover drill');
+        return drills.run({ trigger: 'manual', ctx: { principal: who(principal), requestId } });
+      },
     }),
     defineEndpoint({
       id: 'resolveRegionFailoverDrill',
       title: 'Resolve an error drill',
       description:
-        'Marks an error drill resolved with a note, which lifts the 24-hour refusal of drills/run. 404 for an unknown drill; 409 when the drill is not an error drill or was already resolved (a later ok drill of the region resolves it too). Audited as backup.drill-resolve.',
+        'Marks an error drill resolved with a note, which lifts the 24-hour refusal of drills/run. 404 for an unknown drill; 409 when the drill is not an error drill or was already resolved (a later ok drill of the region resolves it too). Audited as backup.drill-resolve. A token bound to toolsets is refused (403).',
       method: 'POST',
       path: `${V1}/backups/drills/{id}/resolve`,
       auth: 'session-or-bearer',
@@ -152,7 +159,10 @@ export function drillEndpoints(drills: DrillService): Endpoint[] {
           resolveNote: 'Snapshot bucket permissions fixed; restore re-run by hand.',
         },
       },
-      handler: async ({ params, body, principal, requestId }) => drills.resolve({ principal: who(principal), requestId }, params.id, body.note),
+      handler: async ({ params, body, principal, requestId }) => {
+        refuseBoundCredential(principal, 'a failover drill');
+        return drills.resolve({ principal: who(principal), requestId }, params.id, body.note);
+      },
     }),
   ];
 }

@@ -10,12 +10,15 @@ export function rehearsalOf(backups: BackupService): RestoreRehearsal {
       return snapshot === null ? null : { id: snapshot.id, takenAt: new Date(snapshot.takenAt) };
     },
     async takeSnapshot() {
-      const snapshot = await backups.takeSnapshot({ source: 'provider', call: null });
+      const snapshot = await backups.takeSnapshot({ source: 'provider', call: null, wait: true });
       return { id: snapshot.id, takenAt: new Date(snapshot.takenAt) };
     },
-    async verifySnapshot(snapshotId, call) {
-      const verification = await backups.verifySnapshot(snapshotId, call === null ? { trigger: 'job' } : { call, trigger: 'manual' });
+    async verifySnapshot(snapshotId, call, trigger = call === null ? 'job' : 'manual') {
+      // The drill waits for the backup turn; a bridge call holds it already or is refused (409).
+      const verification = await backups.verifySnapshot(snapshotId, { call, trigger, wait: call === null });
       return { id: verification.id, outcome: verification.outcome, durationMs: verification.durationMs, errorText: verification.errorText };
     },
+    exclusive: (work, options) => backups.exclusive(work, options),
+    lastVerifiedAt: (trigger) => backups.lastVerifiedAt(trigger),
   };
 }

@@ -5,6 +5,7 @@ import type { Db } from '../../../platform/db/client.ts';
 import { isUuid } from '../../../platform/db/paging.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import { assertThat, conflict, notFound } from '../../../platform/errors.ts';
+import type { VerificationTrigger } from '../service.ts';
 import * as repo from './repository.ts';
 
 /**
@@ -54,8 +55,15 @@ export interface RestoreRehearsal {
   database: string;
   latestSnapshot(database: string): Promise<RehearsalSnapshot | null>;
   takeSnapshot(): Promise<RehearsalSnapshot>;
-  /** `call`: the operator (or bridge peer) who asked, for the verification's audit row; null for the drill. */
-  verifySnapshot(snapshotId: string, call: CallContext | null): Promise<RehearsalVerification>;
+  /**
+   * `call`: the operator (or bridge peer) who asked, for the verification's audit row; null for
+   * the drill. `trigger` as the verification records it (`job` for the drill by default).
+   */
+  verifySnapshot(snapshotId: string, call: CallContext | null, trigger?: VerificationTrigger): Promise<RehearsalVerification>;
+  /** Runs `work` holding the deployment's backup turn (one snapshot or verification at a time). */
+  exclusive<T>(work: () => Promise<T>, options: { wait: boolean }): Promise<T>;
+  /** When the newest verification with this trigger was stored, or null. */
+  lastVerifiedAt(trigger: VerificationTrigger): Promise<Date | null>;
 }
 
 export interface DrillView {
@@ -256,10 +264,8 @@ export function createDrillService(deps: {
     });
   }
 
-  /** Restores, measures and checks; never throws (every failure is a measurement). */
-  async function measure(row: repo.DrillRow): Promise<repo.DrillFinish> {
-    const errors: string[] = [];
-    const unmeasured = [FEDERATION_UNMEASURED];
+  /** The newest snapshot, the one restored (taken first when needed) and the restore; failures go to `errors`. */
+  async function rehearse(row: repo.DrillRow, errors: string[]) {
     let newest: RehearsalSnapshot | null = null;
     let restored: RehearsalSnapshot | null = null;
     let snapshotTaken = false;
@@ -289,6 +295,22 @@ export function createDrillService(deps: {
         errors.push(`restore of snapshot ${restored.id} failed: ${describe(error)}`);
       }
     }
+    return { newest, restored, snapshotTaken, verification };
+  }
+
+  /** Restores, measures and checks; never throws (every failure is a measurement). */
+  async function measure(row: repo.DrillRow): Promise<repo.DrillFinish> {
+    const errors: string[] = [];
+    const unmeasured = [FEDERATION_UNMEASURED];
+    // The snapshot and its restore hold the deployment's backup turn: the drill waits for a
+    // snapshot or verification in progress rather than failing against it.
+    let rehearsed: Awaited<ReturnType<typeof rehearse>> = { newest: null, restored: null, snapshotTaken: false, verification: null };
+    try {
+      rehearsed = await rehearsal.exclusive(() => rehearse(row, errors), { wait: true });
+    } catch (error) {
+      errors.push(`no restore could start: ${describe(error)}`);
+    }
+    const { newest, restored, snapshotTaken, verification } = rehearsed;
     const dataLossWindowSec = newest === null ? null : Math.max(0, (row.startedAt.getTime() - newest.takenAt.getTime()) / 1000);
     if (dataLossWindowSec === null) unmeasured.push('dataLossWindowSec: no snapshot existed when the drill started');
     if (verification === null || verification.outcome === 'error') unmeasured.push('recoverySec: no restore completed');

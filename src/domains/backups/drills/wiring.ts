@@ -4,7 +4,9 @@ import type { Config } from '../../../platform/config.ts';
 import type { Db } from '../../../platform/db/client.ts';
 import type { Endpoint } from '../../../platform/http/registry.ts';
 import type { JobDefinition } from '../../../platform/jobs/scheduler.ts';
+import type { FastifyBaseLogger } from 'fastify';
 import { crossToolsetEndpoints } from '../cross-toolset/endpoints.ts';
+import { crossToolsetJobs } from '../cross-toolset/jobs.ts';
 import { createCrossToolsetService, type CrossToolsetService } from '../cross-toolset/service.ts';
 import type { BackupService } from '../service.ts';
 import { drillEndpoints } from './endpoints.ts';
@@ -23,7 +25,7 @@ export interface DrillsAndCrossToolset {
   jobs(): JobDefinition[];
 }
 
-export function createDrillsAndCrossToolset(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; backups: BackupService }): DrillsAndCrossToolset {
+export function createDrillsAndCrossToolset(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger; backups: BackupService }): DrillsAndCrossToolset {
   const rehearsal = rehearsalOf(deps.backups);
   const drills = createDrillService({
     db: deps.db,
@@ -37,16 +39,18 @@ export function createDrillsAndCrossToolset(deps: { db: Db; clock: Clock; audit:
     db: deps.db,
     clock: deps.clock,
     audit: deps.audit,
+    log: deps.log,
     rehearsal,
     bridgeToken: deps.config.bridgeToken,
     timeoutMs: deps.config.crossToolset.timeoutMs,
     peerHosts: deps.config.crossToolset.peerHosts,
+    minIntervalSec: deps.config.crossToolset.minIntervalSec,
     policy: { allowPrivate: deps.config.outbound.allowPrivate, allowedPorts: deps.config.outbound.allowedPorts },
   });
   return {
     drills,
     crossToolset,
     endpoints: () => [...drillEndpoints(drills), ...crossToolsetEndpoints(crossToolset)],
-    jobs: () => drillJobs(drills),
+    jobs: () => [...drillJobs(drills), ...crossToolsetJobs(crossToolset)],
   };
 }
