@@ -10,9 +10,8 @@ import {
   SNAPSHOT_LIMIT_DEFAULT,
   SNAPSHOT_LIMIT_MAX,
 } from './service.ts';
-import { refuseBoundCredential } from './fleet-wide.ts';
 
-/** What a bound token is told (fleet-wide.ts). */
+/** What the snapshot and verification endpoints say of turns and of bound tokens (their `spansEveryToolset`). */
 const BOUND = 'One backup snapshot or restore verification runs at a time on a deployment (every instance on its database): a second answers 409 `conflict` at once (jobs wait for their turn). A token bound to toolsets is refused with 403: a snapshot covers every toolset.';
 
 /** Backups (spec B group 5): snapshots, restore verification, the ladder. docs/backups.md. */
@@ -124,10 +123,8 @@ export function backupEndpoints(backups: BackupService): Endpoint[] {
       ),
       response: { schemaId: 'svc-backup-snapshots.v1', fields: { database: Nullable(Type.String()), snapshots: Type.Array(Snapshot) } },
       example: { schema: 'svc-backup-snapshots.v1', generatedAt, database: 'observatory', snapshots: [exampleSnapshot] },
-      handler: async ({ query, principal }) => {
-        refuseBoundCredential(principal, 'the backup snapshot list');
-        return { database: query.database ?? null, snapshots: await backups.listSnapshots({ database: query.database, limit: query.limit }) };
-      },
+      spansEveryToolset: 'the backup snapshot list',
+      handler: async ({ query }) => ({ database: query.database ?? null, snapshots: await backups.listSnapshots({ database: query.database, limit: query.limit }) }),
     }),
     defineEndpoint({
       id: 'takeBackupSnapshot',
@@ -146,10 +143,8 @@ export function backupEndpoints(backups: BackupService): Endpoint[] {
       body: EmptyBody,
       response: { schemaId: 'svc-backup-snapshot.v1', fields: { ok: Type.Boolean(), snapshot: Snapshot } },
       example: { schema: 'svc-backup-snapshot.v1', generatedAt, ok: true, snapshot: { ...exampleSnapshot, source: 'manual' } },
-      handler: async ({ principal, requestId }) => {
-        refuseBoundCredential(principal, 'a backup snapshot');
-        return { ok: true, snapshot: await backups.takeSnapshot({ source: 'manual', call: call(principal, requestId) }) };
-      },
+      spansEveryToolset: 'a backup snapshot',
+      handler: async ({ principal, requestId }) => ({ ok: true, snapshot: await backups.takeSnapshot({ source: 'manual', call: call(principal, requestId) }) }),
     }),
     defineEndpoint({
       id: 'verifyBackupSnapshot',
@@ -171,8 +166,8 @@ export function backupEndpoints(backups: BackupService): Endpoint[] {
       ),
       response: { schemaId: 'svc-backup-verify.v1', fields: { ok: Type.Boolean({ description: 'true when the outcome is ok.' }), verification: Verification } },
       example: { schema: 'svc-backup-verify.v1', generatedAt, ok: true, verification: exampleVerification },
+      spansEveryToolset: 'a restore verification',
       handler: async ({ body, principal, requestId }) => {
-        refuseBoundCredential(principal, 'a restore verification');
         const verification = await backups.verifySnapshot(body.snapshotId, { call: call(principal, requestId), trigger: 'manual' });
         return { ok: verification.outcome === 'ok', verification };
       },
@@ -203,10 +198,8 @@ export function backupEndpoints(backups: BackupService): Endpoint[] {
         rows: [exampleVerification],
         databases: [{ database: 'observatory', last: generatedAt, lastOk: generatedAt, hoursSinceLastOk: 0, totals30d: { ok: 12, drift: 0, error: 1 } }],
       },
-      handler: async ({ query, principal }) => {
-        refuseBoundCredential(principal, 'the restore verification ladder');
-        return backups.ladder(query);
-      },
+      spansEveryToolset: 'the restore verification ladder',
+      handler: async ({ query }) => backups.ladder(query),
     }),
   ];
 }

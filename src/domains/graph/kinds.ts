@@ -1,3 +1,4 @@
+import { toolsetReach } from '../../platform/http/auth.ts';
 import type { Principal, Scope } from '../../platform/http/registry.ts';
 
 /**
@@ -62,7 +63,7 @@ export function visibilityOf(principal: Pick<Principal, 'scopes' | 'toolsets'>):
       const scope = KIND_SCOPE[kind];
       return scope === undefined || principal.scopes.has(scope);
     }),
-    toolsets: principal.toolsets === null ? null : [...principal.toolsets].sort(),
+    toolsets: toolsetReach(principal),
   };
 }
 

@@ -1,7 +1,7 @@
 import type { Clock } from '../../../platform/clock.ts';
 import { checkDayRange, dayNumber, dayOf } from '../../../platform/days.ts';
 import { badRequest } from '../../../platform/errors.ts';
-import { assertSpansNoToolset } from '../../../platform/http/auth.ts';
+import { assertSpansNoToolset, toolsetReach } from '../../../platform/http/auth.ts';
 import type { Principal } from '../../../platform/http/registry.ts';
 import type { IncidentService } from '../../empire/incidents.ts';
 import type { IdentityService } from '../../identity/service.ts';
@@ -66,7 +66,7 @@ export function createCohortService(deps: {
 
   /** Incidents opened in [from, to) (only the principal's toolsets' when it is bound), each with the day its postmortem was first written. */
   async function incidentMembers(principal: Principal, from: Date, to: Date): Promise<CohortMember[]> {
-    const incidents = await empire.incidents.openedBetween(from, to, principal.toolsets === null ? null : [...principal.toolsets].sort());
+    const incidents = await empire.incidents.openedBetween(from, to, toolsetReach(principal));
     const firstWritten = await triage.postmortems.firstWrittenAt(incidents.map((i) => i.id));
     return incidents.map((i) => {
       const at = firstWritten.get(i.id);

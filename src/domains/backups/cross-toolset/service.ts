@@ -4,11 +4,10 @@ import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/db/client.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import { assertThat, badRequest, conflict, notFound, ServiceError } from '../../../platform/errors.ts';
-import { assertToolsetInReach } from '../../../platform/http/auth.ts';
+import { assertSpansNoToolset, assertToolsetInReach } from '../../../platform/http/auth.ts';
 import { type Principal, V1 } from '../../../platform/http/registry.ts';
 import { checkOutboundUrl, type OutboundPolicy, type Resolver } from '../../../platform/outbound/safe-fetch.ts';
 import type { RestoreRehearsal } from '../drills/service.ts';
-import { refuseBoundCredential } from '../fleet-wide.ts';
 import { type BridgeAnswer, bridgePost } from './bridge-client.ts';
 import { type PeerReason, PEER_REASONS, reasonText, type RowOutcome } from './reasons.ts';
 import * as repo from './repository.ts';
@@ -345,7 +344,7 @@ export function createCrossToolsetService(deps: {
       const principal = ctx?.principal ?? null;
       let targets: repo.ToolsetRow[];
       if (toolset === null) {
-        refuseBoundCredential(principal, 'verifying every registered toolset');
+        assertSpansNoToolset(principal, 'verifying every registered toolset');
         targets = await repo.listToolsets(db);
       } else {
         assertToolsetInReach(principal, toolset, 'verify the backups of');

@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import { LONG_WORK_TIMEOUT_MS, defineEndpoint, EmptyBody, type Endpoint, IsoDate, Nullable, PageLimitParam, type Principal, StringEnum, V1 } from '../../../platform/http/registry.ts';
-import { refuseBoundCredential } from '../fleet-wide.ts';
 import { type DrillService, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, LIST_WEEKS_DEFAULT, LIST_WEEKS_MAX } from './service.ts';
 
 /** Region failover drills (spec B group 5; docs/backups.md, "Failover drills"). */
@@ -94,10 +93,8 @@ export function drillEndpoints(drills: DrillService): Endpoint[] {
       ),
       response: { schemaId: 'svc-region-failover-drill-list.v1', fields: { drills: Type.Array(Drill) } },
       example: { schema: 'svc-region-failover-drill-list.v1', generatedAt, drills: [exampleDrill] },
-      handler: async ({ query, principal }) => {
-        refuseBoundCredential(principal, 'the failover drill list');
-        return drills.list(query);
-      },
+      spansEveryToolset: 'the failover drill list',
+      handler: async ({ query }) => drills.list(query),
     }),
     defineEndpoint({
       id: 'runRegionFailoverDrill',
@@ -119,10 +116,8 @@ export function drillEndpoints(drills: DrillService): Endpoint[] {
         fields: { skipped: Type.Boolean(), skipReason: Nullable(Type.String()), drill: Nullable(Drill) },
       },
       example: { schema: 'svc-region-failover-drill.v1', generatedAt, skipped: false, skipReason: null, drill: { ...exampleDrill, trigger: 'manual', actor: 'alice' } },
-      handler: async ({ principal, requestId }) => {
-        refuseBoundCredential(principal, 'a failover drill');
-        return drills.run({ trigger: 'manual', ctx: { principal: who(principal), requestId } });
-      },
+      spansEveryToolset: 'a failover drill',
+      handler: async ({ principal, requestId }) => drills.run({ trigger: 'manual', ctx: { principal: who(principal), requestId } }),
     }),
     defineEndpoint({
       id: 'resolveRegionFailoverDrill',
@@ -159,10 +154,8 @@ export function drillEndpoints(drills: DrillService): Endpoint[] {
           resolveNote: 'Snapshot bucket permissions fixed; restore re-run by hand.',
         },
       },
-      handler: async ({ params, body, principal, requestId }) => {
-        refuseBoundCredential(principal, 'a failover drill');
-        return drills.resolve({ principal: who(principal), requestId }, params.id, body.note);
-      },
+      spansEveryToolset: 'a failover drill',
+      handler: async ({ params, body, principal, requestId }) => drills.resolve({ principal: who(principal), requestId }, params.id, body.note),
     }),
   ];
 }

@@ -141,10 +141,12 @@ export function graphMaterialiserEndpoints(materialiser: Pick<GraphMaterialiser,
       description:
         `Rebuilds from the sources the node and edge identities run {materialisationId} produced (stream rows at or before its watermarks; tenants, vendors, keys and incidents as they are now), ` +
         `computes their digest (liveDigest) and compares it with the digest the run stored; lists up to ${REPLAY_LIST_CAP} identities each that the sources give but the graph rows as of that run lack (added) and the reverse (removed). ` +
-        'matches is true when the digests are equal and nothing differs. 404 for an unknown id or a run that did not complete; 400 for an id that is not a uuid.',
+        'matches is true when the digests are equal and nothing differs. 404 for an unknown id or a run that did not complete; 400 for an id that is not a uuid. ' +
+        'The digest covers the whole graph, every toolset\'s nodes with the rest: a token bound to toolsets is refused (403).',
       method: 'GET',
       path: `${V1}/empire/graph/replay/{materialisationId}`,
       auth: 'session-or-bearer',
+      spansEveryToolset: 'a replay of the whole graph (its digest and differences)',
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',

@@ -6,6 +6,7 @@ import type { Db } from '../../../platform/db/client.ts';
 import { decodeTimeCursor, isUuid, pageOf } from '../../../platform/db/paging.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import { badRequest, conflict, notFound, ServiceError } from '../../../platform/errors.ts';
+import { assertToolsetInReach, toolsetReach } from '../../../platform/http/auth.ts';
 import type { Principal } from '../../../platform/http/registry.ts';
 import { type Destination, validateDestinations } from '../../../platform/outbound/destinations.ts';
 import type { EmpireAlertService } from '../../empire/alerts.ts';
@@ -90,7 +91,6 @@ export interface DecisionResult {
   createdAlertRuleId: string | null;
 }
 
-const reachOf = (principal: Principal | null) => (principal?.toolsets ? [...principal.toolsets] : null);
 
 export function createProposalService(deps: {
   db: Db;
@@ -113,7 +113,7 @@ export function createProposalService(deps: {
     // Reach first: a proposal out of a bound credential's reach (another toolset's, or citing
     // another toolset's events) is answered as if it did not exist, and says nothing of itself,
     // not even its kind (docs/operations.md, "Toolset binding").
-    const row = isUuid(id) ? await repo.lockProposal(tx, id.toLowerCase(), reachOf(ctx.principal)) : null;
+    const row = isUuid(id) ? await repo.lockProposal(tx, id.toLowerCase(), toolsetReach(ctx.principal)) : null;
     if (!row) throw notFound(`There is no triage proposal ${id}.`);
     if (input.onlyKind !== undefined && row.kind !== input.onlyKind) {
       throw new ServiceError(400, 'not-a-rule-proposal', `Proposal ${row.id} is an ${row.kind} proposal; bulk-accept takes rule proposals only.`);
@@ -186,11 +186,12 @@ export function createProposalService(deps: {
   return {
     async list(principal: Principal | null, input: { kind?: ProposalKind | undefined; status?: ProposalStatus | 'all' | undefined; toolset?: string | undefined; cursor?: string | undefined; limit?: number | undefined }) {
       const limit = input.limit ?? PROPOSALS_LIMIT_DEFAULT;
+      if (input.toolset !== undefined) assertToolsetInReach(principal, input.toolset, 'list the proposals of');
       const rows = await repo.listProposals(db, {
         kind: input.kind,
         status: input.status ?? 'pending',
         toolset: input.toolset,
-        reach: reachOf(principal),
+        reach: toolsetReach(principal),
         cursor: decodeTimeCursor(input.cursor),
         limit: limit + 1,
       });
@@ -199,7 +200,7 @@ export function createProposalService(deps: {
     },
 
     async read(principal: Principal | null, id: string) {
-      const row = isUuid(id) ? await repo.proposalById(db, id.toLowerCase(), reachOf(principal)) : null;
+      const row = isUuid(id) ? await repo.proposalById(db, id.toLowerCase(), toolsetReach(principal)) : null;
       if (!row) throw notFound(`There is no triage proposal ${id}.`);
       return { proposal: proposalView(row) };
     },

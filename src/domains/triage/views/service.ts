@@ -1,6 +1,7 @@
 import type { Db } from '../../../platform/db/client.ts';
 import { decodeTimeCursor, isUuid, pageOf } from '../../../platform/db/paging.ts';
 import { notFound } from '../../../platform/errors.ts';
+import { toolsetReach } from '../../../platform/http/auth.ts';
 import type { Principal } from '../../../platform/http/registry.ts';
 import type { ViewFilters } from '../agents/types.ts';
 import * as repo from './repository.ts';
@@ -36,7 +37,7 @@ export function createSavedViewService(deps: { db: Db }) {
   return {
     async list(principal: Principal | null, input: { cursor?: string | undefined; limit?: number | undefined }) {
       const limit = input.limit ?? VIEWS_LIMIT_DEFAULT;
-      const rows = await repo.listSavedViews(deps.db, { reach: principal?.toolsets ? [...principal.toolsets] : null, cursor: decodeTimeCursor(input.cursor), limit: limit + 1 });
+      const rows = await repo.listSavedViews(deps.db, { reach: toolsetReach(principal), cursor: decodeTimeCursor(input.cursor), limit: limit + 1 });
       const { page, nextCursor } = pageOf(rows, limit, (r) => r.createdAt);
       return { views: page.map(view), nextCursor };
     },
