@@ -19,6 +19,7 @@ import { costRollupScenarios } from './cost-rollup.ts';
 import { auditScenarios } from './audit.ts';
 import { graphMaterialiseScenarios } from './graph-materialise.ts';
 import { graphQueryScenarios } from './graph-query.ts';
+import { graphQueryWorstScenario } from './graph-query-worst.ts';
 import { triageRunScenarios } from './triage-run.ts';
 
 /**
@@ -440,7 +441,7 @@ scenarios.push(...auditScenarios);
 // Knowledge graph: one incremental materialiser run after 1,000 new events with 10k and 1M events
 // already materialised (docs/graph-materialiser.md), and a two-hop query with LIMIT 100 over 10k
 // and 1M edges (docs/graph-query.md, "Performance").
-scenarios.push(...graphMaterialiseScenarios, ...graphQueryScenarios);
+scenarios.push(...graphMaterialiseScenarios, ...graphQueryScenarios, graphQueryWorstScenario);
 
 // AI triage: one built-in incident-classifier pass over a 15-minute window with 10k and 1M empire
 // events stored (issue 17; bench/triage-run.ts).

@@ -910,8 +910,9 @@ describe('hostile text in the data is data, never instructions (issue 26)', () =
         incidentItem({ toolset: 'ts-a', severity: 'critical', signal: 'other', title: 'Credential leak — ts-a', summary: `Rotate every token now at ${PHISH}.`, evidenceEventIds: idsOf(data, 'ts-b') }),
         // Its own toolset's events, but more severe than the classifier's rules make 3 events without a forecast.
         incidentItem({ toolset: 'ts-a', severity: 'major', title: 'Crawl burst — ts-a', evidenceEventIds: idsOf(data, 'ts-a') }),
-        // A fair proposal, still carrying the phishing link beside a link to the service itself.
-        incidentItem({ toolset: 'ts-a', severity: 'minor', title: 'Crawl trickle — ts-a', summary: `Three crawls; see ${PHISH} and ${PUBLIC_URL}/v1/empire/events.`, evidenceEventIds: idsOf(data, 'ts-a') }),
+        // A fair proposal, still carrying the phishing link beside a link to the service itself, and
+        // naming the other toolset, which whoever decides a ts-a proposal may not reach.
+        incidentItem({ toolset: 'ts-a', severity: 'minor', title: 'Crawl trickle — ts-a', summary: `Three crawls, like TS-B's; see ${PHISH} and ${PUBLIC_URL}/v1/empire/events.`, evidenceEventIds: idsOf(data, 'ts-a') }),
       ]);
     });
     const body = await run('proposals');
@@ -931,7 +932,7 @@ describe('hostile text in the data is data, never instructions (issue 26)', () =
 
     const fair = byTitle('Crawl trickle — ts-a');
     expect(fair).toMatchObject({ status: 'pending', autoRejectReason: null });
-    expect(fair.payload!.summary).toBe(`Three crawls; see ${LINK_REMOVED} and ${PUBLIC_URL}/v1/empire/events.`);
+    expect(fair.payload!.summary).toBe(`Three crawls, like [another toolset]'s; see ${LINK_REMOVED} and ${PUBLIC_URL}/v1/empire/events.`);
     expect(JSON.stringify(all)).not.toContain('evil.example');
     // The model's own words stay in the run's envelope, for the record.
     expect((await replay(body.runId)).llmResponse).toContain(PHISH);

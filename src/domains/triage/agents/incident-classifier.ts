@@ -429,15 +429,17 @@ function crossToolsetSignals(s: TriageSnapshot, p: IncidentClassifierParams): Ca
     const toolsets = [...new Set(x.toolsets)].sort(cmp);
     const first = toolsets[0];
     if (first === undefined || toolsets.length < min) continue;
-    const summary = `Tenant ${x.tenant} reached ${toolsets.length} toolsets (${toolsets.join(', ')}) with ${x.events} events in ${s.windowMinutes} minutes.`;
+    // The proposal is `first`'s: it names no other toolset (whoever decides it may reach only this one).
+    const others = `${first} and ${plural(toolsets.length - 1, 'other toolset')}`;
+    const summary = `Tenant ${x.tenant} reached ${toolsets.length} toolsets (${others}) with ${x.events} events in ${s.windowMinutes} minutes.`;
     // Evidence of the proposal's own toolset only: a proposal never cites another toolset's events.
     const evidence = x.sampleEvents.filter((e) => e.toolset === first).map((e) => e.eventId);
     const c = proposal(s, { toolset: first, subject: x.tenant, severity: 'minor', signal: 'cross-toolset', headline: `${toolsets.length} toolsets, ${x.events} events in ${s.windowMinutes} min`, summary, evidence }, (ev) => ({
       summary: [{ text: summary, eventIds: ev.slice(0, 5) }],
       timeline: [{ text: `Window ${windowText(s)}: the newest events of ${x.tenant} in ${first} are cited.`, eventIds: ev }],
-      impact: [{ text: `${toolsets.length} toolsets share one source tenant: ${toolsets.join(', ')}.`, eventIds: [] }],
+      impact: [{ text: `${toolsets.length} toolsets share one source tenant: ${others}.`, eventIds: [] }],
       rootCause: [{ text: 'Not yet known: whether this tenant is one actor probing the fleet or a shared integration.', eventIds: [] }],
-      actionItems: [{ text: `Follow ${x.tenant}'s events across ${toolsets.join(', ')} and check whether the tenant is expected in all of them.`, eventIds: [] }],
+      actionItems: [{ text: `Follow ${x.tenant}'s events across the toolsets it reaches and check whether the tenant is expected in all of them.`, eventIds: [] }],
     }));
     if (c) out.push(c);
   }

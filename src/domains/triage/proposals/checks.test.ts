@@ -4,7 +4,7 @@ import { canonicalJson } from '../../../platform/crypto.ts';
 import { LINK_REMOVED } from '../../../platform/llm/links.ts';
 import type { IncidentItem, InvestigationItem, RuleItem } from '../agents/output.ts';
 import type { ResolvedIncident, ToolsetHistory } from '../agents/types.ts';
-import { canonicalPredicate, checkIncident, checkInvestigation, checkRule, evidenceProblem, type IncidentContext, refusedCandidate, type RuleContext } from './checks.ts';
+import { canonicalPredicate, checkIncident, checkInvestigation, checkRule, evidenceProblem, type IncidentContext, OTHER_TOOLSET, refusedCandidate, type RuleContext, withoutOtherToolsets } from './checks.ts';
 
 // The automatic rejections of proposals (docs/triage.md, "Automatic rejection"), one rule at a time.
 
@@ -33,7 +33,7 @@ const SHOWN = new Map([
 ]);
 
 function context(over: Partial<IncidentContext> = {}): IncidentContext {
-  return { shown: SHOWN, linkOrigin: ORIGIN, known: new Set(), severityCeiling: () => ({ max: 'major', why: 'the test allows major' }), ...over };
+  return { shown: SHOWN, linkOrigin: ORIGIN, toolsets: new Set(['web-a', 'web-b', 'honeypot']), known: new Set(), severityCeiling: () => ({ max: 'major', why: 'the test allows major' }), ...over };
 }
 
 function incident(over: Partial<IncidentItem> = {}): IncidentItem {
@@ -343,6 +343,7 @@ function ruleContext(existing: Record<string, unknown[]> = {}): RuleContext {
     history: new Map([['web-a', webA]]),
     historyFrom: HISTORY_FROM,
     lookbackDays: LOOKBACK_DAYS,
+    toolsets: new Set(['web-a', 'web-b']),
     incidents,
     existing: new Map(Object.entries(existing).map(([toolset, predicates]) => [toolset, new Set(predicates.map((p) => canonicalPredicate(p)!))])),
     linkOrigin: ORIGIN,
@@ -566,5 +567,33 @@ describe('properties', () => {
         expect(c.dedupeKey).toBe(valid ? `alert-rule:web-a:${canonicalPredicate(raw)}` : null);
       }),
     );
+  });
+});
+
+describe('a proposal speaks of its own toolset only', () => {
+  const toolsets = new Set(['web-a', 'web-b', 'web-b-2', 'honeypot']);
+
+  it('replaces every other toolset of the input, in any case, as a whole name only', () => {
+    expect(withoutOtherToolsets('web-a, WEB-B and web-b-2 share tenant web-bx; see honeypot', 'web-a', toolsets)).toBe(
+      `web-a, ${OTHER_TOOLSET} and ${OTHER_TOOLSET} share tenant web-bx; see honeypot`,
+    );
+    expect(withoutOtherToolsets('nothing to hide', 'web-a', new Set())).toBe('nothing to hide');
+    // Names are matched as text, not as patterns.
+    expect(withoutOtherToolsets('a.b and axb', 'web-a', new Set(['a.b']))).toBe(`${OTHER_TOOLSET} and axb`);
+  });
+
+  it('in an incident\'s title, summary and postmortem seed, an investigation\'s name and rationale, and a rule\'s name and rationale', () => {
+    const seed = { title: 'Postmortem of web-b', sections: { summary: [{ text: 'Tenant t reached web-a and web-b.', eventIds: [IN_1] }], timeline: [], impact: [], rootCause: [], actionItems: [] } };
+    const c = checkIncident(incident({ title: 'Tenant t — web-a and web-b', summary: 'also in WEB-B', evidenceEventIds: [IN_1], postmortemDraft: seed }), context());
+    expect(c.status).toBe('pending');
+    expect(c.title).toBe(`Tenant t — web-a and ${OTHER_TOOLSET}`);
+    expect(c.payload).toMatchObject({
+      summary: `also in ${OTHER_TOOLSET}`,
+      postmortemDraft: { title: `Postmortem of ${OTHER_TOOLSET}`, sections: { summary: [{ text: `Tenant t reached web-a and ${OTHER_TOOLSET}.` }] } },
+    });
+    const view = checkInvestigation(investigation({ name: 'web-a next to web-b', rationale: ['web-b too', 'two', 'three'] }), context());
+    expect(view.payload).toMatchObject({ name: `web-a next to ${OTHER_TOOLSET}`, rationale: [`${OTHER_TOOLSET} too`, 'two', 'three'] });
+    const r = checkRule({ ...rule(count(50)), name: 'web-a like web-b', rationale: 'web-b has one' }, ruleContext());
+    expect(r.payload).toMatchObject({ name: `web-a like ${OTHER_TOOLSET}`, rationale: `${OTHER_TOOLSET} has one` });
   });
 });

@@ -5,6 +5,7 @@ import { backtestCountRule } from '../agents/backtest.ts';
 import type { IncidentItem, InvestigationItem, RuleItem } from '../agents/output.ts';
 import type { Backtest, ToolsetHistory } from '../agents/types.ts';
 import { clip } from '../agents/text.ts';
+import { HONEYPOT_TOOLSET } from '../agents/incident-classifier.ts';
 import { stripDraft } from '../postmortems/strip.ts';
 import { dropForeignLinks } from '../../../platform/llm/links.ts';
 
@@ -29,6 +30,9 @@ import { dropForeignLinks } from '../../../platform/llm/links.ts';
  * Links in the text an agent wrote (titles, summaries, names, rationale, postmortem seeds) are
  * dropped unless they point at this service, before anything else is read; a postmortem seed goes
  * through the postmortem guard (postmortems/strip.ts) with the proposal's evidence as its lineage.
+ * A proposal speaks of its own toolset only: in the same texts the name of any other toolset the
+ * run's input holds is replaced by OTHER_TOOLSET, since whoever decides the proposal may reach its
+ * toolset and no other (docs/operations.md, "Toolset binding").
  */
 
 export type ProposalKind = 'incident' | 'investigation' | 'alert-rule';
@@ -53,6 +57,8 @@ export interface EvidenceContext {
   shown: ReadonlyMap<string, string>;
   /** The origin links may point at (OBSERVATORY_PUBLIC_URL's); every other link is dropped. */
   linkOrigin: string;
+  /** Every toolset the run's input holds: the names a proposal's text may not speak of but its own. */
+  toolsets: ReadonlySet<string>;
 }
 
 export interface IncidentContext extends EvidenceContext {
@@ -82,8 +88,24 @@ const pending = (c: Omit<Candidate, 'status' | 'autoRejectReason'>): Candidate =
 
 const lower = (ids: readonly string[]) => [...new Set(ids.map((id) => id.toLowerCase()))];
 
-/** `text` without links that leave this service, within `max` characters. */
-const unlinked = (text: string, max: number, origin: string) => clip(dropForeignLinks(text, origin).text, max);
+/** What another toolset's name in a proposal's text becomes. */
+export const OTHER_TOOLSET = '[another toolset]';
+
+/**
+ * `text` with every other toolset of `toolsets` than `own` replaced by OTHER_TOOLSET, written in any
+ * case, wherever it stands as a whole name (not inside a longer name). The honeypot pseudo-toolset
+ * is no one's secret and stays.
+ */
+export function withoutOtherToolsets(text: string, own: string | null, toolsets: ReadonlySet<string>): string {
+  const others = [...toolsets].filter((t) => t !== own && t !== HONEYPOT_TOOLSET).sort((a, b) => b.length - a.length);
+  if (others.length === 0) return text;
+  const names = others.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+  return text.replace(new RegExp(`(?<![\\p{L}\\p{N}_-])(?:${names})(?![\\p{L}\\p{N}_-])`, 'giu'), OTHER_TOOLSET);
+}
+
+/** What a proposal of `toolset` may show of a text an agent wrote: no link leaving this service, no other toolset's name, at most `max` characters. */
+const ownText = (text: string, max: number, toolset: string | null, ctx: { linkOrigin: string; toolsets: ReadonlySet<string> }) =>
+  clip(withoutOtherToolsets(dropForeignLinks(text, ctx.linkOrigin).text, toolset, ctx.toolsets), max);
 
 /**
  * Why the cited ids may not be cited by a proposal of `toolset`, or null: every id must be one the
@@ -98,6 +120,12 @@ export function evidenceProblem(ids: readonly string[], toolset: string, ctx: Ev
   return null;
 }
 
+/** A postmortem seed's title and claims as a proposal of `toolset` may show them (ownText; the guard has already run). */
+function ownDraft<D extends { title: string; sections: Record<string, { text: string; eventIds: string[] }[]> }>(draft: D, toolset: string, ctx: IncidentContext): D {
+  const sections = Object.fromEntries(Object.entries(draft.sections).map(([name, claims]) => [name, claims.map((c) => ({ ...c, text: withoutOtherToolsets(c.text, toolset, ctx.toolsets) }))]));
+  return { ...draft, title: withoutOtherToolsets(draft.title, toolset, ctx.toolsets), sections } as D;
+}
+
 const SEVERITY_RANK = { critical: 0, major: 1, minor: 2 } as const;
 /** The schema's length bounds (agents/output.ts), which a replaced link must not break. */
 const TITLE_MAX = 200;
@@ -108,11 +136,9 @@ const RATIONALE_MAX = 1000;
 
 export function checkIncident(raw: IncidentItem, ctx: IncidentContext): Candidate {
   const evidence = lower(raw.evidenceEventIds);
-  const title = unlinked(raw.title, TITLE_MAX, ctx.linkOrigin);
-  const seed = raw.postmortemDraft
-    ? stripDraft(raw.postmortemDraft, { citable: new Set(evidence), known: ctx.known, linkOrigin: ctx.linkOrigin, fallbackTitle: `Postmortem: ${title}` }).draft
-    : null;
-  const item = { ...raw, title, summary: unlinked(raw.summary, SUMMARY_MAX, ctx.linkOrigin), evidenceEventIds: evidence, postmortemDraft: seed };
+  const title = ownText(raw.title, TITLE_MAX, raw.toolset, ctx);
+  const seed = raw.postmortemDraft ? ownDraft(stripDraft(raw.postmortemDraft, { citable: new Set(evidence), known: ctx.known, linkOrigin: ctx.linkOrigin, fallbackTitle: `Postmortem: ${title}` }).draft, raw.toolset, ctx) : null;
+  const item = { ...raw, title, summary: ownText(raw.summary, SUMMARY_MAX, raw.toolset, ctx), evidenceEventIds: evidence, postmortemDraft: seed };
   const base = {
     kind: 'incident' as const,
     toolset: item.toolset,
@@ -137,8 +163,8 @@ export function checkInvestigation(raw: InvestigationItem, ctx: EvidenceContext)
   const evidence = lower(raw.evidenceEventIds);
   const item = {
     ...raw,
-    name: unlinked(raw.name, NAME_MAX, ctx.linkOrigin),
-    rationale: raw.rationale.map((bullet) => unlinked(bullet, BULLET_MAX, ctx.linkOrigin)),
+    name: ownText(raw.name, NAME_MAX, raw.toolset, ctx),
+    rationale: raw.rationale.map((bullet) => ownText(bullet, BULLET_MAX, raw.toolset, ctx)),
     evidenceEventIds: evidence,
   };
   const { from, to, ...scope } = item.filters;
@@ -174,10 +200,12 @@ export interface RuleContext {
   existing: ReadonlyMap<string, ReadonlySet<string>>;
   /** The origin links may point at; every other link is dropped. */
   linkOrigin: string;
+  /** Every toolset the run's input holds (EvidenceContext.toolsets). */
+  toolsets: ReadonlySet<string>;
 }
 
 export function checkRule(raw: RuleItem, ctx: RuleContext): Candidate {
-  const item = { ...raw, name: unlinked(raw.name, NAME_MAX, ctx.linkOrigin), rationale: unlinked(raw.rationale, RATIONALE_MAX, ctx.linkOrigin) };
+  const item = { ...raw, name: ownText(raw.name, NAME_MAX, raw.toolset, ctx), rationale: ownText(raw.rationale, RATIONALE_MAX, raw.toolset, ctx) };
   const base = { kind: 'alert-rule' as const, toolset: item.toolset, title: item.name, backtest: null, evidenceEventIds: [] };
   const predicateRaw = item.predicate as unknown;
   if (!Value.Check(EmpirePredicate, predicateRaw)) {

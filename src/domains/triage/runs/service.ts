@@ -259,11 +259,12 @@ export function createRunService(deps: RunServiceDeps) {
       await budget.assertRuns(agent, '*', now);
       const snapshot = await triageSnapshot(db, start, end, await forecastList());
       const definition = definitionOf(agent, version);
+      const toolsets = [...snapshot.toolsets.map((t) => t.toolset), ...snapshot.crossToolset.flatMap((x) => x.toolsets), ...(snapshot.honeypot.length > 0 ? ['honeypot'] : [])];
       const outcome = await callModel({
         agent,
         version,
         bucket: '*',
-        toolsets: [...snapshot.toolsets.map((t) => t.toolset), ...(snapshot.honeypot.length > 0 ? ['honeypot'] : [])],
+        toolsets,
         window: { start, end },
         params: { windowMinutes, trigger: input.trigger },
         snapshot,
@@ -272,7 +273,7 @@ export function createRunService(deps: RunServiceDeps) {
         builtin: () => ({ proposals: AGENTS[agent].builtin(snapshot, definition.params as never) }),
       });
       const params = definition.params as IncidentClassifierParams;
-      const ctx = { shown: shownEvents(snapshot), linkOrigin, known: identifierTokens(snapshot), severityCeiling: (p: Parameters<typeof severityCeiling>[2]) => severityCeiling(snapshot, params, p) };
+      const ctx = { shown: shownEvents(snapshot), linkOrigin, toolsets: new Set(toolsets), known: identifierTokens(snapshot), severityCeiling: (p: Parameters<typeof severityCeiling>[2]) => severityCeiling(snapshot, params, p) };
       const candidates = await candidatesOf<IncidentItem>(agent, 'incident', outcome.answer.text, IncidentItem, async (items) => items.map((item) => checkIncident(item, ctx)));
       const stored = await store(outcome, 'incident', candidates, { window: { start, end }, focalEventId: null });
       return { ok: true as const, runId: outcome.runId, proposalCount: stored.proposalCount, autoRejected: stored.autoRejected, ...summary };
@@ -291,15 +292,16 @@ export function createRunService(deps: RunServiceDeps) {
       const version = await agents.active(agent);
       const definition = definitionOf(agent, version);
       const snapshot = await investigationSnapshot(db, start, end, await forecastList(), focal);
+      const toolsets = [
+        ...snapshot.toolsets.map((t) => t.toolset),
+        ...(snapshot.honeypot.length > 0 || snapshot.clusters.length > 0 ? ['honeypot'] : []),
+        ...(focal ? [focal.focal, ...focal.upstream, ...focal.downstream].map((e) => e.toolset) : []),
+      ];
       const outcome = await callModel({
         agent,
         version,
         bucket: '*',
-        toolsets: [
-          ...snapshot.toolsets.map((t) => t.toolset),
-          ...(snapshot.honeypot.length > 0 || snapshot.clusters.length > 0 ? ['honeypot'] : []),
-          ...(focal ? [focal.focal, ...focal.upstream, ...focal.downstream].map((e) => e.toolset) : []),
-        ],
+        toolsets,
         window: { start, end },
         params: { windowMinutes, focalEventId, trigger: input.trigger },
         snapshot,
@@ -307,7 +309,7 @@ export function createRunService(deps: RunServiceDeps) {
         schema: proposalsAnswer(InvestigationItem, MAX_PROPOSALS.investigation),
         builtin: () => ({ proposals: AGENTS[agent].builtin(snapshot, definition.params as never) }),
       });
-      const ctx = { shown: shownEvents(snapshot), linkOrigin };
+      const ctx = { shown: shownEvents(snapshot), linkOrigin, toolsets: new Set(toolsets) };
       const candidates = await candidatesOf<InvestigationItem>(agent, 'investigation', outcome.answer.text, InvestigationItem, async (items) => items.map((item) => checkInvestigation(item, ctx)));
       const stored = await store(outcome, 'investigation', candidates, { window: { start, end }, focalEventId });
       return { ok: true as const, runId: outcome.runId, proposalCount: stored.proposalCount, autoRejected: stored.autoRejected, windowStart: start.toISOString(), windowEnd: end.toISOString(), focalEventId };
@@ -327,11 +329,12 @@ export function createRunService(deps: RunServiceDeps) {
       await budget.assertRuns(agent, '*', now);
       const definition = definitionOf(agent, version);
       const snapshot = await ruleSnapshot(db, now, lookbackDays, deps.hourlyCounts);
+      const toolsets = [...snapshot.history.map((h) => h.toolset), ...snapshot.resolvedIncidents.map((i) => i.toolset), ...snapshot.examples.map((e) => e.toolset), ...snapshot.existingRules.map((r) => r.toolset)];
       const outcome = await callModel({
         agent,
         version,
         bucket: '*',
-        toolsets: [...snapshot.history.map((h) => h.toolset), ...snapshot.resolvedIncidents.map((i) => i.toolset), ...snapshot.examples.map((e) => e.toolset), ...snapshot.existingRules.map((r) => r.toolset)],
+        toolsets,
         window: { start: new Date(snapshot.from), end: new Date(snapshot.to) },
         params: { lookbackDays, trigger: input.trigger },
         snapshot,
@@ -346,7 +349,7 @@ export function createRunService(deps: RunServiceDeps) {
       }
       const history = new Map<string, ToolsetHistory>(snapshot.history.map((h) => [h.toolset, h]));
       const candidates = await candidatesOf<RuleItem>(agent, 'alert-rule', outcome.answer.text, RuleItem, async (items) =>
-        items.map((item) => checkRule(item, { history, historyFrom: new Date(snapshot.from), lookbackDays, incidents: snapshot.resolvedIncidents, existing, linkOrigin })),
+        items.map((item) => checkRule(item, { history, historyFrom: new Date(snapshot.from), lookbackDays, incidents: snapshot.resolvedIncidents, existing, linkOrigin, toolsets: new Set(toolsets) })),
       );
       const stored = await store(outcome, 'alert-rule', candidates, { window: { start: new Date(snapshot.from), end: new Date(snapshot.to) }, focalEventId: null });
       return { ok: true as const, runId: outcome.runId, proposalCount: stored.proposalCount, autoRejected: stored.autoRejected, lookbackDays, agentVersion };
