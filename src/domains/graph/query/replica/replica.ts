@@ -36,20 +36,22 @@ export interface ReplicaRunnerOptions {
   batchRows?: number;
 }
 
-type Reply = { type: 'ready' } | { type: 'applied' } | { type: 'result'; results: Record<string, unknown>[][] } | { type: 'failed'; code: string | null; message: string };
+type Reply = { type: 'ready'; emptyDataDir: ArrayBuffer | null } | { type: 'applied' } | { type: 'result'; results: Record<string, unknown>[][] } | { type: 'failed'; code: string | null; message: string };
 
 /** One worker thread and the requests waiting for its answers. */
 class ReplicaWorker {
-  private readonly worker = new Worker(WORKER_FILE);
+  private readonly worker: Worker;
   private readonly waiting = new Map<number, { resolve: (reply: Reply) => void; reject: (error: Error) => void }>();
   private nextId = 1;
   private stopped: Error | null = null;
-  readonly ready: Promise<void>;
+  /** Resolves with the empty, schema-ready data directory when this worker made one (the first does). */
+  readonly ready: Promise<ArrayBuffer | null>;
 
-  constructor() {
+  constructor(emptyDataDir: ArrayBuffer | null) {
+    this.worker = new Worker(WORKER_FILE, { workerData: { emptyDataDir } });
     this.worker.unref();
     this.ready = new Promise((resolve, reject) => {
-      this.waiting.set(0, { resolve: () => resolve(), reject });
+      this.waiting.set(0, { resolve: (reply) => resolve(reply.type === 'ready' ? reply.emptyDataDir : null), reject });
     });
     this.ready.catch(() => {});
     this.worker.on('message', (reply: Reply & { id?: number }) => {
@@ -93,6 +95,8 @@ export function createReplicaRunner(options: ReplicaRunnerOptions): GraphQueryRu
   const { db, statementTimeoutMs } = options;
   const batchRows = options.batchRows ?? REPLICA_BATCH_ROWS;
   let current: ReplicaWorker | null = null;
+  /** The first worker's empty data directory, which later workers start from (worker.mjs). */
+  let emptyDataDir: ArrayBuffer | null = null;
   /** The change_seq up to which the current worker's copy holds every write. */
   let copiedUpTo = 0;
   let closed = false;
@@ -108,10 +112,11 @@ export function createReplicaRunner(options: ReplicaRunnerOptions): GraphQueryRu
 
   async function worker(): Promise<ReplicaWorker> {
     if (current?.alive) return current;
-    current = new ReplicaWorker();
+    current = new ReplicaWorker(emptyDataDir);
     copiedUpTo = 0;
     try {
-      await current.ready;
+      const made = await current.ready;
+      emptyDataDir ??= made;
     } catch {
       current = null;
       throw workerStopped();
@@ -156,17 +161,18 @@ export function createReplicaRunner(options: ReplicaRunnerOptions): GraphQueryRu
       return inTurn(async () => {
         if (closed) throw workerStopped();
         const target = await worker();
-        await catchUp(target);
         const statements = [transactionSettings(statementTimeoutMs, compiled.anchored), compiled.statement, READ_CUTS].map(statementOf);
         let timer: NodeJS.Timeout | undefined;
-        const timedOut = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            const error = queryTimeout(statementTimeoutMs);
-            void target.terminate(error);
-            reject(error);
-          }, statementTimeoutMs);
-        });
         try {
+          await catchUp(target);
+          // The timeout counts the query only, from when it is sent: a first copy of a large graph is not its time.
+          const timedOut = new Promise<never>((_, reject) => {
+            timer = setTimeout(() => {
+              const error = queryTimeout(statementTimeoutMs);
+              void target.terminate(error);
+              reject(error);
+            }, statementTimeoutMs);
+          });
           const reply = await Promise.race([target.request({ type: 'query', statements }), timedOut]);
           if (reply.type === 'failed') {
             if (reply.code?.startsWith('22')) throw valueRefused();

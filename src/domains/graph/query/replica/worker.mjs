@@ -6,7 +6,7 @@
 //
 // Plain JavaScript, not TypeScript: a worker thread loads its file with Node's own loader, also
 // under the test runner, which transforms only the main thread's modules.
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 
 // The columns the compiled statements read (compile.ts), with the indexes they rely on: the
@@ -40,8 +40,19 @@ const REMOVE = {
   edges: 'DELETE FROM graph_edges WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb)::bigint)',
 };
 
-const db = await PGlite.create();
-await db.exec(SCHEMA);
+// A fresh PGlite spends most of its start-up (seconds) creating its data directory; the first
+// worker hands the empty, schema-ready directory to the service, and a worker started after an
+// abandoned query loads that instead (under a second).
+const emptyDataDir = workerData?.emptyDataDir ?? null;
+let db;
+let madeDataDir = null;
+if (emptyDataDir) {
+  db = await PGlite.create({ loadDataDir: new Blob([emptyDataDir]) });
+} else {
+  db = await PGlite.create();
+  await db.exec(SCHEMA);
+  madeDataDir = await (await db.dumpDataDir('none')).arrayBuffer();
+}
 
 // PGlite has no autovacuum: planner statistics are taken before the first query and refreshed
 // before a later one once the rows written since pass a fifth of those there were (and 500).
@@ -82,4 +93,4 @@ parentPort.on('message', async (message) => {
     parentPort.postMessage({ id: message.id, type: 'failed', code: typeof error?.code === 'string' ? error.code : null, message: String(error?.message ?? error) });
   }
 });
-parentPort.postMessage({ type: 'ready' });
+parentPort.postMessage({ type: 'ready', emptyDataDir: madeDataDir }, madeDataDir ? [madeDataDir] : []);
