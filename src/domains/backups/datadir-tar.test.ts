@@ -1,7 +1,9 @@
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ArchiveDamaged, backupDirInside, type EmscriptenFs, isDatabaseEntry, packDataDir, unpackDataDir } from './datadir-tar.ts';
@@ -88,6 +90,30 @@ describe('the archive of a real data directory', () => {
     await restored.close();
     expect(rows[0]!.n).toBe(42);
   }, 60_000);
+});
+
+describe('the snapshots written before tar-stream', () => {
+  it('restore: the hand-written ustar writer\'s archive unpacks to the same files and modes', async () => {
+    // Made by datadir-tar.ts's own writer (commit f5824e0) from a directory of five files and five
+    // folders, plus a pg_notify/0000 and a backups/ folder it left out: a 1,300-byte file (not a
+    // whole number of blocks), an empty one, one of exactly one block, and a 128-byte path the
+    // writer split into ustar's prefix and name.
+    const fixture = new URL('./fixtures/datadir-written-before-tar-stream.tar.gz', import.meta.url);
+    const dir = join(scratch, 'before-tar-stream');
+    const stats = await pipeline(createReadStream(fixture), createGunzip(), (source: AsyncIterable<Buffer>) => unpackDataDir(source, dir));
+    expect(stats).toEqual({ files: 5, directories: 5, bytes: 1847 });
+    const deep = join(dir, 'base', '1', 'd'.repeat(60));
+    expect(readFileSync(join(dir, 'PG_VERSION'), 'utf8')).toBe('17\n');
+    expect(readFileSync(join(dir, 'base', '1', '16384'))).toEqual(Buffer.from(Array.from({ length: 1300 }, (_, i) => i % 251)));
+    expect(readFileSync(join(deep, 'f'.repeat(60)), 'utf8')).toBe('in a path longer than 100 bytes\n');
+    expect(readFileSync(join(dir, 'global', 'pg_control'))).toEqual(Buffer.alloc(512, 0x5a));
+    expect(readFileSync(join(dir, 'postgresql.auto.conf'))).toHaveLength(0);
+    expect(readdirSync(join(dir, 'pg_notify'))).toEqual([]);
+    expect(readdirSync(dir).sort()).toEqual(['PG_VERSION', 'base', 'global', 'pg_notify', 'postgresql.auto.conf']);
+    const mode = (path: string) => statSync(path).mode & 0o777;
+    expect([join(dir, 'base'), join(dir, 'base', '1'), deep, join(dir, 'global'), join(dir, 'pg_notify')].map(mode)).toEqual([0o700, 0o700, 0o700, 0o700, 0o700]);
+    expect([join(dir, 'PG_VERSION'), join(dir, 'base', '1', '16384'), join(deep, 'f'.repeat(60)), join(dir, 'global', 'pg_control')].map(mode)).toEqual([0o600, 0o600, 0o600, 0o600]);
+  });
 });
 
 describe('a damaged or hostile archive', () => {
