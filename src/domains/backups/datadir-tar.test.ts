@@ -1,8 +1,11 @@
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
 import { PGlite } from '@electric-sql/pglite';
+import { pack } from 'tar-stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ArchiveDamaged, backupDirInside, type EmscriptenFs, isDatabaseEntry, packDataDir, unpackDataDir } from './datadir-tar.ts';
 
@@ -15,22 +18,27 @@ async function* chunks(bytes: Buffer, size = 7_000): AsyncGenerator<Buffer> {
   for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
 }
 
-/** A one-entry ustar header for hand-made archives. */
-function entry(name: string, body: string, type = '0'): Buffer {
-  const header = Buffer.alloc(512);
-  header.write(name, 0);
-  header.write('0000600\0', 100);
-  header.write(`${Buffer.byteLength(body).toString(8).padStart(11, '0')}\0`, 124);
-  header.write('00000000000\0', 136);
-  header.write('        ', 148);
-  header.write(type, 156);
-  header.write('ustar\u000000', 257);
+/** A ustar header made by hand: hostile and damaged archives are what no tar writer makes. */
+function header(name: string, size: number, type = '0'): Buffer {
+  const block = Buffer.alloc(512);
+  block.write(name, 0);
+  block.write('0000600\0', 100);
+  block.write(`${size.toString(8).padStart(11, '0')}\0`, 124);
+  block.write('00000000000\0', 136);
+  block.write('        ', 148);
+  block.write(type, 156);
+  block.write('ustar\u000000', 257);
   let sum = 0;
-  for (const byte of header) sum += byte;
-  header.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
+  for (const byte of block) sum += byte;
+  block.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
+  return block;
+}
+
+/** A one-file entry: its header, then `body` padded to whole blocks. */
+function entry(name: string, body: string, type = '0'): Buffer {
   const data = Buffer.alloc(Math.ceil(Buffer.byteLength(body) / 512) * 512);
   data.write(body);
-  return Buffer.concat([header, data]);
+  return Buffer.concat([header(name, Buffer.byteLength(body), type), data]);
 }
 
 describe('what is packed', () => {
@@ -90,6 +98,30 @@ describe('the archive of a real data directory', () => {
   }, 60_000);
 });
 
+describe('the snapshots written before tar-stream', () => {
+  it('restore: the hand-written ustar writer\'s archive unpacks to the same files and modes', async () => {
+    // Made by datadir-tar.ts's own writer (commit f5824e0) from a directory of five files and five
+    // folders, plus a pg_notify/0000 and a backups/ folder it left out: a 1,300-byte file (not a
+    // whole number of blocks), an empty one, one of exactly one block, and a 128-byte path the
+    // writer split into ustar's prefix and name.
+    const fixture = new URL('./fixtures/datadir-written-before-tar-stream.tar.gz', import.meta.url);
+    const dir = join(scratch, 'before-tar-stream');
+    const stats = await pipeline(createReadStream(fixture), createGunzip(), (source: AsyncIterable<Buffer>) => unpackDataDir(source, dir));
+    expect(stats).toEqual({ files: 5, directories: 5, bytes: 1847 });
+    const deep = join(dir, 'base', '1', 'd'.repeat(60));
+    expect(readFileSync(join(dir, 'PG_VERSION'), 'utf8')).toBe('17\n');
+    expect(readFileSync(join(dir, 'base', '1', '16384'))).toEqual(Buffer.from(Array.from({ length: 1300 }, (_, i) => i % 251)));
+    expect(readFileSync(join(deep, 'f'.repeat(60)), 'utf8')).toBe('in a path longer than 100 bytes\n');
+    expect(readFileSync(join(dir, 'global', 'pg_control'))).toEqual(Buffer.alloc(512, 0x5a));
+    expect(readFileSync(join(dir, 'postgresql.auto.conf'))).toHaveLength(0);
+    expect(readdirSync(join(dir, 'pg_notify'))).toEqual([]);
+    expect(readdirSync(dir).sort()).toEqual(['PG_VERSION', 'base', 'global', 'pg_notify', 'postgresql.auto.conf']);
+    const mode = (path: string) => statSync(path).mode & 0o777;
+    expect([join(dir, 'base'), join(dir, 'base', '1'), deep, join(dir, 'global'), join(dir, 'pg_notify')].map(mode)).toEqual([0o700, 0o700, 0o700, 0o700, 0o700]);
+    expect([join(dir, 'PG_VERSION'), join(dir, 'base', '1', '16384'), join(deep, 'f'.repeat(60)), join(dir, 'global', 'pg_control')].map(mode)).toEqual([0o600, 0o600, 0o600, 0o600]);
+  });
+});
+
 describe('a damaged or hostile archive', () => {
   it('refuses an entry that leaves the directory, a header whose checksum is wrong, and an archive that ends early', async () => {
     const dir = join(scratch, 'hostile');
@@ -103,6 +135,29 @@ describe('a damaged or hostile archive', () => {
     await unpackDataDir(chunks(Buffer.concat([entry('PG_VERSION', '17\n'), entry('backups/old.tar.gz', 'old'), Buffer.alloc(1024)])), join(scratch, 'skipping'));
     expect(readFileSync(join(scratch, 'skipping', 'PG_VERSION'), 'utf8')).toBe('17\n');
     expect(() => statSync(join(scratch, 'skipping', 'backups'))).toThrow();
+  });
+
+  it('writes no links or special files, and checks the long name a pax header gives too', async () => {
+    const archive = async (add: (tar: ReturnType<typeof pack>) => void) => {
+      const tar = pack();
+      add(tar);
+      tar.finalize();
+      const bytes: Buffer[] = [];
+      for await (const chunk of tar) bytes.push(chunk as Buffer);
+      return Buffer.concat(bytes);
+    };
+    const dir = join(scratch, 'links');
+    const links = await archive((tar) => {
+      tar.entry({ name: 'PG_VERSION' }, '17\n');
+      tar.entry({ name: 'base/evil', type: 'symlink', linkname: '/etc/passwd' });
+      tar.entry({ name: 'global/pg_control', type: 'link', linkname: 'PG_VERSION' });
+      tar.entry({ name: 'pg_wal/fifo', type: 'fifo' });
+    });
+    expect(await unpackDataDir(chunks(links), dir)).toEqual({ files: 1, directories: 0, bytes: 3 });
+    expect(readdirSync(dir)).toEqual(['PG_VERSION']);
+    // A name too long for ustar travels in a pax header, which the reader applies, then checks.
+    const longName = await archive((tar) => tar.entry({ name: `base/../../${'x'.repeat(120)}` }, 'x'));
+    await expect(unpackDataDir(chunks(longName), join(scratch, 'pax'))).rejects.toThrow(/leaves the data directory/);
   });
 });
 
@@ -155,6 +210,35 @@ describe('streaming', () => {
   });
 });
 
+describe('unpacking as it streams', () => {
+  it('writes a large file as its bytes arrive: the input is never read far ahead of the disk', async () => {
+    const size = 24 * 1024 * 1024;
+    const dir = join(scratch, 'large');
+    const target = join(dir, 'base', '1', '16384');
+    let pulled = 0;
+    let mostAhead = 0;
+    await unpackDataDir(
+      (async function* () {
+        yield header('base/1/16384', size);
+        for (let sent = 0; sent < size; sent += 64 * 1024) {
+          let onDisk = 0;
+          try {
+            onDisk = statSync(target).size;
+          } catch {}
+          mostAhead = Math.max(mostAhead, pulled - onDisk);
+          pulled += 64 * 1024;
+          yield Buffer.alloc(64 * 1024, 7);
+        }
+        yield Buffer.alloc(1024);
+      })(),
+      dir,
+    );
+    expect(statSync(target).size).toBe(size);
+    // Measured: one 64 KiB chunk ahead at most. Reading the whole entry before writing it: 24 MiB.
+    expect(mostAhead).toBeLessThanOrEqual(1024 * 1024);
+  });
+});
+
 describe('a file that cannot be written', () => {
   it('rejects the pack (the snapshot fails) rather than crash the process', async () => {
     const fs: EmscriptenFs = {
@@ -176,7 +260,8 @@ describe('a file that cannot be written', () => {
 describe('reading its input to the end', () => {
   it('keeps reading after the end of the archive, so a decompressor before it checks everything', async () => {
     let pulled = 0;
-    const body = Buffer.concat([entry('PG_VERSION', '17'), Buffer.alloc(1024), Buffer.alloc(10_000, 1)]);
+    // After the end-of-archive blocks, the zeros tar pads its last 10 KiB record with.
+    const body = Buffer.concat([entry('PG_VERSION', '17'), Buffer.alloc(1024), Buffer.alloc(10_240)]);
     const source = Readable.from(
       (async function* () {
         for await (const chunk of chunks(body, 1000)) {
@@ -187,5 +272,7 @@ describe('reading its input to the end', () => {
     );
     await unpackDataDir(source, join(scratch, 'to-the-end'));
     expect(pulled).toBe(body.length);
+    // Anything but zeros after the end is not tar's padding: refused, like any damage.
+    await expect(unpackDataDir(chunks(Buffer.concat([body, Buffer.alloc(512, 1)])), join(scratch, 'to-the-end-2'))).rejects.toThrow(ArchiveDamaged);
   });
 });

@@ -1,12 +1,14 @@
-import { once } from 'node:events';
 import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
 import type { Writable } from 'node:stream';
+import { extract, type Extract, type Header, type Pack, pack } from 'tar-stream';
 
 /**
  * The PGlite snapshot's archive (docs/backups.md, "What a snapshot is"): a POSIX ustar archive of
  * the database's data directory, written entry by entry and read back entry by entry, so neither
- * side ever holds more than one chunk of one file in memory, whatever the database's size.
+ * side ever holds more than one chunk of one file in memory, whatever the database's size. The tar
+ * format itself (headers, checksums, padding, long names) is tar-stream's; this module chooses what
+ * goes in, feeds it at the pace the other side takes it, and checks what comes out.
  *
  * Only what PostgreSQL's data directory is made of is packed (and unpacked): `PG_VERSION`, `base`,
  * `global`, the `pg_*` directories and the `postgresql*.conf` files at the top level. Anything else
@@ -57,11 +59,8 @@ export interface EmscriptenFs {
   close(stream: unknown): void;
 }
 
-const BLOCK = 512;
 /** Bytes read from a file at a time: the most the packer holds of any file. */
 const CHUNK = 1024 * 1024;
-/** The largest size an octal ustar size field holds (8 GiB − 1); PostgreSQL's segments are 1 GiB. */
-const MAX_SIZE = 8 ** 11 - 1;
 
 export interface PackStats {
   files: number;
@@ -69,52 +68,36 @@ export interface PackStats {
   bytes: number;
 }
 
+/** Owner named in every entry, as PostgreSQL's own tools do. */
+const OWNER = { uname: 'postgres', gname: 'postgres' };
+
 /**
  * Writes the data directory at `root` of `fs` to `out` as a tar archive, respecting `out`'s
  * back-pressure. Entries are sorted, so the same directory gives the same archive. Symbolic links
- * are not followed (PGlite's data directory has none). `out` is ended.
+ * are not followed (PGlite's data directory has none). `out` is ended, and closed when this resolves.
  */
 export async function packDataDir(fs: EmscriptenFs, root: string, out: Writable, excluded: string | null = null): Promise<PackStats> {
   const stats: PackStats = { files: 0, directories: 0, bytes: 0 };
-  // A write error (disk full) may come while nothing awaits the stream: kept, and thrown at the
-  // next write, rather than left to crash the process as an unhandled 'error'.
-  let failure: unknown = null;
-  out.on('error', (error) => {
-    failure ??= error;
-  });
-  const write = async (chunk: Buffer) => {
-    if (failure !== null) throw failure;
-    if (!out.write(chunk)) await once(out, 'drain');
-  };
+  const archive = pack();
+  // The archive flows to `out` as fast as `out` takes it (tar-stream's pipe waits for 'drain');
+  // `piped` settles when `out` has closed, or with the first error of either (a full disk). That
+  // error may come while the walk is between awaits, so it is marked handled at once; the walk
+  // meets it again through the entry it is writing.
+  const piped = new Promise<void>((done, fail) => archive.pipe(out, (error) => (error ? fail(error) : done())));
+  piped.catch(() => {});
   const walk = async (dir: string) => {
     for (const name of fs.readdir(`${root}/${dir}`.replace(/\/$/, '')).filter((n) => n !== '.' && n !== '..').sort()) {
       const path = dir === '' ? name : `${dir}/${name}`;
       if (!isDatabaseEntry(path, excluded)) continue;
       const full = `${root}/${path}`;
       const stat = fs.lstat(full);
-      const mtime = Math.floor((stat.mtime instanceof Date ? stat.mtime.getTime() : Number(stat.mtime)) / 1000);
+      const mtime = new Date(stat.mtime);
       if (fs.isDir(stat.mode)) {
-        await write(header(`${path}/`, { mode: 0o700, size: 0, mtime, type: '5' }));
+        await addEntry(archive, { name: `${path}/`, type: 'directory', mode: 0o700, mtime, ...OWNER });
         stats.directories++;
         if (!EMPTY_DIRS.has(path)) await walk(path);
       } else if (fs.isFile(stat.mode)) {
-        if (stat.size > MAX_SIZE) throw new Error(`${path} is larger than a tar entry can hold`);
-        await write(header(path, { mode: 0o600, size: stat.size, mtime, type: '0' }));
-        const stream = fs.open(full, 'r');
-        try {
-          let done = 0;
-          while (done < stat.size) {
-            const chunk = Buffer.allocUnsafe(Math.min(CHUNK, stat.size - done));
-            const read = fs.read(stream, chunk, 0, chunk.length, done);
-            if (read <= 0) throw new Error(`${path} ended after ${done} of its ${stat.size} bytes while it was packed`);
-            await write(read === chunk.length ? chunk : chunk.subarray(0, read));
-            done += read;
-          }
-        } finally {
-          fs.close(stream);
-        }
-        const pad = (BLOCK - (stat.size % BLOCK)) % BLOCK;
-        if (pad > 0) await write(Buffer.alloc(pad));
+        await addEntry(archive, { name: path, type: 'file', mode: 0o600, size: stat.size, mtime, ...OWNER }, chunksOf(fs, full, path, stat.size));
         stats.files++;
         stats.bytes += stat.size;
       }
@@ -122,47 +105,65 @@ export async function packDataDir(fs: EmscriptenFs, root: string, out: Writable,
   };
   try {
     await walk('');
-    // The end of the archive: two zero blocks.
-    await write(Buffer.alloc(2 * BLOCK));
-    if (failure !== null) throw failure;
-    const finished = once(out, 'finish');
-    out.end();
-    await finished;
+    archive.finalize();
+    await piped;
   } catch (error) {
+    archive.destroy(error as Error);
     out.destroy();
     throw error;
   }
   return stats;
 }
 
-function header(path: string, entry: { mode: number; size: number; mtime: number; type: '0' | '5' }): Buffer {
-  const block = Buffer.alloc(BLOCK);
-  let name = path;
-  let prefix = '';
-  if (Buffer.byteLength(name) > 100) {
-    // ustar splits a long path at a `/` into a prefix (155 bytes) and a name (100 bytes).
-    const cut = path.lastIndexOf('/', path.length - 2);
-    prefix = path.slice(0, cut);
-    name = path.slice(cut + 1);
-    if (cut < 0 || Buffer.byteLength(name) > 100 || Buffer.byteLength(prefix) > 155) throw new Error(`the path ${path} is too long for a tar entry`);
+type Entry = ReturnType<Pack['entry']>;
+
+/** Adds one entry to `archive`, writing its data as the archive is read on. */
+async function addEntry(archive: Pack, header: Partial<Header> & { name: string }, data: Iterable<Buffer> = []): Promise<void> {
+  let entry!: Entry;
+  // Settles once the entry is whole in the archive, or with the archive's (or the entry's) error.
+  const added = new Promise<void>((done, fail) => {
+    entry = archive.entry(header, (error) => (error ? fail(error) : done()));
+  });
+  entry.on('error', () => {}); // the same error settles `added`
+  try {
+    for (const chunk of data) {
+      if (!entry.write(chunk) && !(await drained(entry))) break;
+    }
+    entry.end(null); // (streamx's types ask for an argument; null adds no data)
+  } catch (error) {
+    entry.destroy(error as Error);
   }
-  const octal = (value: number, width: number) => `${value.toString(8).padStart(width - 1, '0')}\0`;
-  block.write(name, 0, 100, 'utf8');
-  block.write(octal(entry.mode, 8), 100, 'ascii');
-  block.write(octal(0, 8), 108, 'ascii');
-  block.write(octal(0, 8), 116, 'ascii');
-  block.write(octal(entry.size, 12), 124, 'ascii');
-  block.write(octal(entry.mtime, 12), 136, 'ascii');
-  block.write('        ', 148, 'ascii');
-  block.write(entry.type, 156, 'ascii');
-  block.write('ustar\u000000', 257, 'ascii');
-  block.write('postgres', 265, 'ascii');
-  block.write('postgres', 297, 'ascii');
-  block.write(prefix, 345, 155, 'utf8');
-  let sum = 0;
-  for (const byte of block) sum += byte;
-  block.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'ascii');
-  return block;
+  await added;
+}
+
+/** Waits until `stream` takes more; false when it was closed instead (its error is reported elsewhere). */
+function drained(stream: Entry | Extract): Promise<boolean> {
+  if (stream.destroying) return Promise.resolve(false);
+  return new Promise((settle) => {
+    const onDrain = () => finish(true);
+    const onClose = () => finish(false);
+    const finish = (open: boolean) => {
+      stream.off('drain', onDrain).off('close', onClose);
+      settle(open);
+    };
+    stream.on('drain', onDrain).on('close', onClose);
+  });
+}
+
+/** A file of `fs`, read `CHUNK` bytes at a time. */
+function* chunksOf(fs: EmscriptenFs, full: string, path: string, size: number): Generator<Buffer> {
+  const stream = fs.open(full, 'r');
+  try {
+    for (let done = 0; done < size; ) {
+      const chunk = Buffer.allocUnsafe(Math.min(CHUNK, size - done));
+      const read = fs.read(stream, chunk, 0, chunk.length, done);
+      if (read <= 0) throw new Error(`${path} ended after ${done} of its ${size} bytes while it was packed`);
+      yield read === chunk.length ? chunk : chunk.subarray(0, read);
+      done += read;
+    }
+  } finally {
+    fs.close(stream);
+  }
 }
 
 /** The archive is not a readable tar of a data directory; `message` says why. */
@@ -173,22 +174,23 @@ export class ArchiveDamaged extends Error {
   }
 }
 
+/** tar-stream's complaints about an archive, in a restore's words. */
+function damageOf(error: Error): ArchiveDamaged {
+  if (error.message.startsWith('Invalid tar header.')) return new ArchiveDamaged("a tar header's checksum does not match it");
+  if (error.message.startsWith('Unexpected end of data')) return new ArchiveDamaged('the tar archive ends in the middle of an entry');
+  return new ArchiveDamaged(`the tar archive is damaged: ${error.message}`);
+}
+
 async function writeAll(file: FileHandle, bytes: Buffer): Promise<void> {
   let done = 0;
   while (done < bytes.length) done += (await file.write(bytes, done, bytes.length - done)).bytesWritten;
 }
 
-const field = (block: Buffer, offset: number, length: number) => {
-  const raw = block.subarray(offset, offset + length);
-  const end = raw.indexOf(0);
-  return raw.subarray(0, end < 0 ? length : end).toString('utf8');
-};
-
-function octalField(block: Buffer, offset: number, length: number, what: string): number {
-  const text = field(block, offset, length).trim();
-  if (text === '') return 0;
-  if (!/^[0-7]+$/.test(text)) throw new ArchiveDamaged(`a tar header's ${what} is not a number`);
-  return parseInt(text, 8);
+/** The entry's path relative to the data directory; a path that leaves it is an error. */
+function targetOf(name: string): string {
+  const clean = posix.normalize(name.replace(/^\.?\/+/, '')).replace(/\/+$/, '');
+  if (clean === '' || clean === '.' || clean.startsWith('../') || clean === '..' || posix.isAbsolute(clean)) throw new ArchiveDamaged(`the tar entry ${JSON.stringify(name)} leaves the data directory`);
+  return clean;
 }
 
 /**
@@ -196,89 +198,67 @@ function octalField(block: Buffer, offset: number, length: number, what: string)
  * written as they arrive (mode 0600, directories 0700). Entries outside the data directory's own
  * (see `isDatabaseEntry`: the earlier snapshots an archive of an older version carries, say) are
  * skipped, as are links and other special entries; a path leaving `dir` is an error. Reads
- * `source` to its end even after the archive's end, so a decompressor before it checks its whole
- * input. Accepts the archives PGlite's own `dumpDataDir` wrote (paths with a leading `/`).
+ * `source` to its end, so a decompressor before it checks its whole input; what follows the
+ * archive's end must be zeros (tar's padding). Accepts the archives PGlite's own `dumpDataDir`
+ * wrote (paths with a leading `/`).
  */
 export async function unpackDataDir(source: AsyncIterable<Buffer>, dir: string): Promise<PackStats> {
   const root = resolve(dir);
   const stats: PackStats = { files: 0, directories: 0, bytes: 0 };
-  let pending: Buffer = Buffer.alloc(0);
-  /** Bytes of the current entry's data still to come, and of padding after them. */
-  let dataLeft = 0;
-  let padLeft = 0;
-  /** The file being written, if the current entry is one that is unpacked. */
-  const current: { file: FileHandle | null } = { file: null };
-  let ended = false;
-
-  const targetOf = (name: string) => {
-    const clean = posix.normalize(name.replace(/^\.?\/+/, '')).replace(/\/+$/, '');
-    if (clean === '' || clean === '.' || clean.startsWith('../') || clean === '..' || posix.isAbsolute(clean)) throw new ArchiveDamaged(`the tar entry ${JSON.stringify(name)} leaves the data directory`);
-    return clean;
-  };
-
-  const startEntry = async (block: Buffer) => {
-    if (block.every((byte) => byte === 0)) {
-      ended = true;
-      return;
+  const archive = extract();
+  // What went wrong, by where: tar-stream's finding in the archive, the source (a gzip stream that
+  // does not check out), or the unpacking (a path that leaves the directory, a full disk).
+  const failed: { archive?: Error; source?: unknown; unpacking?: unknown } = {};
+  archive.on('error', (error) => {
+    failed.archive ??= error;
+  });
+  const feeding = feed(source, archive).catch((error: unknown) => {
+    failed.source = error;
+  });
+  try {
+    for await (const entry of archive) {
+      const path = targetOf(entry.header.name);
+      const target = join(root, ...path.split('/'));
+      if (isDatabaseEntry(path) && entry.header.type === 'directory') {
+        await mkdir(target, { recursive: true, mode: 0o700 });
+        stats.directories++;
+      } else if (isDatabaseEntry(path) && entry.header.type === 'file') {
+        await mkdir(dirname(target), { recursive: true, mode: 0o700 });
+        const file = await open(target, 'w', 0o600);
+        try {
+          for await (const chunk of entry) await writeAll(file, chunk as Buffer);
+        } finally {
+          await file.close();
+        }
+        stats.files++;
+        stats.bytes += entry.header.size;
+      } else {
+        entry.resume(); // read past, not written
+      }
     }
-    let sum = 0;
-    for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 32 : block[i]!;
-    if (sum !== octalField(block, 148, 8, 'checksum')) throw new ArchiveDamaged('a tar header\'s checksum does not match it');
-    const type = String.fromCharCode(block[156]!);
-    // Only ustar archives carry a prefix; older ones keep other fields in those bytes.
-    const prefix = field(block, 257, 5) === 'ustar' ? field(block, 345, 155) : '';
-    const name = prefix === '' ? field(block, 0, 100) : `${prefix}/${field(block, 0, 100)}`;
-    const size = octalField(block, 124, 12, 'size');
-    dataLeft = size;
-    padLeft = (BLOCK - (size % BLOCK)) % BLOCK;
-    const path = targetOf(name);
-    if (!isDatabaseEntry(path)) return;
-    const target = join(root, ...path.split('/'));
-    if (type === '5') {
-      await mkdir(target, { recursive: true, mode: 0o700 });
-      stats.directories++;
-    } else if (type === '0' || type === '\0') {
-      await mkdir(dirname(target), { recursive: true, mode: 0o700 });
-      current.file = await open(target, 'w', 0o600);
-      stats.files++;
-      stats.bytes += size;
-      if (size === 0) await closeFile();
-    }
-  };
-  const closeFile = async () => {
-    const file = current.file;
-    current.file = null;
-    await file?.close();
-  };
+  } catch (error) {
+    failed.unpacking = error;
+  } finally {
+    archive.destroy();
+    await feeding;
+  }
+  // tar-stream's finding first: an entry it cut short surfaces in the unpacking as a closed stream.
+  if (failed.archive !== undefined) throw damageOf(failed.archive);
+  if ('source' in failed) throw failed.source;
+  if ('unpacking' in failed) throw failed.unpacking;
+  return stats;
+}
 
+/** Writes `source` into `archive` as fast as it takes it, and ends it; a failing source closes it. */
+async function feed(source: AsyncIterable<Buffer>, archive: Extract): Promise<void> {
   try {
     for await (const chunk of source) {
-      let data = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
-      pending = Buffer.alloc(0);
-      while (data.length > 0 && !ended) {
-        if (dataLeft > 0) {
-          const take = Math.min(dataLeft, data.length);
-          if (current.file !== null) await writeAll(current.file, data.subarray(0, take));
-          dataLeft -= take;
-          data = data.subarray(take);
-          if (dataLeft === 0) await closeFile();
-        } else if (padLeft > 0) {
-          const take = Math.min(padLeft, data.length);
-          padLeft -= take;
-          data = data.subarray(take);
-        } else if (data.length >= BLOCK) {
-          await startEntry(data.subarray(0, BLOCK));
-          data = data.subarray(BLOCK);
-        } else {
-          pending = Buffer.from(data);
-          data = Buffer.alloc(0);
-        }
-      }
-      // After the end of the archive the rest of the input is read and dropped.
+      // Closed: the reading side failed and reports why.
+      if (archive.destroying || (!archive.write(chunk) && !(await drained(archive)))) return;
     }
-    if (dataLeft > 0 || padLeft > 0 || pending.length > 0) throw new ArchiveDamaged('the tar archive ends in the middle of an entry');
-  } finally {
-    await closeFile();
+    archive.end(null);
+  } catch (error) {
+    archive.destroy();
+    throw error;
   }
-  return stats;
 }
