@@ -33,11 +33,22 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
-/** True when `error` (or what it wraps) is PostgreSQL's unique_violation. */
-export function isUniqueViolation(error: unknown): boolean {
+/** What `pick` finds first along `error` and the errors it wraps (drizzle wraps the driver's). */
+function alongCauses<T>(error: unknown, pick: (e: Record<string, unknown>) => T | undefined): T | undefined {
   for (let e: unknown = error, depth = 0; e && depth < 5; depth++) {
-    if ((e as { code?: unknown }).code === '23505') return true;
+    const found = pick(e as Record<string, unknown>);
+    if (found !== undefined) return found;
     e = (e as { cause?: unknown }).cause;
   }
-  return false;
+  return undefined;
 }
+
+/** The SQLSTATE of a database error, or undefined. */
+export const sqlStateOf = (error: unknown): string | undefined =>
+  alongCauses(error, (e) => (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) ? e.code : undefined));
+
+/** True when `error` (or what it wraps) is PostgreSQL's unique_violation. */
+export const isUniqueViolation = (error: unknown): boolean => sqlStateOf(error) === '23505';
+
+/** The constraint (or unique index) a database error names, or undefined. */
+export const violatedConstraintOf = (error: unknown): string | undefined => alongCauses(error, (e) => (typeof e.constraint === 'string' ? e.constraint : undefined));

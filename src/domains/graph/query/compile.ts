@@ -51,12 +51,15 @@ export const MATCH_ROW_CAP = 100_000;
  */
 export const WALK_ROW_CAP = 10_000;
 
+/** Which cap cut an answer (docs/graph-query.md, "Limits"): the match cap or a walk's. */
+export const TRUNCATION_CAUSES = ['match-rows', 'walk-rows'] as const;
+export type TruncationCause = (typeof TRUNCATION_CAUSES)[number];
+
 /**
- * Transaction-local settings the statement sets when it cuts: the walk or the match cap was hit.
- * The service reads them after the statement, in the same transaction (`truncationOf`).
+ * Transaction-local settings the statement sets when it cuts, one per cap. The runner clears them
+ * before the statement and reads them after it, in the same transaction (runner.ts `READ_CUTS`).
  */
-export const CUT_SETTINGS = { walk: 'observatory.graph_walk_cut', match: 'observatory.graph_match_cut' } as const;
-export type CutKind = keyof typeof CUT_SETTINGS;
+export const CUT_SETTINGS: Readonly<Record<TruncationCause, string>> = { 'walk-rows': 'observatory.graph_walk_cut', 'match-rows': 'observatory.graph_match_cut' };
 
 /** What a returned column holds, so the service can collect the nodes and edges it shows. */
 export type ColumnKind = 'value' | 'node' | 'edge' | 'path';
@@ -359,7 +362,7 @@ class QueryBuilder {
     ) SELECT ${column(ranked, 'end_id')}, ${column(ranked, 'edges')}
       FROM (SELECT ${column(walk, 'node_id')} AS end_id, ${column(walk, 'edges')} AS edges, row_number() OVER () AS walk_rank
             FROM ${raw(walk)} WHERE ${column(walk, 'hops')} >= ${min}::int LIMIT ${this.walkRows + 1}::bigint) AS ${raw(ranked)}
-      WHERE ${cutBeyond(column(ranked, 'walk_rank'), this.walkRows, 'walk')})`;
+      WHERE ${cutBeyond(column(ranked, 'walk_rank'), this.walkRows, 'walk-rows')})`;
   }
 
   node(name: string): string | undefined {
@@ -401,8 +404,8 @@ function distinctEdges(a: RelationshipBinding, b: RelationshipBinding): SQL {
  * a transaction-local setting (and drops that row). CASE fixes the order: set_config runs only
  * for a row past the cap, and the LIMIT cap + 1 under it means that happens at most once.
  */
-function cutBeyond(rank: SQL, cap: number, kind: CutKind): SQL {
-  return sql`CASE WHEN ${rank} <= ${cap}::bigint THEN true ELSE set_config(${raw(`'${CUT_SETTINGS[kind]}'`)}, '1', true) IS NULL END`;
+function cutBeyond(rank: SQL, cap: number, cause: TruncationCause): SQL {
+  return sql`CASE WHEN ${rank} <= ${cap}::bigint THEN true ELSE set_config(${raw(`'${CUT_SETTINGS[cause]}'`)}, '1', true) IS NULL END`;
 }
 
 function propertyOperand(alias: string, columns: Record<string, 'string' | 'number'>, property: string, col: ColumnOf = column): CompiledOperand {
@@ -640,7 +643,7 @@ export function compileQuery(ast: QueryAst, options: CompileOptions): CompiledQu
   const parts: SQL[] = [
     sql`SELECT ${raw(ast.return.distinct ? 'DISTINCT ' : '')}${join(select, ', ')}`,
     sql`FROM (${join(inner, '\n')}) AS m`,
-    sql`WHERE ${cutBeyond(raw('m.match_rank'), caps.matchRows, 'match')}`,
+    sql`WHERE ${cutBeyond(raw('m.match_rank'), caps.matchRows, 'match-rows')}`,
   ];
   if (aggregates) {
     // Cypher's implicit grouping: the items that do not count are the grouping keys.

@@ -1,8 +1,8 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../../platform/db/client.ts';
-import { withTransaction } from '../../../platform/db/transaction.ts';
+import { sqlStateOf, withTransaction } from '../../../platform/db/transaction.ts';
 import { badRequest, type ServiceError } from '../../../platform/errors.ts';
-import { ANCHORED_PLAN_SETTINGS, type CompiledQuery, CUT_SETTINGS, type CutKind, PLAN_SETTINGS } from './compile.ts';
+import { ANCHORED_PLAN_SETTINGS, type CompiledQuery, CUT_SETTINGS, PLAN_SETTINGS, TRUNCATION_CAUSES, type TruncationCause } from './compile.ts';
 
 /**
  * Where a compiled query runs (docs/graph-query.md, "Where a query runs"): on a PostgreSQL server
@@ -14,8 +14,8 @@ import { ANCHORED_PLAN_SETTINGS, type CompiledQuery, CUT_SETTINGS, type CutKind,
 
 export interface StatementOutcome {
   rows: Record<string, unknown>[];
-  /** The caps the statement hit (compile.ts `MATCH_ROW_CAP`, `WALK_ROW_CAP`): the answer is truncated. */
-  cuts: CutKind[];
+  /** The caps the statement hit (compile.ts `MATCH_ROW_CAP`, `WALK_ROW_CAP`), in TRUNCATION_CAUSES order: the answer is truncated. */
+  cuts: TruncationCause[];
 }
 
 export interface GraphQueryRunner {
@@ -29,8 +29,7 @@ export function transactionSettings(statementTimeoutMs: number, anchored: boolea
     transaction_read_only: 'on',
     statement_timeout: String(statementTimeoutMs),
     // Cleared, so what the read after the statement finds was set by this statement.
-    [CUT_SETTINGS.walk]: '0',
-    [CUT_SETTINGS.match]: '0',
+    ...Object.fromEntries(Object.values(CUT_SETTINGS).map((name) => [name, '0'])),
     ...PLAN_SETTINGS,
     ...(anchored ? ANCHORED_PLAN_SETTINGS : {}),
   };
@@ -39,10 +38,10 @@ export function transactionSettings(statementTimeoutMs: number, anchored: boolea
 }
 
 /** Reads, after the query, which caps it hit (the statement records them with set_config). */
-export const READ_CUTS = sql.raw(`SELECT current_setting('${CUT_SETTINGS.walk}', true) AS walk, current_setting('${CUT_SETTINGS.match}', true) AS match`);
+export const READ_CUTS = sql.raw(`SELECT ${Object.entries(CUT_SETTINGS).map(([cause, name]) => `current_setting('${name}', true) AS "${cause}"`).join(', ')}`);
 
-export const cutsOf = (row: { walk?: unknown; match?: unknown } | undefined): CutKind[] =>
-  (['walk', 'match'] as const).filter((kind) => row?.[kind] === '1');
+/** The causes READ_CUTS's row says were hit. */
+export const cutsOf = (row: Partial<Record<TruncationCause, unknown>> | undefined): TruncationCause[] => TRUNCATION_CAUSES.filter((cause) => row?.[cause] === '1');
 
 export function queryTimeout(timeoutMs: number): ServiceError {
   return badRequest(
@@ -56,17 +55,7 @@ export function queryTimeout(timeoutMs: number): ServiceError {
 export const valueRefused = () => badRequest('invalid-query', 'A value in the query cannot be used by the database; check its strings and numbers.');
 
 /** SQLSTATE query_canceled: statement_timeout (or a cancel request) stopped the statement. */
-export const QUERY_CANCELED = '57014';
-
-/** The SQLSTATE of a database error, looking through drizzle's DrizzleQueryError wrapper. */
-export function sqlStateOf(error: unknown): string | undefined {
-  for (let e: unknown = error, depth = 0; e && depth < 5; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
+const QUERY_CANCELED = '57014';
 
 /**
  * On a PostgreSQL server: the statement runs in another process, so a long one holds a connection,
@@ -81,7 +70,7 @@ export function createServerRunner(db: Db, options: { statementTimeoutMs: number
         return await withTransaction(db, async (tx) => {
           await tx.execute(transactionSettings(statementTimeoutMs, compiled.anchored));
           const rows = rowsOf<Record<string, unknown>>(await tx.execute(compiled.statement));
-          const [cuts] = rowsOf<{ walk: unknown; match: unknown }>(await tx.execute(READ_CUTS));
+          const [cuts] = rowsOf<Record<TruncationCause, unknown>>(await tx.execute(READ_CUTS));
           return { rows, cuts: cutsOf(cuts) };
         });
       } catch (error) {

@@ -5,14 +5,14 @@ import { badRequest } from '../../../platform/errors.ts';
 import type { Visibility } from '../kinds.ts';
 import type { QueryAst } from './ast.ts';
 import { checkQuery } from './check.ts';
-import { type CompiledQuery, compileQuery, type CutKind } from './compile.ts';
+import { type CompiledQuery, compileQuery, type TruncationCause } from './compile.ts';
 import { parseQueryText } from './parser.ts';
 import { createReplicaRunner } from './replica/replica.ts';
 import { createServerRunner, type GraphQueryRunner } from './runner.ts';
 
 export { MAX_QUERY_LENGTH, MAX_QUERY_LENGTH as QUERY_TEXT_MAX, MAX_NESTING } from './parser.ts';
 export { MAX_HOPS, MAX_RELATIONSHIPS } from './check.ts';
-export { MATCH_ROW_CAP, WALK_ROW_CAP } from './compile.ts';
+export { MATCH_ROW_CAP, TRUNCATION_CAUSES, WALK_ROW_CAP } from './compile.ts';
 
 /** The request's `limit`: rows returned at most (the query's own LIMIT can only lower it). */
 export const MIN_ROW_LIMIT = 1;
@@ -66,10 +66,6 @@ export interface GraphQueryResult {
   truncatedBy: TruncationCause[];
 }
 
-/** Which cap cut an answer (docs/graph-query.md, "Limits"). */
-export const TRUNCATION_CAUSES = ['match-rows', 'walk-rows'] as const;
-export type TruncationCause = (typeof TRUNCATION_CAUSES)[number];
-const CAUSE_OF: Record<CutKind, TruncationCause> = { match: 'match-rows', walk: 'walk-rows' };
 
 export interface GraphQueryService {
   /** Parses and checks `text`; throws the 400 `invalid-query` (line, column, expected for syntax). */
@@ -124,8 +120,7 @@ export function createGraphQueryService(options: GraphQueryServiceOptions): Grap
       const { rows, cuts } = await runner.run(compiled);
       const graph = graphOf(compiled, rows);
       const shaped = rows.map((row) => Object.fromEntries(compiled.columns.map((c) => [c.name, row[c.sqlName] ?? null])));
-      const truncatedBy = cuts.map((cut) => CAUSE_OF[cut]).sort();
-      return { query, ast, rowCount: shaped.length, rows: shaped, ...graph, truncated: truncatedBy.length > 0, truncatedBy };
+      return { query, ast, rowCount: shaped.length, rows: shaped, ...graph, truncated: cuts.length > 0, truncatedBy: cuts };
     },
     close: () => runner.close(),
   };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { actorOf, type AuditLog, type CallContext } from '../../../platform/audit/service.ts';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/db/client.ts';
-import { isUniqueViolation, withTransaction } from '../../../platform/db/transaction.ts';
+import { isUniqueViolation, violatedConstraintOf, withTransaction } from '../../../platform/db/transaction.ts';
 import { badRequest, conflict, notFound, ServiceError } from '../../../platform/errors.ts';
 import * as repo from './repository.ts';
 
@@ -126,7 +126,7 @@ export function createSavedQueryService(deps: {
       }).catch((error: unknown) => {
         // Two saves of one name at the same moment: a unique index lets one through.
         if (!isUniqueViolation(error)) throw error;
-        if (violatedIndexOf(error) === OWN_NAME_INDEX) throw conflict(`Your saved graph query "${name}" was saved by another request at the same moment; send it again.`);
+        if (violatedConstraintOf(error) === OWN_NAME_INDEX) throw conflict(`Your saved graph query "${name}" was saved by another request at the same moment; send it again.`);
         throw sharedNameTaken();
       });
     },
@@ -151,12 +151,3 @@ export type SavedQueryService = ReturnType<typeof createSavedQueryService>;
 
 const OWN_NAME_INDEX = 'graph_saved_queries_owner_name_idx';
 
-/** The index (constraint) a unique violation names, looking through drizzle's wrapper. */
-function violatedIndexOf(error: unknown): string | undefined {
-  for (let e: unknown = error, depth = 0; e && depth < 5; depth++) {
-    const constraint = (e as { constraint?: unknown }).constraint;
-    if (typeof constraint === 'string') return constraint;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
-}

@@ -180,7 +180,7 @@ export function createReplicaRunner(options: ReplicaRunnerOptions): GraphQueryRu
           }
           if (reply.type !== 'result') throw new Error(`unexpected reply ${reply.type}`);
           const [, rows, cuts] = reply.results;
-          return { rows: rows ?? [], cuts: cutsOf(cuts?.[0] as { walk?: unknown; match?: unknown } | undefined) };
+          return { rows: rows ?? [], cuts: cutsOf(cuts?.[0]) };
         } catch (error) {
           if (error instanceof ServiceError) throw error;
           if (!target.alive) throw workerStopped();
