@@ -31,6 +31,7 @@
 import { withDataRules } from '../../../platform/llm/untrusted.ts';
 import {
   type Claim,
+  HONEYPOT_TOOLSET,
   type HoneypotWindow,
   type IncidentProposalDraft,
   type IncidentSeverity,
@@ -38,9 +39,11 @@ import {
   type PostmortemDraft,
   POSTMORTEM_SECTIONS,
   type PostmortemSection,
+  SEVERITY_RANK,
   type ToolsetWindow,
   type TriageSnapshot,
 } from './types.ts';
+import { TEXT_MAX } from './output.ts';
 import { clip, cmp, fmt, plural } from './text.ts';
 
 export interface IncidentClassifierParams {
@@ -79,11 +82,8 @@ export const SIGNAL_MARKERS: Record<Exclude<IncidentSignal, 'other'>, string> = 
   'cross-toolset': 'Cross-toolset',
 };
 
-export const HONEYPOT_TOOLSET = 'honeypot';
-const TITLE_MAX = 200;
 const EVIDENCE_MAX = 50;
 const CLAIM_IDS_MAX = 20;
-const SEVERITY_RANK: Record<IncidentSeverity, number> = { critical: 0, major: 1, minor: 2 };
 const SIGNAL_ORDER: IncidentSignal[] = ['rate-spike', 'silence', 'liar-flood', 'tarpit', 'cross-toolset', 'other'];
 
 function systemPrompt(p: IncidentClassifierParams): string {
@@ -192,7 +192,7 @@ type Seed = Record<PostmortemSection, Claim[]>;
 function draftOf(title: string, seed: Seed): PostmortemDraft {
   const sections = {} as Seed;
   for (const key of POSTMORTEM_SECTIONS) sections[key] = seed[key].map((c) => ({ text: c.text, eventIds: c.eventIds.slice(0, CLAIM_IDS_MAX) }));
-  return { title: clip(`Postmortem: ${title}`, TITLE_MAX), sections };
+  return { title: clip(`Postmortem: ${title}`, TEXT_MAX.title), sections };
 }
 
 interface Candidate {
@@ -209,7 +209,7 @@ function proposal(
   // The type allows no empty evidence; a silence has no event to cite and is the one exception.
   if (evidence.length === 0 && fields.signal !== 'silence') return null;
   if (alreadyOpen(snapshot, fields.toolset, fields.signal, fields.subject)) return null;
-  const title = clip(`${SIGNAL_MARKERS[fields.signal]}: ${fields.subject} — ${fields.headline}`, TITLE_MAX);
+  const title = clip(`${SIGNAL_MARKERS[fields.signal]}: ${fields.subject} — ${fields.headline}`, TEXT_MAX.title);
   return {
     subject: fields.subject,
     draft: {

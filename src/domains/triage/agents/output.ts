@@ -14,16 +14,19 @@ export const MAX_EVIDENCE = 50;
 export const MAX_CLAIMS = 20;
 export const MAX_CLAIM_EVENT_IDS = 20;
 
+/** The longest text of each kind an agent may write (the schemas' bounds, which what the checks keep must stay within). */
+export const TEXT_MAX = { title: 200, summary: 2000, name: 120, bullet: 300, rationale: 1000, claim: 1000 } as const;
+
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
 const EventIds = (max: number) => Type.Array(Type.String({ maxLength: 64 }), { maxItems: max });
 const Toolset = Type.String({ minLength: 3, maxLength: 128, pattern: '^[A-Za-z][A-Za-z0-9-]*$' });
 const NullableText = (max: number) => Type.Union([Text(max), Type.Null()]);
 
-export const ClaimSchema = Type.Object({ text: Text(1000), eventIds: EventIds(MAX_CLAIM_EVENT_IDS) }, { additionalProperties: false });
+export const ClaimSchema = Type.Object({ text: Text(TEXT_MAX.claim), eventIds: EventIds(MAX_CLAIM_EVENT_IDS) }, { additionalProperties: false });
 
 export const PostmortemDraftSchema = Type.Object(
   {
-    title: Text(200),
+    title: Text(TEXT_MAX.title),
     sections: Type.Object(
       Object.fromEntries(POSTMORTEM_SECTIONS.map((s) => [s, Type.Array(ClaimSchema, { maxItems: MAX_CLAIMS })])) as Record<(typeof POSTMORTEM_SECTIONS)[number], ReturnType<typeof Type.Array<typeof ClaimSchema>>>,
       { additionalProperties: false },
@@ -38,8 +41,8 @@ export const IncidentItem = Type.Object(
     toolset: Toolset,
     severity: Type.Union([Type.Literal('critical'), Type.Literal('major'), Type.Literal('minor')]),
     signal: Type.Union(['rate-spike', 'silence', 'liar-flood', 'tarpit', 'cross-toolset', 'other'].map((s) => Type.Literal(s))),
-    title: Text(200),
-    summary: Text(2000),
+    title: Text(TEXT_MAX.title),
+    summary: Text(TEXT_MAX.summary),
     evidenceEventIds: EventIds(MAX_EVIDENCE),
     postmortemDraft: Type.Optional(Type.Union([PostmortemDraftSchema, Type.Null()])),
   },
@@ -64,8 +67,8 @@ export const InvestigationItem = Type.Object(
   {
     kind: Type.Literal('investigation'),
     toolset: Toolset,
-    name: Text(120),
-    rationale: Type.Array(Text(300), { minItems: 3, maxItems: 3 }),
+    name: Text(TEXT_MAX.name),
+    rationale: Type.Array(Text(TEXT_MAX.bullet), { minItems: 3, maxItems: 3 }),
     filters: ViewFiltersSchema,
     evidenceEventIds: EventIds(MAX_EVIDENCE),
   },
@@ -76,11 +79,11 @@ export const RuleItem = Type.Object(
   {
     kind: Type.Literal('alert-rule'),
     toolset: Toolset,
-    name: Text(120),
+    name: Text(TEXT_MAX.name),
     // Only its shape as an object with a kind: the empire union's values are checked after, so a
     // wrong predicate is auto-rejected as `invalid-predicate`, not as a schema violation.
     predicate: Type.Object({ kind: Text(64) }, { additionalProperties: true }),
-    rationale: Text(1000),
+    rationale: Text(TEXT_MAX.rationale),
   },
   { additionalProperties: false },
 );

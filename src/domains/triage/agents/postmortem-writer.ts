@@ -12,6 +12,7 @@
  */
 import { withDataRules } from '../../../platform/llm/untrusted.ts';
 import type { Claim, PostmortemDraft, PostmortemSnapshot } from './types.ts';
+import { TEXT_MAX } from './output.ts';
 import { byTime, clip, cmp, plural } from './text.ts';
 
 export interface PostmortemWriterParams {
@@ -23,7 +24,6 @@ export interface PostmortemWriterParams {
   impactByTenant: boolean;
 }
 
-const TITLE_MAX = 200;
 const CLAIM_TEXT_MAX = 1000;
 const TENANTS_NAMED = 3;
 const SEVERITY_WORD = { critical: 'Critical', major: 'Major', minor: 'Minor' } as const;
@@ -258,7 +258,7 @@ export function writePostmortem(snapshot: PostmortemSnapshot, params: Postmortem
 
   const cap = (claims: Claim[]) => claims.slice(0, maxClaims);
   return {
-    title: clip(`Postmortem: ${incident.title}`, TITLE_MAX),
+    title: clip(`Postmortem: ${incident.title}`, TEXT_MAX.title),
     sections: { summary: cap(summary), timeline, impact: cap(impact), rootCause: cap(rootCause), actionItems: cap(actionItems) },
   };
 }

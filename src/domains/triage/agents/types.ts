@@ -8,6 +8,9 @@
 
 export type IncidentSeverity = 'critical' | 'major' | 'minor';
 
+/** Severities in order, most severe first (0). */
+export const SEVERITY_RANK: Readonly<Record<IncidentSeverity, number>> = { critical: 0, major: 1, minor: 2 };
+
 /** One toolset's activity in the window, beside what the forecaster expects of it. */
 export interface ToolsetWindow {
   toolset: string;
@@ -209,3 +212,6 @@ export interface PostmortemSnapshot {
   lineage: { eventId: string; toolset: string; eventType: string; tenant: string | null; ts: string; causedBy: string | null }[];
   operatorNotes: string | null;
 }
+
+/** The toolset name triage gives honeypot facts (honeypot events belong to no toolset of the empire). */
+export const HONEYPOT_TOOLSET = 'honeypot';

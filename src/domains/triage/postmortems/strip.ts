@@ -1,3 +1,4 @@
+import { TEXT_MAX } from '../agents/output.ts';
 import { clip } from '../agents/text.ts';
 import { POSTMORTEM_SECTIONS, type PostmortemDraft } from '../agents/types.ts';
 import { dropForeignLinks } from '../../../platform/llm/links.ts';
@@ -113,8 +114,6 @@ export interface StrippedDraft {
   strippedClaims: number;
 }
 
-const TITLE_MAX = 200;
-const CLAIM_MAX = 1000;
 
 export function stripDraft(raw: PostmortemDraft, guard: DraftGuard): StrippedDraft {
   const { citable, known, linkOrigin } = guard;
@@ -142,13 +141,13 @@ export function stripDraft(raw: PostmortemDraft, guard: DraftGuard): StrippedDra
         continue;
       }
       [...eventIds, ...text.uuids].forEach((id) => cited.add(id));
-      sections[section].push({ text: clip(text.unlinked, CLAIM_MAX), eventIds });
+      sections[section].push({ text: clip(text.unlinked, TEXT_MAX.claim), eventIds });
     }
   }
   const title = read(raw.title);
   title.foreign.forEach((id) => stripped.add(id));
   return {
-    draft: { title: clip(title.foreign.length > 0 ? dropForeignLinks(guard.fallbackTitle, linkOrigin).text : title.unlinked, TITLE_MAX), sections },
+    draft: { title: clip(title.foreign.length > 0 ? dropForeignLinks(guard.fallbackTitle, linkOrigin).text : title.unlinked, TEXT_MAX.title), sections },
     citedEventIds: [...cited].sort(),
     strippedEventIds: [...stripped].sort(),
     strippedClaims,

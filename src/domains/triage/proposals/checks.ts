@@ -2,10 +2,10 @@ import { Value } from '@sinclair/typebox/value';
 import { canonicalJson } from '../../../platform/crypto.ts';
 import { checkPredicate, EmpirePredicate, normalizePredicate } from '../../empire/alerts.predicates.ts';
 import { backtestCountRule } from '../agents/backtest.ts';
-import type { IncidentItem, InvestigationItem, RuleItem } from '../agents/output.ts';
-import type { Backtest, ToolsetHistory } from '../agents/types.ts';
+import { type IncidentItem, type InvestigationItem, type RuleItem, TEXT_MAX } from '../agents/output.ts';
+import { type Backtest, HONEYPOT_TOOLSET, type PostmortemDraft, SEVERITY_RANK, type ToolsetHistory } from '../agents/types.ts';
 import { clip } from '../agents/text.ts';
-import { HONEYPOT_TOOLSET } from '../agents/incident-classifier.ts';
+
 import { stripDraft } from '../postmortems/strip.ts';
 import { dropForeignLinks } from '../../../platform/llm/links.ts';
 
@@ -97,10 +97,24 @@ export const OTHER_TOOLSET = '[another toolset]';
  * is no one's secret and stays.
  */
 export function withoutOtherToolsets(text: string, own: string | null, toolsets: ReadonlySet<string>): string {
-  const others = [...toolsets].filter((t) => t !== own && t !== HONEYPOT_TOOLSET).sort((a, b) => b.length - a.length);
-  if (others.length === 0) return text;
-  const names = others.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
-  return text.replace(new RegExp(`(?<![\\p{L}\\p{N}_-])(?:${names})(?![\\p{L}\\p{N}_-])`, 'giu'), OTHER_TOOLSET);
+  const names = namePatternOf(toolsets);
+  if (names === null) return text;
+  const ownName = own?.toLowerCase();
+  return text.replace(names, (name) => (name.toLowerCase() === ownName ? name : OTHER_TOOLSET));
+}
+
+/** One pattern of every toolset name of a run's input (but the honeypot's), built once per set: a run checks every text of every proposal against it. */
+const namePatterns = new WeakMap<ReadonlySet<string>, RegExp | null>();
+function namePatternOf(toolsets: ReadonlySet<string>): RegExp | null {
+  let pattern = namePatterns.get(toolsets);
+  if (pattern === undefined) {
+    // Longest first, so of two names one of which starts the other the whole one is taken.
+    const names = [...toolsets].filter((t) => t !== HONEYPOT_TOOLSET).sort((a, b) => b.length - a.length);
+    const escaped = names.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+    pattern = names.length === 0 ? null : new RegExp(`(?<![\\p{L}\\p{N}_-])(?:${escaped})(?![\\p{L}\\p{N}_-])`, 'giu');
+    namePatterns.set(toolsets, pattern);
+  }
+  return pattern;
 }
 
 /** What a proposal of `toolset` may show of a text an agent wrote: no link leaving this service, no other toolset's name, at most `max` characters. */
@@ -120,25 +134,19 @@ export function evidenceProblem(ids: readonly string[], toolset: string, ctx: Ev
   return null;
 }
 
-/** A postmortem seed's title and claims as a proposal of `toolset` may show them (ownText; the guard has already run). */
-function ownDraft<D extends { title: string; sections: Record<string, { text: string; eventIds: string[] }[]> }>(draft: D, toolset: string, ctx: IncidentContext): D {
-  const sections = Object.fromEntries(Object.entries(draft.sections).map(([name, claims]) => [name, claims.map((c) => ({ ...c, text: withoutOtherToolsets(c.text, toolset, ctx.toolsets) }))]));
-  return { ...draft, title: withoutOtherToolsets(draft.title, toolset, ctx.toolsets), sections } as D;
+/** A postmortem seed without other toolsets' names, before the guard (which clips each text to its bound). */
+function withoutOtherToolsetsIn(draft: PostmortemDraft, toolset: string, toolsets: ReadonlySet<string>): PostmortemDraft {
+  const sections = Object.fromEntries(Object.entries(draft.sections).map(([name, claims]) => [name, claims.map((c) => ({ ...c, text: withoutOtherToolsets(c.text, toolset, toolsets) }))]));
+  return { title: withoutOtherToolsets(draft.title, toolset, toolsets), sections: sections as PostmortemDraft['sections'] };
 }
-
-const SEVERITY_RANK = { critical: 0, major: 1, minor: 2 } as const;
-/** The schema's length bounds (agents/output.ts), which a replaced link must not break. */
-const TITLE_MAX = 200;
-const SUMMARY_MAX = 2000;
-const NAME_MAX = 120;
-const BULLET_MAX = 300;
-const RATIONALE_MAX = 1000;
 
 export function checkIncident(raw: IncidentItem, ctx: IncidentContext): Candidate {
   const evidence = lower(raw.evidenceEventIds);
-  const title = ownText(raw.title, TITLE_MAX, raw.toolset, ctx);
-  const seed = raw.postmortemDraft ? ownDraft(stripDraft(raw.postmortemDraft, { citable: new Set(evidence), known: ctx.known, linkOrigin: ctx.linkOrigin, fallbackTitle: `Postmortem: ${title}` }).draft, raw.toolset, ctx) : null;
-  const item = { ...raw, title, summary: ownText(raw.summary, SUMMARY_MAX, raw.toolset, ctx), evidenceEventIds: evidence, postmortemDraft: seed };
+  const title = ownText(raw.title, TEXT_MAX.title, raw.toolset, ctx);
+  const seed = raw.postmortemDraft
+    ? stripDraft(withoutOtherToolsetsIn(raw.postmortemDraft, raw.toolset, ctx.toolsets), { citable: new Set(evidence), known: ctx.known, linkOrigin: ctx.linkOrigin, fallbackTitle: `Postmortem: ${title}` }).draft
+    : null;
+  const item = { ...raw, title, summary: ownText(raw.summary, TEXT_MAX.summary, raw.toolset, ctx), evidenceEventIds: evidence, postmortemDraft: seed };
   const base = {
     kind: 'incident' as const,
     toolset: item.toolset,
@@ -163,8 +171,8 @@ export function checkInvestigation(raw: InvestigationItem, ctx: EvidenceContext)
   const evidence = lower(raw.evidenceEventIds);
   const item = {
     ...raw,
-    name: ownText(raw.name, NAME_MAX, raw.toolset, ctx),
-    rationale: raw.rationale.map((bullet) => ownText(bullet, BULLET_MAX, raw.toolset, ctx)),
+    name: ownText(raw.name, TEXT_MAX.name, raw.toolset, ctx),
+    rationale: raw.rationale.map((bullet) => ownText(bullet, TEXT_MAX.bullet, raw.toolset, ctx)),
     evidenceEventIds: evidence,
   };
   const { from, to, ...scope } = item.filters;
@@ -205,7 +213,7 @@ export interface RuleContext {
 }
 
 export function checkRule(raw: RuleItem, ctx: RuleContext): Candidate {
-  const item = { ...raw, name: ownText(raw.name, NAME_MAX, raw.toolset, ctx), rationale: ownText(raw.rationale, RATIONALE_MAX, raw.toolset, ctx) };
+  const item = { ...raw, name: ownText(raw.name, TEXT_MAX.name, raw.toolset, ctx), rationale: ownText(raw.rationale, TEXT_MAX.rationale, raw.toolset, ctx) };
   const base = { kind: 'alert-rule' as const, toolset: item.toolset, title: item.name, backtest: null, evidenceEventIds: [] };
   const predicateRaw = item.predicate as unknown;
   if (!Value.Check(EmpirePredicate, predicateRaw)) {

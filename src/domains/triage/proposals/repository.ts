@@ -1,7 +1,8 @@
 import { and, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../../platform/db/client.ts';
 import { olderThan, type TimeCursor } from '../../../platform/db/paging.ts';
-import { HONEYPOT_TOOLSET } from '../agents/incident-classifier.ts';
+import { toolsetInReach } from '../../../platform/db/reach.ts';
+import { HONEYPOT_TOOLSET } from '../agents/types.ts';
 import { triageProposals } from '../schema.ts';
 
 export type ProposalRow = typeof triageProposals.$inferSelect;
@@ -67,11 +68,10 @@ const UUID_TEXT = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 function withinReach(reach: readonly string[]): SQL {
   if (reach.length === 0) return sql`false`;
   const p = triageProposals;
-  const names = sql.join(reach.map((t) => sql`${t}`), sql`, `);
   const cited = sql`(CASE WHEN cited.id ~ ${UUID_TEXT} THEN cited.id::uuid END)`;
   const honeypot = reach.includes(HONEYPOT_TOOLSET) ? sql`` : sql` OR EXISTS (SELECT 1 FROM honeypot_events h WHERE h.id = ${cited})`;
-  return sql`(${inArray(p.toolset, [...reach])} AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(${p.evidenceEventIds}) AS cited(id)
-    WHERE EXISTS (SELECT 1 FROM empire_events e WHERE e.event_id = ${cited} AND e.toolset NOT IN (${names}))${honeypot}))`;
+  return sql`(${toolsetInReach(p.toolset, reach)} AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(${p.evidenceEventIds}) AS cited(id)
+    WHERE EXISTS (SELECT 1 FROM empire_events e WHERE e.event_id = ${cited} AND NOT ${toolsetInReach(sql`e.toolset`, reach)})${honeypot}))`;
 }
 
 export async function recordDecision(

@@ -19,7 +19,7 @@ import { identifierTokens } from '../postmortems/strip.ts';
 import { type Candidate, canonicalPredicate, checkIncident, checkInvestigation, checkRule, type ProposalKind, refusedCandidate } from '../proposals/checks.ts';
 import * as proposalsRepo from '../proposals/repository.ts';
 import * as repo from './repository.ts';
-import { type HourlyCounts, investigationSnapshot, ruleSnapshot, shownEvents, triageSnapshot } from './snapshots.ts';
+import { type HourlyCounts, investigationSnapshot, ruleSnapshot, shownEvents, snapshotToolsets, triageSnapshot } from './snapshots.ts';
 
 /**
  * An agent run, the same for every engine (docs/triage.md, "A run"): read the snapshot, send it
@@ -259,7 +259,7 @@ export function createRunService(deps: RunServiceDeps) {
       await budget.assertRuns(agent, '*', now);
       const snapshot = await triageSnapshot(db, start, end, await forecastList());
       const definition = definitionOf(agent, version);
-      const toolsets = [...snapshot.toolsets.map((t) => t.toolset), ...snapshot.crossToolset.flatMap((x) => x.toolsets), ...(snapshot.honeypot.length > 0 ? ['honeypot'] : [])];
+      const toolsets = snapshotToolsets(snapshot);
       const outcome = await callModel({
         agent,
         version,
@@ -292,11 +292,7 @@ export function createRunService(deps: RunServiceDeps) {
       const version = await agents.active(agent);
       const definition = definitionOf(agent, version);
       const snapshot = await investigationSnapshot(db, start, end, await forecastList(), focal);
-      const toolsets = [
-        ...snapshot.toolsets.map((t) => t.toolset),
-        ...(snapshot.honeypot.length > 0 || snapshot.clusters.length > 0 ? ['honeypot'] : []),
-        ...(focal ? [focal.focal, ...focal.upstream, ...focal.downstream].map((e) => e.toolset) : []),
-      ];
+      const toolsets = snapshotToolsets(snapshot);
       const outcome = await callModel({
         agent,
         version,

@@ -3,7 +3,7 @@ import type { ForecastView } from '../../empire/forecast.ts';
 import type { LineageEvent } from '../../empire/lineage.ts';
 import type { InvestigationSnapshot, PostmortemSnapshot, RuleSnapshot, ToolsetHistory, ToolsetWindow, TriageSnapshot } from '../agents/types.ts';
 import { cmp } from '../agents/text.ts';
-import { HONEYPOT_TOOLSET } from '../agents/incident-classifier.ts';
+import { HONEYPOT_TOOLSET } from '../agents/types.ts';
 import * as repo from './repository.ts';
 
 /**
@@ -82,6 +82,22 @@ export async function triageSnapshot(db: Db, from: Date, to: Date, forecasts: re
     crossToolset: cross,
     openIncidents: open,
   };
+}
+
+/**
+ * Every toolset a classifier or investigation snapshot holds (`honeypot` when it holds honeypot
+ * facts): the run's `toolsets` (who may read its replay) and the names its proposals may not
+ * speak of but their own (proposals/checks.ts).
+ */
+export function snapshotToolsets(snapshot: TriageSnapshot | InvestigationSnapshot): string[] {
+  const toolsets = [...snapshot.toolsets.map((t) => t.toolset), ...snapshot.crossToolset.flatMap((x) => x.toolsets), ...snapshot.openIncidents.map((i) => i.toolset)];
+  if (snapshot.honeypot.length > 0) toolsets.push(HONEYPOT_TOOLSET);
+  if ('clusters' in snapshot) {
+    if (snapshot.clusters.length > 0) toolsets.push(HONEYPOT_TOOLSET);
+    const focal = snapshot.focal;
+    if (focal) toolsets.push(...[focal, ...focal.upstream, ...focal.downstream].map((e) => e.toolset));
+  }
+  return [...new Set(toolsets)];
 }
 
 /**
