@@ -13,7 +13,8 @@ import { assertThat, notFound, ServiceError } from '../../platform/errors.ts';
 import { type BackupEngine, BackupToolError } from './engines.ts';
 import { driftedTables, rowCountsSha256, type TableDigest } from './hashing.ts';
 import * as repo from './repository.ts';
-import { privateDir, type SnapshotStores } from './storage.ts';
+import { privateDir } from '../../platform/private-dir.ts';
+import type { SnapshotStores } from './storage.ts';
 import type { BackupTurn } from './turn.ts';
 
 /**

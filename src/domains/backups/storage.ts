@@ -1,5 +1,6 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { chmod, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { privateDir } from '../../platform/private-dir.ts';
 import { dirname, join, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -50,14 +51,6 @@ export interface SnapshotStores {
   workDir: string;
 }
 
-/**
- * Creates `dir` (and its parents) for the service's user only, and makes an existing one so:
- * snapshot files hold the whole database (docs/backups.md, "Where files go").
- */
-export async function privateDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  await chmod(dir, 0o700);
-}
 
 export function createSnapshotStores(backups: Config['backups'], log: FastifyBaseLogger): SnapshotStores {
   const local = localStore(backups.dir);

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, lstat, mkdir, readdir } from 'node:fs/promises';
+import { chmod, lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
@@ -11,6 +11,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import { type Config, DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_QUERY_TIMEOUT_MS } from '../config.ts';
+import { privateDir } from '../private-dir.ts';
 
 /** The one database type every repository takes; a transaction is one too. */
 export type Db = PgDatabase<PgQueryResultHKT>;
@@ -197,9 +198,8 @@ async function openPglite(dataDir: string | null): Promise<Database> {
  * later are 0600), and a directory made before this rule may be 0755 or worse. Symbolic links are
  * left alone.
  */
-export async function makeDataDirPrivate(dataDir: string): Promise<void> {
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  await chmod(dataDir, 0o700);
+async function makeDataDirPrivate(dataDir: string): Promise<void> {
+  await privateDir(dataDir);
   const walk = async (dir: string): Promise<void> => {
     for (const entry of await readdir(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);

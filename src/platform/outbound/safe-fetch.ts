@@ -42,7 +42,12 @@ export class OutboundRefused extends Error {
 
 /** The request could not be completed (DNS failure, connection error, timeout); it may have been sent. */
 export class OutboundFailed extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    options?: { cause?: unknown },
+    /** What went wrong: the time ran out, the answer was larger than allowed, or the network failed. */
+    readonly kind: 'timeout' | 'too-large' | 'network' = 'network',
+  ) {
     super(message, options);
     this.name = 'OutboundFailed';
   }
@@ -260,7 +265,7 @@ export async function safePost(rawUrl: string, body: string, options: SafePostOp
   const url = checkOutboundUrl(rawUrl, options);
   const host = bareHost(url);
   const signal = AbortSignal.timeout(options.timeoutMs);
-  const timedOut = () => new OutboundFailed(`timed out after ${options.timeoutMs} ms`);
+  const timedOut = () => new OutboundFailed(`timed out after ${options.timeoutMs} ms`, undefined, 'timeout');
 
   let addresses: ResolvedAddress[];
   const literal = isIP(host);
@@ -317,7 +322,7 @@ export async function safePost(rawUrl: string, body: string, options: SafePostOp
         response.on('data', (chunk: Buffer) => {
           size += chunk.length;
           if (size > limit) {
-            fail(new OutboundFailed(`HTTP ${status}: the answer is larger than ${limit} bytes`));
+            fail(new OutboundFailed(`HTTP ${status}: the answer is larger than ${limit} bytes`, undefined, 'too-large'));
             response.destroy();
             return;
           }

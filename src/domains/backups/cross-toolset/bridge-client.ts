@@ -42,9 +42,8 @@ export async function bridgePost(rawUrl: string, body: unknown, options: BridgeC
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     if (error instanceof OutboundRefused) return { ok: false, failure: 'outbound-refused', detail };
-    // safePost's own sentences: `timed out after … ms`, and `HTTP <status>: the answer is larger than …`.
-    if (error instanceof OutboundFailed && detail.startsWith('timed out after')) return { ok: false, failure: 'timeout', detail };
-    if (error instanceof OutboundFailed && detail.startsWith('HTTP ')) return { ok: false, failure: 'bad-answer', detail };
+    if (error instanceof OutboundFailed && error.kind === 'timeout') return { ok: false, failure: 'timeout', detail };
+    if (error instanceof OutboundFailed && error.kind === 'too-large') return { ok: false, failure: 'bad-answer', detail };
     return { ok: false, failure: 'unreachable', detail };
   }
   let json: unknown = null;

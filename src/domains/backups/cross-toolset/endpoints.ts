@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import { LONG_WORK_TIMEOUT_MS, defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, StringEnum, V1 } from '../../../platform/http/registry.ts';
-import { assertSpansNoToolset } from '../../../platform/http/auth.ts';
 import { PEER_REASON_NAMES } from './reasons.ts';
 import { BRIDGE_VERIFY_PATH, type CrossToolsetService, DATABASE_PATTERN, MAX_TOOLSETS, TOOLSET_PATTERN } from './service.ts';
 
@@ -239,10 +238,8 @@ export function crossToolsetEndpoints(service: CrossToolsetService): Endpoint[] 
         errorText: null,
         vercelProject: null,
       },
-      handler: async ({ body, principal, requestId }) => {
-        assertSpansNoToolset(principal, 'a restore verification of this deployment');
-        return service.verifyOwn({ principal: who(principal), requestId }, body.database);
-      },
+      spansEveryToolset: 'a restore verification of this deployment',
+      handler: async ({ body, principal, requestId }) => service.verifyOwn({ principal: who(principal), requestId }, body.database),
     }),
   ];
 }

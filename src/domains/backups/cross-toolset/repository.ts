@@ -1,13 +1,15 @@
 import { and, asc, eq, inArray, isNull, lte, or, sql } from 'drizzle-orm';
 import type { Db } from '../../../platform/db/client.ts';
+import { toolsetInReach } from '../../../platform/db/reach.ts';
 import { backupToolsets as t, type StoredCheck } from './schema.ts';
 
 /** The only SQL of the cross-toolset restore view: the registered toolsets and their last checks. */
 
 export type ToolsetRow = typeof t.$inferSelect;
 
-export async function listToolsets(db: Db): Promise<ToolsetRow[]> {
-  return db.select().from(t).orderBy(asc(t.toolset));
+/** The registered toolsets by name, those of `reach` only (null: every one; platform/db/reach.ts). */
+export async function listToolsets(db: Db, reach: readonly string[] | null = null): Promise<ToolsetRow[]> {
+  return db.select().from(t).where(toolsetInReach(t.toolset, reach)).orderBy(asc(t.toolset));
 }
 
 export async function toolsetByName(db: Db, toolset: string): Promise<ToolsetRow | null> {

@@ -4,7 +4,7 @@ import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/db/client.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import { assertThat, badRequest, conflict, notFound, ServiceError } from '../../../platform/errors.ts';
-import { assertSpansNoToolset, assertToolsetInReach } from '../../../platform/http/auth.ts';
+import { assertSpansNoToolset, assertToolsetInReach, toolsetReach } from '../../../platform/http/auth.ts';
 import { type Principal, V1 } from '../../../platform/http/registry.ts';
 import { checkOutboundUrl, type OutboundPolicy, type Resolver } from '../../../platform/outbound/safe-fetch.ts';
 import type { RestoreRehearsal } from '../drills/service.ts';
@@ -202,8 +202,6 @@ function viewOf(rows: CrossToolsetRow[]): CrossToolsetView {
   return { totalToolsets: rows.length, overall: overallOf(rows), counts, rows };
 }
 
-/** A bound credential sees only its own toolsets' rows (docs/operations.md, "Toolset binding"). */
-const inReach = (principal: Principal | null) => (row: { toolset: string }) => principal === null || principal.toolsets === null || principal.toolsets.has(row.toolset);
 
 export interface CrossToolsetService {
   /** The stored rows (narrowed to a bound credential's toolsets); asks nobody and writes nothing. */
@@ -337,7 +335,8 @@ export function createCrossToolsetService(deps: {
 
   return {
     async view(principal) {
-      return viewOf((await repo.listToolsets(db)).filter(inReach(principal)).map(rowOf));
+      // A bound credential sees only its own toolsets' rows (docs/operations.md, "Toolset binding").
+      return viewOf((await repo.listToolsets(db, toolsetReach(principal))).map(rowOf));
     },
 
     async verify(ctx, toolset) {
@@ -392,7 +391,7 @@ export function createCrossToolsetService(deps: {
     },
 
     async listToolsets(principal) {
-      return { toolsets: (await repo.listToolsets(db)).filter(inReach(principal)).map(toView) };
+      return { toolsets: (await repo.listToolsets(db, toolsetReach(principal))).map(toView) };
     },
 
     async register(ctx, toolset, input) {
