@@ -243,11 +243,10 @@ afterAll(() => t?.close());
  * - `ok`: 200;
  * - `named`: 403 `forbidden` naming the toolset the request named (rule 1);
  * - `unknown`: 404 `not-found`, the same answer as for an id that does not exist (rule 2);
- * - `spans`: 403 `forbidden`, the read spans every toolset (rule 4);
- * - `ok-or-spans`: either 200 or `spans`, for reads whose owners may narrow or refuse them.
+ * - `spans`: 403 `forbidden`, the read spans every toolset (rule 4).
  * Whatever it is, the answer names nothing of the other toolset beyond what the request named.
  */
-type Expected = 'ok' | 'named' | 'unknown' | 'spans' | 'ok-or-spans';
+type Expected = 'ok' | 'named' | 'unknown' | 'spans';
 
 interface Probe {
   params?: Record<string, string>;
@@ -294,7 +293,8 @@ const byId = (param: string, ownId: () => string, otherId: () => string): Recipe
   ],
 });
 const spans = (...queries: Record<string, string>[]): Recipe => ({ holds: 'toolset-data', probes: () => queries.map((query) => ({ query, expected: 'spans' as const })) });
-const narrowedOrSpans = (holds: Recipe['holds'] = 'toolset-data'): Recipe => ({ holds, probes: () => [{ expected: 'ok-or-spans' }] });
+/** A fleet-wide read that shows no toolset's data, refused to a bound token all the same (rule 4). */
+const fleetWide: Recipe = { holds: 'none', probes: () => [{ expected: 'spans' }] };
 
 const range = { from: YESTERDAY, to: new Date(T0.getTime() + 86_400_000).toISOString().slice(0, 10) };
 
@@ -422,14 +422,14 @@ const RECIPES: Record<string, Recipe> = {
   // The knowledge graph.
   getGraphMaterialiser: { holds: 'none', probes: () => [okProbe({ recent: '50' })] },
   getGraphSlo: plain,
-  replayGraphMaterialisation: { holds: 'toolset-data', probes: () => [{ params: { materialisationId }, expected: 'ok-or-spans' }] },
+  replayGraphMaterialisation: { holds: 'toolset-data', probes: () => [{ params: { materialisationId }, expected: 'spans' }] },
   listGraphSavedQueries: plain,
   // Backups: fleet-wide by nature; their owner narrows or refuses them.
-  listBackupSnapshots: narrowedOrSpans('none'),
-  backupLadder: narrowedOrSpans('none'),
-  listRegionFailoverDrills: narrowedOrSpans('none'),
-  getCrossToolsetRestore: narrowedOrSpans(),
-  listBackupToolsets: narrowedOrSpans(),
+  listBackupSnapshots: fleetWide,
+  backupLadder: fleetWide,
+  listRegionFailoverDrills: fleetWide,
+  getCrossToolsetRestore: { holds: 'toolset-data', probes: () => [okProbe()] },
+  listBackupToolsets: { holds: 'toolset-data', probes: () => [okProbe()] },
   // The audit chain: one order over every toolset's facts (rule 4).
   listAuditChain: spans({ limit: '200' }, { source: 'OperatorAudit', limit: '200' }),
   getAuditFact: { holds: 'toolset-data', probes: () => [{ params: { id: otherFactSeq }, expected: 'spans' }, { params: { id: '1' }, expected: 'spans' }] },
@@ -514,9 +514,6 @@ async function probeEndpoint(e: Endpoint, recipe: Recipe, body?: unknown): Promi
       case 'spans':
         if (!spansRefusal) problems.push(`${label}: expected 403 "spans every toolset", got ${status} ${res.body.slice(0, 300)}`);
         break;
-      case 'ok-or-spans':
-        if (status !== 200 && !spansRefusal) problems.push(`${label}: expected 200 or 403 "spans every toolset", got ${status} ${res.body.slice(0, 300)}`);
-        break;
       case 'unknown': {
         if (status !== 404 || json().reason !== 'not-found') {
           problems.push(`${label}: expected 404 not-found as for an unknown id, got ${status} ${res.body.slice(0, 300)}`);
@@ -580,6 +577,18 @@ describe('a token bound to one toolset, on every read of the registry', () => {
     // An unbound token reads them.
     expect((await t.call({ method: 'GET', url: `${V1}/honeypot/ops/audit?limit=10` })).statusCode).toBe(200);
   });
+
+  it('refuses every endpoint the registry declares as spanning every toolset, before reading its input', async () => {
+    const declared = endpoints.filter((e) => e.spansEveryToolset !== null);
+    expect(declared.length).toBeGreaterThan(10);
+    for (const e of declared) {
+      // Authentication (and this refusal) come before validation: placeholder parameters do.
+      const url = e.path.replace(/\{[^}]+\}/g, 'placeholder');
+      const res = await t.call({ method: e.method, url, token: bound, ...(e.method === 'GET' ? {} : { payload: {} }) });
+      expect(res.statusCode, `${e.id} ${res.body}`).toBe(403);
+      expect(res.json().human, e.id).toBe(`This token is bound to toolsets; ${e.spansEveryToolset} spans every toolset.`);
+    }
+  });
 });
 
 describe('a token bound to one toolset, on the writes that name a record', () => {
@@ -612,5 +621,19 @@ describe('a token bound to one toolset, on the writes that name a record', () =>
     const tokens = (await ok(await get('/tokens'), 'tokens')).tokens as { id: string; revokedAt: string | null }[];
     expect(tokens.find((x) => x.id === other.tokenId)?.revokedAt).toBeNull();
     expect((await t.call({ method: 'POST', url: `${V1}/tokens/${own.tokenId}/revoke`, payload: {}, token: bound })).statusCode).toBe(200);
+  });
+
+  it('neither lists nor revokes an unbound token, nor one that also reaches another toolset', async () => {
+    const create = async (payload: Record<string, unknown>) => ok(await t.call({ method: 'POST', url: `${V1}/tokens`, payload }), 'token create');
+    const unbound = await create({ name: 'unbound-ops', scopes: ['read:empire'] });
+    const wider = await create({ name: 'alpha-and-bravo', scopes: ['read:empire'], toolsets: [OWN, OTHER] });
+    const listed = ((await ok(await get('/tokens', {}, bound), 'tokens')).tokens as { id: string }[]).map((x) => x.id);
+    expect(listed).not.toContain(unbound.id);
+    expect(listed).not.toContain(wider.id);
+    for (const id of [unbound.id, wider.id]) {
+      expect((await t.call({ method: 'POST', url: `${V1}/tokens/${id}/revoke`, payload: {}, token: bound })).statusCode).toBe(404);
+    }
+    // Both still work.
+    for (const token of [unbound.token, wider.token]) expect((await get('/empire/overview', {}, token as string)).statusCode).toBe(200);
   });
 });

@@ -25,8 +25,7 @@ import type { Outbound } from '../../platform/outbound/service.ts';
 import { isToolsetName } from '../provenance/service.ts';
 import { checkPredicate, DEFAULT_MIN_TENANTS, type EmpirePredicate, normalizePredicate, parseStoredPredicate, windowMsOf } from './alerts.predicates.ts';
 import * as repo from './alerts.repository.ts';
-import { assertToolsetInReach } from '../../platform/http/auth.ts';
-import type { Principal } from '../../platform/http/registry.ts';
+import { assertToolsetInReach, type ToolsetCaller } from '../../platform/http/auth.ts';
 
 /**
  * Empire alert rules (spec A "Empire alert rule", B group 2, C Events 7): creation and changes
@@ -293,7 +292,7 @@ export function createEmpireAlertService(deps: EmpireAlertServiceDeps) {
 
   return {
     /** Every rule of a toolset, enabled and disabled; with `tenant`, only the rules made for it. An unknown toolset has none. */
-    async list(toolset: string, tenant: string | undefined, caller: Pick<Principal, 'toolsets'> | null = null): Promise<{ tenant: string | null; toolset: string; rules: EmpireAlertRuleView[] }> {
+    async list(toolset: string, tenant: string | undefined, caller: ToolsetCaller): Promise<{ tenant: string | null; toolset: string; rules: EmpireAlertRuleView[] }> {
       assertToolsetInReach(caller, toolset, 'read the alert rules of');
       const rows = await repo.listRules(db, toolset, tenant ?? null);
       return { tenant: tenant ?? null, toolset, rules: rows.map(toRuleView) };

@@ -1,7 +1,6 @@
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
-import { assertToolsetInReach, toolsetReach } from '../../platform/http/auth.ts';
-import type { Principal } from '../../platform/http/registry.ts';
+import { assertToolsetInReach, toolsetReach, type ToolsetCaller } from '../../platform/http/auth.ts';
 import { hourlyCounts } from './repository.ts';
 import * as repo from './insights.repository.ts';
 
@@ -132,7 +131,7 @@ export function overviewRow(toolset: string, last168: readonly number[], lastEve
 export function createDashboardService(deps: { db: Db; clock: Clock }) {
   const { db, clock } = deps;
   return {
-    async dashboard(toolset: string, query: { tenant?: string | undefined; window?: DashboardWindow | undefined }, caller: Pick<Principal, 'toolsets'> | null = null) {
+    async dashboard(toolset: string, query: { tenant?: string | undefined; window?: DashboardWindow | undefined }, caller: ToolsetCaller) {
       assertToolsetInReach(caller, toolset, 'read the dashboard of');
       const window = query.window ?? '24h';
       const tenant = query.tenant ?? null;
@@ -158,7 +157,7 @@ export function createDashboardService(deps: { db: Db; clock: Clock }) {
     },
 
     /** Every toolset that has sent an event, by name; only the caller's when it is bound to toolsets. */
-    async overview(caller: Pick<Principal, 'toolsets'> | null = null): Promise<{ toolsets: OverviewRow[]; windowEndIso: string }> {
+    async overview(caller: ToolsetCaller): Promise<{ toolsets: OverviewRow[]; windowEndIso: string }> {
       const { from, to } = hourWindow(clock.now(), 168);
       const reach = toolsetReach(caller);
       const [toolsets, counts] = await Promise.all([repo.toolsetsWithLastEvent(db, to, reach), hourlyCounts(db, from, to, reach)]);

@@ -5,8 +5,7 @@ import type { Db } from '../../platform/db/client.ts';
 import { decodeTimeCursor, isUuid, pageOf } from '../../platform/db/paging.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { conflict, notFound } from '../../platform/errors.ts';
-import { assertToolsetInReach, inToolsetReach, toolsetReach } from '../../platform/http/auth.ts';
-import type { Principal } from '../../platform/http/registry.ts';
+import { assertToolsetInReach, inToolsetReach, toolsetReach, type ToolsetCaller } from '../../platform/http/auth.ts';
 import * as repo from './repository.ts';
 
 export const INCIDENT_SEVERITIES = ['critical', 'major', 'minor'] as const;
@@ -52,8 +51,6 @@ export function canMove(from: Status, to: Status): boolean {
   return from === 'open' ? to !== 'open' : from === 'acknowledged' ? to === 'resolved' : false;
 }
 
-type Caller = Pick<Principal, 'toolsets'> | null;
-
 export function createIncidentService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
   const { db, clock, audit } = deps;
 
@@ -62,7 +59,7 @@ export function createIncidentService(deps: { db: Db; clock: Clock; audit: Audit
    * cross-toolset signal of triage); a caller bound to toolsets sees only the ids of events it
    * reaches, and of ids that are no stored empire event (honeypot events, which belong to no toolset).
    */
-  async function viewsFor(rows: readonly repo.IncidentRow[], caller: Caller): Promise<IncidentView[]> {
+  async function viewsFor(rows: readonly repo.IncidentRow[], caller: ToolsetCaller): Promise<IncidentView[]> {
     const views = rows.map(incidentView);
     if (caller === null || caller.toolsets === null) return views;
     const ids = [...new Set(views.flatMap((v) => v.eventIds).filter(isUuid))];
@@ -127,7 +124,7 @@ export function createIncidentService(deps: { db: Db; clock: Clock; audit: Audit
     /** Newest first; a caller bound to toolsets lists only theirs (a `toolset` filter outside them is 403). */
     async list(
       input: { toolset?: string | undefined; status?: string | undefined; severity?: string | undefined; cursor?: string | undefined; limit?: number | undefined },
-      caller: Caller = null,
+      caller: ToolsetCaller,
     ) {
       if (input.toolset !== undefined) assertToolsetInReach(caller, input.toolset, 'read the incidents of');
       const limit = input.limit ?? INCIDENTS_LIMIT_DEFAULT;
@@ -147,11 +144,11 @@ export function createIncidentService(deps: { db: Db; clock: Clock; audit: Audit
      * `toolsets` when it is given (a token bound to toolsets); none for an empty list.
      */
     async openedBetween(from: Date, to: Date, toolsets: readonly string[] | null = null): Promise<{ id: string; toolset: string; openedAt: Date }[]> {
-      if (from.getTime() >= to.getTime() || (toolsets !== null && toolsets.length === 0)) return [];
+      if (from.getTime() >= to.getTime()) return [];
       return repo.incidentsOpenedBetween(db, from, to, toolsets);
     },
     /** One incident; 404 for an unknown id, and for an incident of a toolset out of the caller's reach. */
-    async read(id: string, caller: Caller = null) {
+    async read(id: string, caller: ToolsetCaller) {
       const row = isUuid(id) ? await repo.incidentById(db, id) : null;
       if (!row || !inToolsetReach(caller, row.toolset)) throw notFound(`There is no empire incident ${id}.`);
       const [view] = await viewsFor([row], caller);

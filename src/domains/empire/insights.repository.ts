@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
-import { toolsetInReach } from '../../platform/db/reach.ts';
+import { andToolsetInReach } from '../../platform/db/reach.ts';
 
 /**
  * The SQL of the empire's read views: the per-toolset dashboard, the overview, the ingest SLO and
@@ -69,11 +69,6 @@ export async function lastEventAt(db: Db, filter: { toolset: string; tenant: str
 
 // Overview
 
-/** `AND <the toolset is in reach>`, or nothing when every toolset is (platform/db/reach.ts). */
-const andInReach = (column: SQL, reach: readonly string[] | null): SQL => {
-  const condition = toolsetInReach(column, reach);
-  return condition === undefined ? sql`` : sql`AND ${condition}`;
-};
 
 /**
  * Every toolset that has sent an event (of those in `reach` unless it is null), with the time of its
@@ -83,7 +78,7 @@ export async function toolsetsWithLastEvent(db: Db, to: Date, reach: readonly st
   const result = await db.execute(sql`
     ${distinctToolsets('empire_events')}
     SELECT t.toolset, (SELECT max(e.ts) FROM empire_events e WHERE e.toolset = t.toolset AND e.ts < ${at(to)}) AS "lastEventAt"
-    FROM toolsets t WHERE t.toolset IS NOT NULL ${andInReach(sql`t.toolset`, reach)} ORDER BY t.toolset`);
+    FROM toolsets t WHERE t.toolset IS NOT NULL ${andToolsetInReach(sql`t.toolset`, reach)} ORDER BY t.toolset`);
   return rowsOf<{ toolset: string; lastEventAt: unknown }>(result).map((r) => ({
     toolset: r.toolset,
     lastEventAt: r.lastEventAt === null ? null : new Date(r.lastEventAt as string),
@@ -117,7 +112,7 @@ export async function samplesByToolset(db: Db, from: Date, to: Date, reach: read
       (percentile_disc(0.95) WITHIN GROUP (ORDER BY latency_ms))::float8 AS "p95Ms",
       (percentile_disc(0.99) WITHIN GROUP (ORDER BY latency_ms))::float8 AS "p99Ms"
     FROM empire_ingest_samples
-    WHERE toolset IS NOT NULL AND received_at > ${at(from)} AND received_at <= ${at(to)} ${andInReach(sql`toolset`, reach)}
+    WHERE toolset IS NOT NULL AND received_at > ${at(from)} AND received_at <= ${at(to)} ${andToolsetInReach(sql`toolset`, reach)}
     GROUP BY GROUPING SETS ((toolset), (toolset, outcome))`);
   const byToolset = new Map<string, ToolsetSamples>();
   const rows = rowsOf<Record<string, unknown>>(result);
@@ -153,7 +148,7 @@ export async function sampledToolsets(db: Db, from: Date, to: Date, reach: reado
   const result = await db.execute(sql`
     ${distinctToolsets('empire_ingest_samples')}
     SELECT t.toolset FROM toolsets t
-    WHERE t.toolset IS NOT NULL ${andInReach(sql`t.toolset`, reach)}
+    WHERE t.toolset IS NOT NULL ${andToolsetInReach(sql`t.toolset`, reach)}
       AND EXISTS (SELECT 1 FROM empire_ingest_samples s WHERE s.toolset = t.toolset AND s.received_at > ${at(from)} AND s.received_at <= ${at(to)})`);
   return rowsOf<{ toolset: string }>(result).map((r) => r.toolset);
 }

@@ -1,8 +1,7 @@
 import type { Db } from '../../platform/db/client.ts';
 import { isUuid } from '../../platform/db/paging.ts';
 import { badRequest, notFound } from '../../platform/errors.ts';
-import { inToolsetReach } from '../../platform/http/auth.ts';
-import type { Principal } from '../../platform/http/registry.ts';
+import { inToolsetReach, type ToolsetCaller } from '../../platform/http/auth.ts';
 import * as repo from './repository.ts';
 
 /** Steps walked each way by default and at most (a 1,000-event chain fits in one request). */
@@ -48,7 +47,8 @@ const byDistance = (a: repo.LineageRow, b: repo.LineageRow) => a.depth - b.depth
  * of a toolset out of the caller's reach is answered as unknown; the walk never leaves the focal
  * event's toolset (`causedBy` names an event of the same toolset).
  */
-export async function lineageOf(db: Db, eventId: string, depth = LINEAGE_DEPTH_DEFAULT, principal: Pick<Principal, 'toolsets'> | null = null) {
+export async function lineageOf(db: Db, eventId: string, requestedDepth: number | undefined, principal: ToolsetCaller) {
+  const depth = requestedDepth ?? LINEAGE_DEPTH_DEFAULT;
   if (!isUuid(eventId)) throw notFound(`There is no empire event ${eventId}.`);
   if (depth < 1 || depth > LINEAGE_DEPTH_MAX) throw badRequest('invalid-query', `query.depth must be 1 to ${LINEAGE_DEPTH_MAX}.`, { field: 'query.depth' });
   const focal = await repo.eventById(db, eventId);

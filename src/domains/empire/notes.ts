@@ -5,8 +5,7 @@ import type { Db } from '../../platform/db/client.ts';
 import { isUuid } from '../../platform/db/paging.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { notFound } from '../../platform/errors.ts';
-import { inToolsetReach } from '../../platform/http/auth.ts';
-import type { Principal } from '../../platform/http/registry.ts';
+import { inToolsetReach, type ToolsetCaller } from '../../platform/http/auth.ts';
 import * as repo from './repository.ts';
 
 /** What a note may be attached to; `event` unless the caller says otherwise. */
@@ -53,7 +52,7 @@ export function createNoteService(deps: { db: Db; clock: Clock; audit: AuditLog 
    * them: an id of another toolset's record and an id of nothing are answered alike, so a bound
    * token learns neither whose a record is nor that it exists.
    */
-  async function targetInReach(principal: Pick<Principal, 'toolsets'> | null, targetKind: NoteTargetKind, id: string): Promise<boolean> {
+  async function targetInReach(principal: ToolsetCaller, targetKind: NoteTargetKind, id: string): Promise<boolean> {
     if (principal === null || principal.toolsets === null) return true;
     if (!isUuid(id)) return false;
     const target = targetKind === 'incident' ? await repo.incidentById(db, id) : await repo.eventById(db, id);
@@ -62,7 +61,7 @@ export function createNoteService(deps: { db: Db; clock: Clock; audit: AuditLog 
 
   return {
     /** The note on an event (or other target), or null; null too for a target out of the caller's reach. */
-    async read(input: { eventId: string; tenant?: string | undefined; targetKind?: NoteTargetKind | undefined }, principal: Pick<Principal, 'toolsets'> | null = null) {
+    async read(input: { eventId: string; tenant?: string | undefined; targetKind?: NoteTargetKind | undefined }, principal: ToolsetCaller) {
       const targetKind = input.targetKind ?? 'event';
       const row = (await targetInReach(principal, targetKind, input.eventId)) ? await repo.noteFor(db, { targetKind, eventId: input.eventId, tenant: input.tenant ?? '' }) : null;
       return { eventId: input.eventId, tenant: input.tenant ?? null, note: row ? view(row) : null };

@@ -3,8 +3,7 @@ import type { Db } from '../../platform/db/client.ts';
 import { isUuid } from '../../platform/db/paging.ts';
 import { verifyEd25519 } from '../../platform/ed25519-pool.ts';
 import { assertThat, badRequest, notFound } from '../../platform/errors.ts';
-import { assertToolsetInReach } from '../../platform/http/auth.ts';
-import type { Principal } from '../../platform/http/registry.ts';
+import { assertToolsetInReach, type ToolsetCaller } from '../../platform/http/auth.ts';
 import { candidateKeys, decideAdmission, type VerifyingKey } from '../provenance/admission.ts';
 import type { AttestationRow } from '../provenance/repository.ts';
 import type { ProvenanceService } from '../provenance/service.ts';
@@ -139,7 +138,7 @@ export function createReplayService(deps: { db: Db; provenance: ProvenanceServic
     async replay(
       toolset: string,
       query: { eventId?: string | undefined; list?: '0' | '1' | undefined; limit?: number | undefined },
-      caller: Pick<Principal, 'toolsets'> | null = null,
+      caller: ToolsetCaller,
     ) {
       assertToolsetInReach(caller, toolset, 'replay the events of');
       const compared = [...REPLAYED_FIELDS];

@@ -2,7 +2,7 @@ import { and, asc, desc, eq, gte, inArray, lt, ne, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
 import { olderThan, type TimeCursor } from '../../platform/db/paging.ts';
 import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
-import { toolsetInReach } from '../../platform/db/reach.ts';
+import { andToolsetInReach, toolsetInReach } from '../../platform/db/reach.ts';
 import { deleteOlderThan } from '../../platform/db/retention.ts';
 import { distinctToolsets } from './insights.repository.ts';
 import { empireEvents, empireForecasts, empireIncidents, empireIngestSamples, empireNotes } from './schema.ts';
@@ -137,10 +137,9 @@ export type ForecastRow = typeof empireForecasts.$inferSelect;
  * time zone never moves a bucket. Hours without events are absent.
  */
 export async function hourlyCounts(db: Db, from: Date, to: Date, reach: readonly string[] | null = null): Promise<{ toolset: string; hour: number; count: number }[]> {
-  const inReach = toolsetInReach(sql`toolset`, reach);
   const result = await db.execute(sql`
     SELECT toolset, floor(extract(epoch FROM ts - ${from.toISOString()}::timestamptz) / 3600)::int AS hour, count(*)::int AS count FROM empire_events
-    WHERE ts >= ${from.toISOString()}::timestamptz AND ts < ${to.toISOString()}::timestamptz ${inReach === undefined ? sql`` : sql`AND ${inReach}`}
+    WHERE ts >= ${from.toISOString()}::timestamptz AND ts < ${to.toISOString()}::timestamptz ${andToolsetInReach(sql`toolset`, reach)}
     GROUP BY 1, 2`);
   return rowsOf<{ toolset: string; hour: number; count: number }>(result).map((r) => ({ toolset: r.toolset, hour: Number(r.hour), count: Number(r.count) }));
 }
@@ -161,13 +160,12 @@ export async function insertForecasts(tx: Db, rows: readonly ForecastRow[]): Pro
  * (toolset, computed_at) index and reads one row of each.
  */
 export async function latestForecasts(db: Db, reach: readonly string[] | null = null): Promise<ForecastRow[]> {
-  const inReach = toolsetInReach(sql`t.toolset`, reach);
   const result = await db.execute(sql`
     ${distinctToolsets('empire_forecasts')}
     SELECT latest.* FROM toolsets t CROSS JOIN LATERAL (
       SELECT id, run_id AS "runId", toolset, score, level, direction, details, computed_at AS "computedAt" FROM empire_forecasts f
       WHERE f.toolset = t.toolset ORDER BY f.computed_at DESC, f.id DESC LIMIT 1) latest
-    WHERE t.toolset IS NOT NULL ${inReach === undefined ? sql`` : sql`AND ${inReach}`} ORDER BY latest.toolset`);
+    WHERE t.toolset IS NOT NULL ${andToolsetInReach(sql`t.toolset`, reach)} ORDER BY latest.toolset`);
   return rowsOf<ForecastRow>(result).map((r) => ({ ...r, score: Number(r.score), computedAt: new Date(r.computedAt) }));
 }
 
@@ -234,7 +232,7 @@ export async function incidentsOpenedBetween(db: Db, from: Date, to: Date, tools
   return db
     .select({ id: i.id, toolset: i.toolset, openedAt: i.openedAt })
     .from(i)
-    .where(and(gte(i.openedAt, from), lt(i.openedAt, to), toolsets === null ? undefined : inArray(i.toolset, [...toolsets])))
+    .where(and(gte(i.openedAt, from), lt(i.openedAt, to), toolsetInReach(i.toolset, toolsets)))
     .orderBy(asc(i.openedAt), asc(i.id));
 }
 

@@ -1,7 +1,6 @@
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
-import { toolsetReach } from '../../platform/http/auth.ts';
-import type { Principal } from '../../platform/http/registry.ts';
+import { toolsetReach, type ToolsetCaller } from '../../platform/http/auth.ts';
 import { HOUR_MS } from './dashboard.ts';
 import * as repo from './insights.repository.ts';
 
@@ -56,7 +55,8 @@ export function createSloService(deps: { db: Db; clock: Clock; flushSamples: () 
      * sorted by name: a toolset that sent nothing in a shorter window is listed with no samples and
      * the badge `unknown`.
      */
-    async slo(windowName: EmpireSloWindow = '24h', caller: Pick<Principal, 'toolsets'> | null = null) {
+    async slo(requestedWindow: EmpireSloWindow | undefined, caller: ToolsetCaller) {
+      const windowName = requestedWindow ?? '24h';
       // This instance's samples are buffered; write them first so the read counts every request answered here.
       await deps.flushSamples();
       const now = clock.now();

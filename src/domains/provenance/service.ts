@@ -5,8 +5,7 @@ import type { Db } from '../../platform/db/client.ts';
 import { decodeTimeCursor, isUuid, pageOf } from '../../platform/db/paging.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { notFound } from '../../platform/errors.ts';
-import { assertToolsetInReach, toolsetReach } from '../../platform/http/auth.ts';
-import type { Principal } from '../../platform/http/registry.ts';
+import { assertToolsetInReach, toolsetReach, type ToolsetCaller } from '../../platform/http/auth.ts';
 import { createClockCache } from '../../platform/memo.ts';
 import type { RejectionReason, VerifyingKey } from './admission.ts';
 import { parsePublicKey } from './ed25519.ts';
@@ -183,7 +182,7 @@ export function createProvenanceService(deps: {
     /** The toolset's signing policy as it stands now (read afresh, not from the ingest's cache). */
     policy: policyNow,
     /** `policy` for a caller: a toolset out of its reach is 403. */
-    async readPolicy(toolset: string, caller: Pick<Principal, 'toolsets'> | null): Promise<PolicyView> {
+    async readPolicy(toolset: string, caller: ToolsetCaller): Promise<PolicyView> {
       assertToolsetInReach(caller, toolset, 'read the signing policy of');
       return policyNow(toolset);
     },
@@ -277,7 +276,7 @@ export function createProvenanceService(deps: {
     /** Newest first; a caller bound to toolsets lists only theirs (a `toolset` filter outside them is 403). */
     async listKeys(
       input: { toolset?: string | undefined; status?: 'active' | 'retired' | undefined; cursor?: string | undefined; limit?: number | undefined },
-      caller: Pick<Principal, 'toolsets'> | null = null,
+      caller: ToolsetCaller,
     ) {
       if (input.toolset !== undefined) assertToolsetInReach(caller, input.toolset, 'read the keys of');
       const limit = input.limit ?? LIST_LIMIT_DEFAULT;
@@ -293,7 +292,7 @@ export function createProvenanceService(deps: {
       rejected?: 'true' | 'false' | undefined;
       cursor?: string | undefined;
       limit?: number | undefined;
-    }, caller: Pick<Principal, 'toolsets'> | null = null) {
+    }, caller: ToolsetCaller) {
       if (input.toolset !== undefined) assertToolsetInReach(caller, input.toolset, 'read the attestations of');
       const limit = input.limit ?? LIST_LIMIT_DEFAULT;
       const rows = await repo.listAttestations(db, {

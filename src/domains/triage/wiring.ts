@@ -63,7 +63,7 @@ export function createTriageDomain(deps: { db: Db; clock: Clock; audit: AuditLog
   const budget = createBudgetService({ db, clock, audit, llm: config.llm, defaultBudgetUsdCents: config.triage.defaultBudgetUsdCents });
   const lineage = async (eventId: string, depth: number) => {
     try {
-      return await lineageOf(db, eventId, depth);
+      return await lineageOf(db, eventId, depth, null); // the agents read the fleet; who may see a run is decided by its input
     } catch (error) {
       if (error instanceof ServiceError && error.status === 404) return null;
       throw error;

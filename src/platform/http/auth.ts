@@ -89,13 +89,20 @@ export async function authenticate(
  * An unbound token, a session, or an internal caller (null) reaches every toolset.
  */
 
+/**
+ * Who asks, as far as toolset binding goes: a credential (bound or not), or null for the service
+ * itself (a job, another domain), which reaches every toolset. Reads take it as a required
+ * argument, so a caller that forgets it fails to compile rather than reading the whole fleet.
+ */
+export type ToolsetCaller = Pick<Principal, 'toolsets'> | null;
+
 /** The toolsets a credential reaches, sorted: null for every toolset (not bound, or an internal caller). */
-export function toolsetReach(principal: Pick<Principal, 'toolsets'> | null): readonly string[] | null {
+export function toolsetReach(principal: ToolsetCaller): readonly string[] | null {
   return principal === null || principal.toolsets === null ? null : [...principal.toolsets].sort();
 }
 
 /** Whether the credential reaches `toolset` (rule 2: a record of another toolset is answered as unknown). */
-export function inToolsetReach(principal: Pick<Principal, 'toolsets'> | null, toolset: string): boolean {
+export function inToolsetReach(principal: ToolsetCaller, toolset: string): boolean {
   return principal === null || principal.toolsets === null || principal.toolsets.has(toolset);
 }
 
@@ -103,7 +110,7 @@ export function inToolsetReach(principal: Pick<Principal, 'toolsets'> | null, to
  * Rule 1: a request that names a toolset outside the binding (a path `{toolset}`, a `toolset` filter
  * or body member) is 403 naming it; the caller named it, so naming it back tells nothing.
  */
-export function assertToolsetInReach(principal: Pick<Principal, 'toolsets'> | null, toolset: string, action: string): void {
+export function assertToolsetInReach(principal: ToolsetCaller, toolset: string, action: string): void {
   if (inToolsetReach(principal, toolset)) return;
   throw forbidden(`This token is bound to other toolsets and may not ${action} toolset ${toolset}.`);
 }
@@ -113,7 +120,7 @@ export function assertToolsetInReach(principal: Pick<Principal, 'toolsets'> | nu
  * operator audit log, fleet-wide runs) is refused to a bound credential. `what` completes
  * "This token is bound to toolsets; … spans every toolset."
  */
-export function assertSpansNoToolset(principal: Pick<Principal, 'toolsets'> | null, what: string): void {
+export function assertSpansNoToolset(principal: ToolsetCaller, what: string): void {
   if (principal === null || principal.toolsets === null) return;
   throw forbidden(`This token is bound to toolsets; ${what} spans every toolset.`);
 }

@@ -2,6 +2,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../../platform/db/client.ts';
 import type { Dimension } from '../metrics.ts';
 import type { FactRow } from './sources.ts';
+import { toolsetInReach } from '../../../platform/db/reach.ts';
 
 /**
  * The only SQL of the warehouse tables (docs/analytics.md): `analytics_daily` and the per-source
@@ -81,7 +82,8 @@ export function queryDailySql(q: WarehouseQuery): SQL {
   for (const [dim, value] of Object.entries(q.filters) as [Dimension, string | undefined][]) {
     if (value !== undefined) conditions.push(sql`${COLUMN[dim]} = ${value}`);
   }
-  if (q.toolsets !== null) conditions.push(q.toolsets.length === 0 ? sql`FALSE` : sql`toolset IN (${sql.join(q.toolsets.map((t) => sql`${t}`), sql`, `)})`);
+  const reach = toolsetInReach(sql`toolset`, q.toolsets);
+  if (reach !== undefined) conditions.push(reach);
   const selected = (dim: Dimension) => (q.dims.includes(dim) ? sql`${COLUMN[dim]}` : sql`''`);
   return sql`
     SELECT to_char(day, 'YYYY-MM-DD') AS day, ${selected('workspaceId')} AS workspace_id, ${selected('toolset')} AS toolset,

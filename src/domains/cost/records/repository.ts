@@ -1,6 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../../platform/db/client.ts';
 import { executePrepared } from '../../../platform/db/prepared.ts';
+import { toolsetInReach } from '../../../platform/db/reach.ts';
 
 /**
  * The only SQL of cost records (docs/cost.md). Money and quantities travel as decimal text of
@@ -67,7 +68,8 @@ function whereOf(from: string, to: string, filters: RecordFilters): SQL {
   if (filters.vendor !== undefined) conditions.push(sql`vendor = ${filters.vendor}`);
   if (filters.workspace !== undefined) conditions.push(sql`workspace = ${filters.workspace}`);
   if (filters.region !== undefined) conditions.push(sql`region = ${filters.region}`);
-  if (filters.toolsetIn !== undefined) conditions.push(filters.toolsetIn.length === 0 ? sql`FALSE` : sql`toolset IN (${sql.join(filters.toolsetIn.map((t) => sql`${t}`), sql`, `)})`);
+  const reach = toolsetInReach(sql`toolset`, filters.toolsetIn ?? null);
+  if (reach !== undefined) conditions.push(reach);
   return sql.join(conditions, sql` AND `);
 }
 

@@ -175,7 +175,7 @@ describe('rollup', () => {
   const november = { from: '2026-11-01', to: '2026-12-01' };
 
   it('groups by toolset by default, sorted by amount descending then key, with exact totals', async () => {
-    expect(await service().rollup(november)).toEqual({
+    expect(await service().rollup(november, null)).toEqual({
       group: 'toolset',
       filters: { workspace: null, toolset: null, vendor: null, region: null },
       from: '2026-11-01',
@@ -190,11 +190,11 @@ describe('rollup', () => {
   });
 
   it('groups by vendor and by sku', async () => {
-    expect((await service().rollup({ ...november, group: 'vendor' })).rows).toEqual([
+    expect((await service().rollup({ ...november, group: 'vendor' }, null)).rows).toEqual([
       { key: 'openai', amountUsd: 24.5, units: 1100, dayCount: 2 },
       { key: 'aws', amountUsd: -2.499998, units: 24, dayCount: 3 },
     ]);
-    expect((await service().rollup({ ...november, group: 'sku' })).rows).toEqual([
+    expect((await service().rollup({ ...november, group: 'sku' }, null)).rows).toEqual([
       { key: 'gpt-4o', amountUsd: 22, units: 100, dayCount: 2 },
       { key: 'gpt-4o-mini', amountUsd: 2.5, units: 1000, dayCount: 1 },
       { key: 'ec2', amountUsd: 0.000001, units: 24, dayCount: 1 },
@@ -203,36 +203,36 @@ describe('rollup', () => {
   });
 
   it('includes from and excludes to', async () => {
-    expect((await service().rollup({ from: '2026-10-31', to: '2026-11-01' })).rows).toEqual([{ key: 'crawler-lab', amountUsd: 1000, units: 0, dayCount: 1 }]);
-    expect((await service().rollup({ from: '2026-12-01', to: '2026-12-02' })).total).toEqual({ amountUsd: 1000, rows: 1 });
-    expect((await service().rollup({ from: '2026-11-30', to: '2026-12-01' })).rows.map((r) => r.key)).toEqual(['triage-bot']);
+    expect((await service().rollup({ from: '2026-10-31', to: '2026-11-01' }, null)).rows).toEqual([{ key: 'crawler-lab', amountUsd: 1000, units: 0, dayCount: 1 }]);
+    expect((await service().rollup({ from: '2026-12-01', to: '2026-12-02' }, null)).total).toEqual({ amountUsd: 1000, rows: 1 });
+    expect((await service().rollup({ from: '2026-11-30', to: '2026-12-01' }, null)).rows.map((r) => r.key)).toEqual(['triage-bot']);
   });
 
   it('keeps only records matching every filter, echoing them', async () => {
-    const byVendor = await service().rollup({ ...november, group: 'sku', vendor: 'aws' });
+    const byVendor = await service().rollup({ ...november, group: 'sku', vendor: 'aws' }, null);
     expect(byVendor.filters).toEqual({ workspace: null, toolset: null, vendor: 'aws', region: null });
     expect(byVendor.rows.map((r) => r.key)).toEqual(['ec2', 'credit']);
-    expect((await service().rollup({ ...november, workspace: 'ws-a' })).total).toEqual({ amountUsd: 12.5, rows: 2 });
-    expect((await service().rollup({ ...november, region: 'eu', toolset: 'crawler-lab' })).rows).toEqual([{ key: 'crawler-lab', amountUsd: 0.000001, units: 24, dayCount: 1 }]);
+    expect((await service().rollup({ ...november, workspace: 'ws-a' }, null)).total).toEqual({ amountUsd: 12.5, rows: 2 });
+    expect((await service().rollup({ ...november, region: 'eu', toolset: 'crawler-lab' }, null)).rows).toEqual([{ key: 'crawler-lab', amountUsd: 0.000001, units: 24, dayCount: 1 }]);
     // '' matches records that name no workspace.
-    expect((await service().rollup({ ...november, workspace: '' })).rows.map((r) => r.key)).toEqual(['triage-bot', 'edge-proxy']);
-    expect((await service().rollup({ ...november, toolset: 'nobody', vendor: 'aws' })).rows).toEqual([]);
+    expect((await service().rollup({ ...november, workspace: '' }, null)).rows.map((r) => r.key)).toEqual(['triage-bot', 'edge-proxy']);
+    expect((await service().rollup({ ...november, toolset: 'nobody', vendor: 'aws' }, null)).rows).toEqual([]);
   });
 
   it('answers an empty range with no rows and zero totals', async () => {
-    expect(await service().rollup({ from: '2025-01-01', to: '2025-02-01', group: 'sku' })).toMatchObject({ total: { amountUsd: 0, rows: 0 }, rows: [] });
+    expect(await service().rollup({ from: '2025-01-01', to: '2025-02-01', group: 'sku' }, null)).toMatchObject({ total: { amountUsd: 0, rows: 0 }, rows: [] });
   });
 
   it('refuses dates that are not calendar dates and ranges that are empty or too long', async () => {
     const s = service();
-    await expect(s.rollup({ from: '2026-02-30', to: '2026-03-05' })).rejects.toMatchObject({ status: 400, reason: 'invalid-date', details: { field: 'query.from' } });
-    await expect(s.rollup({ from: '2026-11-01', to: '2026-11-31' })).rejects.toMatchObject({ status: 400, reason: 'invalid-date', details: { field: 'query.to' } });
-    await expect(s.rollup({ from: '2026-11-01', to: '2026-11-01' })).rejects.toMatchObject({ status: 400, reason: 'invalid-range' });
-    await expect(s.rollup({ from: '2026-11-02', to: '2026-11-01' })).rejects.toMatchObject({ status: 400, reason: 'invalid-range' });
+    await expect(s.rollup({ from: '2026-02-30', to: '2026-03-05' }, null)).rejects.toMatchObject({ status: 400, reason: 'invalid-date', details: { field: 'query.from' } });
+    await expect(s.rollup({ from: '2026-11-01', to: '2026-11-31' }, null)).rejects.toMatchObject({ status: 400, reason: 'invalid-date', details: { field: 'query.to' } });
+    await expect(s.rollup({ from: '2026-11-01', to: '2026-11-01' }, null)).rejects.toMatchObject({ status: 400, reason: 'invalid-range' });
+    await expect(s.rollup({ from: '2026-11-02', to: '2026-11-01' }, null)).rejects.toMatchObject({ status: 400, reason: 'invalid-range' });
     // 2028 is a leap year: 2028-01-01 .. 2029-01-01 is 366 days, the most; one more is refused.
-    await expect(s.rollup({ from: '2028-01-01', to: '2029-01-01' })).resolves.toMatchObject({ rows: [] });
+    await expect(s.rollup({ from: '2028-01-01', to: '2029-01-01' }, null)).resolves.toMatchObject({ rows: [] });
     expect(dayNumber('2029-01-01')! - dayNumber('2028-01-01')!).toBe(RANGE_MAX_DAYS);
-    await expect(s.rollup({ from: '2027-12-31', to: '2029-01-01' })).rejects.toMatchObject({ status: 400, reason: 'invalid-range', human: 'from..to covers 367 days; at most 366 are read at once.' });
+    await expect(s.rollup({ from: '2027-12-31', to: '2029-01-01' }, null)).rejects.toMatchObject({ status: 400, reason: 'invalid-range', human: 'from..to covers 367 days; at most 366 are read at once.' });
   });
 });
 
@@ -251,7 +251,7 @@ describe('rollup order is exact where doubles tie', () => {
       }
     }
     await service().upsert(ctx(), records);
-    const answer = await service().rollup({ from: '2028-01-01', to: '2029-01-01' });
+    const answer = await service().rollup({ from: '2028-01-01', to: '2029-01-01' }, null);
     expect(answer.rows.map((r) => r.key)).toEqual(['zz-lab', 'aa-lab']);
     expect(answer.rows[0]!.amountUsd).toBe(answer.rows[1]!.amountUsd);
     expect(answer.rows.map((r) => r.dayCount)).toEqual([366, 366]);
@@ -274,7 +274,7 @@ describe('byToolset', () => {
   });
 
   it('lists every day of [from, to) ascending, 0 for days without records, leap day included', async () => {
-    expect(await service().byToolset({ toolset: 'crawler-lab', from: '2028-02-27', to: '2028-03-02' })).toEqual({
+    expect(await service().byToolset({ toolset: 'crawler-lab', from: '2028-02-27', to: '2028-03-02' }, null)).toEqual({
       toolset: 'crawler-lab',
       from: '2028-02-27',
       to: '2028-03-02',
@@ -289,13 +289,13 @@ describe('byToolset', () => {
   });
 
   it('answers an unknown toolset with zeros, and refuses a bad range', async () => {
-    const answer = await service().byToolset({ toolset: 'nobody', from: '2028-02-28', to: '2028-03-01' });
+    const answer = await service().byToolset({ toolset: 'nobody', from: '2028-02-28', to: '2028-03-01' }, null);
     expect(answer).toMatchObject({ total: { amountUsd: 0 }, series: [{ dimDate: '2028-02-28', amountUsd: 0 }, { dimDate: '2028-02-29', amountUsd: 0 }] });
-    await expect(service().byToolset({ toolset: 'crawler-lab', from: '2028-03-01', to: '2028-02-28' })).rejects.toMatchObject({ reason: 'invalid-range' });
+    await expect(service().byToolset({ toolset: 'crawler-lab', from: '2028-03-01', to: '2028-02-28' }, null)).rejects.toMatchObject({ reason: 'invalid-range' });
   });
 
   it('answers a full year as 366 points at most', async () => {
-    const answer = await service().byToolset({ toolset: 'crawler-lab', from: '2028-01-01', to: '2029-01-01' });
+    const answer = await service().byToolset({ toolset: 'crawler-lab', from: '2028-01-01', to: '2029-01-01' }, null);
     expect(answer.series).toHaveLength(366);
     expect(answer.series.at(-1)).toEqual({ dimDate: '2028-12-31', amountUsd: 0 });
     expect(answer.total.amountUsd).toBe(106);
@@ -355,7 +355,7 @@ describe('exact money over thousands of records (property)', () => {
         const all = [...expected.values()].reduce((a, b) => a + b, 0n);
         expect(await service().spendMicroUsd({}, '2026-11-01', '2026-12-01')).toBe(all);
         for (const [toolset, micro] of expected) expect(await service().spendMicroUsd({ toolset }, '2026-11-01', '2026-12-01')).toBe(micro);
-        const rollup = await service().rollup({ from: '2026-11-01', to: '2026-12-01' });
+        const rollup = await service().rollup({ from: '2026-11-01', to: '2026-12-01' }, null);
         expect(rollup.total.rows).toBe(records.length);
         expect(Object.fromEntries(rollup.rows.map((r) => [r.key, r.amountUsd]))).toEqual(Object.fromEntries([...expected].map(([k, v]) => [k, Number(formatMicro(v))])));
         expect(rollup.total.amountUsd).toBe(Number(formatMicro(all)));

@@ -3,8 +3,7 @@ import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/db/client.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import { badRequest } from '../../../platform/errors.ts';
-import { assertToolsetInReach } from '../../../platform/http/auth.ts';
-import type { Principal } from '../../../platform/http/registry.ts';
+import { assertToolsetInReach, toolsetReach, type ToolsetCaller } from '../../../platform/http/auth.ts';
 import { checkDay, checkDayRange, dayText } from '../../../platform/days.ts';
 import { isToolsetName } from '../../provenance/service.ts';
 import { type MicroBounds, MICRO, microToNumber, parseMicro, sumMicro } from '../../../platform/money.ts';
@@ -136,10 +135,10 @@ export function createCostRecordService(deps: { db: Db; clock: Clock; audit: Aud
      * B `GET cost/rollup`: sums per sku, toolset or vendor over [from, to), exact, in the documented
      * order. A token bound to toolsets sums only its toolsets' records (a toolset filter outside them is 403).
      */
-    async rollup(query: RollupQuery, principal: Principal | null = null) {
+    async rollup(query: RollupQuery, principal: ToolsetCaller) {
       checkDayRange(query.from, query.to, RANGE_MAX_DAYS);
       if (query.toolset !== undefined) assertToolsetInReach(principal, query.toolset, 'read the cost of');
-      const toolsetIn = principal?.toolsets ? [...principal.toolsets].sort() : undefined;
+      const toolsetIn = toolsetReach(principal) ?? undefined;
       const group = query.group ?? 'toolset';
       const filters = { workspace: query.workspace ?? null, toolset: query.toolset ?? null, vendor: query.vendor ?? null, region: query.region ?? null };
       const rows = (await repo.rollup(db, group, query.from, query.to, { toolset: query.toolset, vendor: query.vendor, workspace: query.workspace, region: query.region, toolsetIn })).sort(
@@ -156,7 +155,7 @@ export function createCostRecordService(deps: { db: Db; clock: Clock; audit: Aud
     },
 
     /** B `GET cost/by-toolset`: one toolset's amount per day of [from, to), every day listed (0 without records). */
-    async byToolset(query: { toolset: string; from: string; to: string }, principal: Principal | null = null) {
+    async byToolset(query: { toolset: string; from: string; to: string }, principal: ToolsetCaller) {
       const range = checkDayRange(query.from, query.to, RANGE_MAX_DAYS);
       assertToolsetInReach(principal, query.toolset, 'read the cost of');
       const known = new Map((await repo.dailyAmounts(db, query.toolset, query.from, query.to)).map((d) => [d.day, d.amountMicroUsd]));
