@@ -175,7 +175,9 @@ describe('dashboard (happy)', () => {
     // a1 a2 a3 a7 a8 are in the 24h window; a4 is 1 ms before it.
     expect(day.kpis).toEqual({
       totalEvents: 5,
-      uniqueFingerprints: 4, // GPTBot with a JA4 (a1), GPTBot without (a2), Chrome (a3, a7), Googlebot (a8)
+      // GPTBot verified (a1), the GPTBot liar (a2), Chrome from AS16276 (a3) and from an address
+      // without AS (a7): no JA4, two networks, two fingerprints; Googlebot (a8).
+      uniqueFingerprints: 5,
       liarCount: 1,
       liarRatePct: 20,
       knownVerifiedCount: 2,

@@ -363,6 +363,33 @@ describe('sender ids and duplicates', () => {
     expect(await query(sql`SELECT id FROM honeypot_tarpits WHERE fingerprint_id = ${liars.events[0]!.fingerprintId}`)).toEqual([]);
   });
 
+  it('never delays a verified event, whatever state its fingerprint is in', async () => {
+    // A fingerprint keyed as before sources were told apart (JA4 and UA alone): a verified agent
+    // and its impostors share it, and the impostors' flood tarpits it.
+    const verifiedIp = '192.0.2.44';
+    const { ingest } = service({
+      liarThreshold: 3,
+      classifier: {
+        classify: async ({ ip }) =>
+          ip === verifiedIp
+            ? { uaClass: 'KNOWN_LLM_AGENT', vendorId: 'openai-gptbot', proof: 'ip-range:192.0.2.0/24', evidence: {} }
+            : { uaClass: 'LIAR', vendorId: 'openai-gptbot', proof: null, evidence: {} },
+      },
+      fingerprints: { fingerprintOf: ({ ja4, ua }) => fingerprintOf({ ja4, ua }), hashIp, isValidIp },
+    });
+    const shared = { ua: 'SharedBot/1.0', ja4: null };
+    const flood = await ingest.ingest(tenant, { events: [0, 1, 2].map((i) => ev(`shared-liar-${i}`, { ...shared, ip: LIAR_IP })) });
+    expect(flood.events.at(-1)!.tarpit).toEqual({ active: true, delayMs: 8000 });
+    const mixed = await ingest.ingest(tenant, { events: [ev('shared-real-1', { ...shared, ip: verifiedIp }), ev('shared-liar-3', { ...shared, ip: LIAR_IP })] });
+    expect(mixed.events.map((e) => [e.uaClass, e.fingerprintId, e.tarpit])).toEqual([
+      ['KNOWN_LLM_AGENT', flood.events[0]!.fingerprintId, { active: false, delayMs: 0 }],
+      ['LIAR', flood.events[0]!.fingerprintId, { active: true, delayMs: 8000 }],
+    ]);
+    // Sent again: answered from the stored original, still not delayed.
+    const again = await ingest.ingest(tenant, { events: [ev('shared-real-1', { ...shared, ip: verifiedIp })] });
+    expect(again).toMatchObject({ duplicates: 1, events: [{ uaClass: 'KNOWN_LLM_AGENT', tarpit: { active: false, delayMs: 0 } }] });
+  });
+
   it('names each fingerprint of the stored events once, with its normalised UA, in the pending row', async () => {
     const { ingest } = service();
     const uaA = 'Mozilla/5.0 (compatible; PendingA/1.0)';
@@ -370,9 +397,12 @@ describe('sender ids and duplicates', () => {
     const result = await ingest.ingest(tenant, { events: [ev('f-1', { ua: uaA }), ev('f-2', { ua: uaB }), ev('f-3', { ua: uaA })] });
     const [row] = await query<{ fingerprints: unknown }>(sql`SELECT fingerprints FROM honeypot_rollup_pending WHERE ${result.events[0]!.eventId}::uuid = ANY(event_ids)`);
     const fingerprints = typeof row!.fingerprints === 'string' ? JSON.parse(row!.fingerprints) : row!.fingerprints;
+    // No JA4, no AS number: keyed by the address's keyed hash (docs/enrichment.md, "Fingerprint").
+    const source = { verifiedVendorId: null, asn: null, ipHash: hashIp('test-ip-hash-key', '203.0.113.9') };
+    const fp = (ua: string) => fingerprintOf({ ja4: null, ua, source });
     expect(fingerprints).toEqual([
-      [tenant.id, fingerprintOf({ ja4: null, ua: uaA }).fingerprintId, fingerprintOf({ ja4: null, ua: uaA }).uaNormalized],
-      [tenant.id, fingerprintOf({ ja4: null, ua: uaB }).fingerprintId, fingerprintOf({ ja4: null, ua: uaB }).uaNormalized],
+      [tenant.id, fp(uaA).fingerprintId, fp(uaA).uaNormalized],
+      [tenant.id, fp(uaB).fingerprintId, fp(uaB).uaNormalized],
     ]);
   });
 });

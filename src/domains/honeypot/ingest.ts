@@ -13,11 +13,16 @@ import { Nullable } from '../../platform/http/registry.ts';
 import * as repo from './repository.ts';
 import { checkSignature, derivedEventId, type ParsedSignature, parseSignatureHeader, replayKeyOf } from './signature.ts';
 import { EVENT_TS_MAX_FUTURE_MS, eventTimeProblem } from '../../platform/event-time.ts';
-import { decideTarpit, TARPIT_DELAY_MS, TARPIT_WINDOW_MS, tarpitExpiresAt } from './tarpit.ts';
+import { decideTarpit, isVerifiedClass, TARPIT_DELAY_MS, TARPIT_WINDOW_MS, tarpitAnswer, tarpitExpiresAt } from './tarpit.ts';
+import type { SourceFacts } from './enrichment/fingerprint.ts';
 import { verifyingSecrets } from './tenants.ts';
 
 export const MAX_EVENTS_PER_REQUEST = 500;
-export const REPLAY_SCHEMA_VERSION = 1;
+/**
+ * The version stored with each event (its replay envelope). 2: fingerprints keyed with their
+ * source part (enrichment/fingerprint.ts `fingerprintSource`); 1: keyed by JA4 and UA alone.
+ */
+export const REPLAY_SCHEMA_VERSION = 2;
 
 export const IngestEvent = Type.Object({
   id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'The sender\'s id; sent again for the same tenant it counts as a duplicate.' })),
@@ -79,7 +84,8 @@ export interface GeoLookup {
   lookup(ip: string): { country: string | null; asn: number | null };
 }
 export interface Fingerprinter {
-  fingerprintOf(input: { ja4: string | null; ua: string }): { fingerprintId: string; uaNormalized: string };
+  /** `source` tells sources apart beside the JA4 and UA (docs/enrichment.md, "Fingerprint"). */
+  fingerprintOf(input: { ja4: string | null; ua: string; source: SourceFacts }): { fingerprintId: string; uaNormalized: string };
   /** Keyed hash of the normalised IP, so every spelling of one address hashes alike. */
   hashIp(key: string, ip: string): string;
   isValidIp(ip: string): boolean;
@@ -220,7 +226,9 @@ export function createIngestService(deps: IngestDeps) {
     const located = event.country != null && event.asn != null ? null : geo.lookup(event.ip);
     const country = event.country ?? located?.country ?? null;
     const asn = event.asn ?? located?.asn ?? null;
-    const { fingerprintId, uaNormalized } = fingerprints.fingerprintOf({ ja4: event.ja4 ?? null, ua });
+    const ipHash = fingerprints.hashIp(deps.ipHashKey(), event.ip);
+    const verifiedVendorId = isVerifiedClass(verdict.uaClass) ? verdict.vendorId : null;
+    const { fingerprintId, uaNormalized } = fingerprints.fingerprintOf({ ja4: event.ja4 ?? null, ua, source: { verifiedVendorId, asn, ipHash } });
     const row: repo.EventRow = {
       id: randomUUID(),
       tenantId: tenant.id,
@@ -231,7 +239,7 @@ export function createIngestService(deps: IngestDeps) {
       path: event.path,
       query: event.query ?? null,
       uaRaw: ua,
-      ipHash: fingerprints.hashIp(deps.ipHashKey(), event.ip),
+      ipHash,
       ja4: event.ja4 ?? null,
       asn,
       country,
@@ -363,7 +371,8 @@ export function createIngestService(deps: IngestDeps) {
         written = await repo.storeGroup(db, {
           rows: toStore.map((e) => e.row),
           fingerprints: fingerprintNames(toStore),
-          tarpitKeys: uniqueKeys([...toStore.map((e) => e.row), ...storedBefore.values()]),
+          // A verified event is never delayed, so its fingerprint's tarpit is not looked up.
+          tarpitKeys: uniqueKeys([...toStore.map((e) => e.row), ...storedBefore.values()].filter((k) => !isVerifiedClass(k.uaClass))),
           liarKeys: uniqueKeys(toStore.filter((e) => e.row.uaClass === 'LIAR').map((e) => e.row)),
           liarFrom,
           liarTo,
@@ -392,13 +401,12 @@ export function createIngestService(deps: IngestDeps) {
         const duplicate = !stored.has(row.id) || answered.has(slot);
         answered.add(slot);
         if (duplicate) duplicates += 1;
-        const tarpit = tarpits.get(keyOf(original.tenantId, original.fingerprintId));
         return {
           id: batch.senderIds[i] ?? null,
           eventId: original.id,
           uaClass: original.uaClass,
           fingerprintId: original.fingerprintId,
-          tarpit: { active: tarpit !== undefined, delayMs: tarpit?.delayMs ?? 0 },
+          tarpit: tarpitAnswer(original.uaClass, tarpits.get(keyOf(original.tenantId, original.fingerprintId))),
         };
       });
       return { accepted: events.length - duplicates, duplicates, events };

@@ -288,7 +288,7 @@ export function readEndpoints(deps: { reads: ReadService }): Endpoint[] {
           { field: 'uaClass', stored: 'LIAR', replayed: 'KNOWN_LLM_AGENT' },
           { field: 'proof', stored: null, replayed: 'ip-range:52.230.152.0/24' },
         ],
-        envelope: { schemaVersion: 1, receivedAt: '2026-11-23T07:59:58.412Z', sourceTenant: 'docs-mirror', bodyBytes: 214 },
+        envelope: { schemaVersion: 2, receivedAt: '2026-11-23T07:59:58.412Z', sourceTenant: 'docs-mirror', bodyBytes: 214 },
         envelopes: null,
       },
       handler: async ({ query }) => reads.replay(query),

@@ -5,6 +5,7 @@ import { ManualClock } from '../../platform/clock.ts';
 import { rowsOf } from '../../platform/db/client.ts';
 import type { Scope } from '../../platform/http/registry.ts';
 import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
+import { fingerprintOf } from './enrichment/fingerprint.ts';
 import { likeMatches, loadLureCatalogue, lureFamilyOf } from './reads.ts';
 import { CHROME_UA, GPTBOT_IP, GPTBOT_UA, signedIngest } from '../../../test/helpers/honeypot.ts';
 import { parseVendorRegistry, SHIPPED_VENDORS_FILE } from './vendors/registry.ts';
@@ -64,13 +65,13 @@ beforeAll(async () => {
     { id: 'e1', path: '/llms.txt', ua: GPTBOT_UA, ip: GPTBOT_IP, ja4: JA4_A, ts: ago(HOUR) },
     { id: 'e2', path: '/llms-full.txt', ua: GPTBOT_UA, ip: '198.51.100.77', ja4: JA4_B, ts: ago(2 * HOUR) },
     { id: 'e3', path: '/.env', ua: CHROME_UA, ip: '203.0.113.9', ja4: JA4_PY, country: 'DE', asn: 3320, ts: ago(3 * HOUR), referer: 'https://example.org/' },
-    { id: 'e4', path: '/honeypot/topics/ai-notes-7f3a', ua: CURL_UA, ip: '198.51.100.10', ts: ago(30 * MIN) },
-    { id: 'e5', path: '/honeypot/topics/llm-pricing', ua: CURL_UA, ip: '198.51.100.11', ts: ago(10 * MIN), query: 'ref=feed' },
-    { id: 'e6', path: '/honeypot/topics/llm-pricing', ua: CURL_UA, ip: '198.51.100.12', ts: ago(2 * DAY) },
-    { id: 'e7', path: '/q/best-gpu', ua: CURL_UA, ip: '198.51.100.13', ts: ago(3 * DAY) },
-    { id: 'e8', path: '/honeypot/topics/', ua: CURL_UA, ip: '198.51.100.14', ts: ago(HOUR) },
-    { id: 'e10', path: '/admin', ua: CURL_UA, ip: '198.51.100.15', ts: ago(8 * DAY) },
-    { id: 'e11', path: '/about', ua: CURL_UA, ip: '198.51.100.16', ts: ago(4 * HOUR) },
+    { id: 'e4', path: '/honeypot/topics/ai-notes-7f3a', ua: CURL_UA, ip: '198.51.100.10', asn: 64501, ts: ago(30 * MIN) },
+    { id: 'e5', path: '/honeypot/topics/llm-pricing', ua: CURL_UA, ip: '198.51.100.11', asn: 64501, ts: ago(10 * MIN), query: 'ref=feed' },
+    { id: 'e6', path: '/honeypot/topics/llm-pricing', ua: CURL_UA, ip: '198.51.100.12', asn: 64501, ts: ago(2 * DAY) },
+    { id: 'e7', path: '/q/best-gpu', ua: CURL_UA, ip: '198.51.100.13', asn: 64501, ts: ago(3 * DAY) },
+    { id: 'e8', path: '/honeypot/topics/', ua: CURL_UA, ip: '198.51.100.14', asn: 64501, ts: ago(HOUR) },
+    { id: 'e10', path: '/admin', ua: CURL_UA, ip: '198.51.100.15', asn: 64501, ts: ago(8 * DAY) },
+    { id: 'e11', path: '/about', ua: CURL_UA, ip: '198.51.100.16', asn: 64501, ts: ago(4 * HOUR) },
     // Three LIARs within 10 minutes: the threshold is 3, so the third opens a tarpit.
     { id: 'l1', path: '/about', ua: GPTBOT_UA, ip: '198.51.100.200', ja4: JA4_C, country: 'NL', asn: 14061, ts: ago(3 * MIN) },
     { id: 'l2', path: '/about', ua: GPTBOT_UA, ip: '198.51.100.200', ja4: JA4_C, country: 'NL', asn: 14061, ts: ago(2 * MIN) },
@@ -79,7 +80,7 @@ beforeAll(async () => {
   for (const event of docs) await ingestOne('docs-mirror', event);
   // LIKE is case-sensitive: /LLMS.TXT is no llms.txt lure hit.
   await ingestOne('blog-trap', { id: 'b2', path: '/LLMS.TXT', ua: 'python-requests/2.31.0', ip: '198.51.100.31', ts: ago(6 * MIN) });
-  await ingestOne('blog-trap', { id: 'b1', path: '/llms.txt', ua: CURL_UA, ip: '198.51.100.30', ts: ago(5 * MIN) });
+  await ingestOne('blog-trap', { id: 'b1', path: '/llms.txt', ua: CURL_UA, ip: '198.51.100.30', asn: 64501, ts: ago(5 * MIN) });
   clock.set(T0);
 });
 afterAll(() => t.close());
@@ -205,7 +206,7 @@ describe('investigate', () => {
   });
 
   it('aggregates a fingerprint seen by several tenants when no tenant is named', async () => {
-    // curl with no JA4 is one fingerprint in both tenants.
+    // curl with no JA4 from one AS is one fingerprint in both tenants.
     const fp = stored.get('b1')!.fingerprintId;
     expect(stored.get('e4')!.fingerprintId).toBe(fp);
     const both = (await get('investigate', { fingerprintId: fp })).json();
@@ -259,7 +260,7 @@ describe('replay', () => {
     const [row] = rowsOf<{ body_bytes: number; received_at: Date | string }>(
       await t.app.database.db.execute(sql`SELECT body_bytes, received_at FROM honeypot_events WHERE id = ${eventId}`),
     );
-    expect(body.envelope).toEqual({ schemaVersion: 1, receivedAt: new Date(row!.received_at).toISOString(), sourceTenant: 'docs-mirror', bodyBytes: row!.body_bytes });
+    expect(body.envelope).toEqual({ schemaVersion: 2, receivedAt: new Date(row!.received_at).toISOString(), sourceTenant: 'docs-mirror', bodyBytes: row!.body_bytes });
     expect(body.envelope.bodyBytes).toBeGreaterThan(50);
   });
 
@@ -272,7 +273,9 @@ describe('replay', () => {
       const body = (await get('replay', { eventId: stored.get('e1')!.eventId })).json();
       expect(body.matches).toBe(false);
       const byField = new Map(body.fields.map((f: { field: string }) => [f.field, f]));
-      expect([...byField.keys()]).toEqual(['uaClass', 'vendorId', 'proof']);
+      // No longer verified, the event would be keyed by its network, not as its vendor's.
+      expect([...byField.keys()]).toEqual(['fingerprintId', 'uaClass', 'vendorId', 'proof']);
+      expect(byField.get('fingerprintId')).toMatchObject({ stored: stored.get('e1')!.fingerprintId, replayed: expect.not.stringMatching(stored.get('e1')!.fingerprintId) });
       expect(byField.get('uaClass')).toMatchObject({ stored: 'KNOWN_LLM_AGENT', replayed: expect.not.stringMatching(/^KNOWN_LLM_AGENT$/) });
       expect(byField.get('vendorId')).toEqual({ field: 'vendorId', stored: 'openai-gptbot', replayed: null });
       expect(byField.get('proof')).toMatchObject({ stored: expect.stringMatching(/^ip-range:/), replayed: null });
@@ -289,11 +292,26 @@ describe('replay', () => {
     expect(tampered).toMatchObject({ matches: false, fields: [{ field: 'fingerprintId', stored: '0000000000000000', replayed: e11.fingerprintId }] });
   });
 
+  it('re-derives an event stored with schema version 1 as it was keyed then (JA4 and UA alone)', async () => {
+    const e5 = stored.get('e5')!;
+    const legacy = fingerprintOf({ ja4: null, ua: CURL_UA }).fingerprintId;
+    expect(legacy).not.toBe(e5.fingerprintId);
+    await t.app.database.db.execute(sql`UPDATE honeypot_events SET schema_version = 1, fingerprint_id = ${legacy} WHERE id = ${e5.eventId}`);
+    try {
+      const body = (await get('replay', { eventId: e5.eventId })).json();
+      expect(body).toMatchObject({ matches: true, fields: [], envelope: { schemaVersion: 1 } });
+      await t.app.database.db.execute(sql`UPDATE honeypot_events SET schema_version = 2 WHERE id = ${e5.eventId}`);
+      expect((await get('replay', { eventId: e5.eventId })).json()).toMatchObject({ matches: false, fields: [{ field: 'fingerprintId', stored: legacy, replayed: e5.fingerprintId }] });
+    } finally {
+      await t.app.database.db.execute(sql`UPDATE honeypot_events SET schema_version = 2, fingerprint_id = ${e5.fingerprintId} WHERE id = ${e5.eventId}`);
+    }
+  });
+
   it('lists the newest stored envelopes with list=1 or without an eventId', async () => {
     const listed = (await get('replay', { list: '1', limit: '2', tenant: 'docs-mirror' })).json();
     expect(listed).toMatchObject({ mode: 'list', tenant: 'docs-mirror', eventId: null, matches: null, fields: [], envelope: null });
     expect(listed.envelopes.map((e: { eventId: string }) => e.eventId)).toEqual([stored.get('l3')!.eventId, stored.get('l2')!.eventId]);
-    expect(listed.envelopes[0]).toMatchObject({ schemaVersion: 1, sourceTenant: 'docs-mirror' });
+    expect(listed.envelopes[0]).toMatchObject({ schemaVersion: 2, sourceTenant: 'docs-mirror' });
     expect(Date.parse(listed.envelopes[0].receivedAt)).toBeGreaterThan(Date.parse(listed.envelopes[1].receivedAt));
     const fleet = (await get('replay')).json();
     expect(fleet.envelopes).toHaveLength(15);

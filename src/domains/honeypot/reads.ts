@@ -8,6 +8,7 @@ import { assertThat, badRequest, notFound } from '../../platform/errors.ts';
 import { fingerprintOf, normaliseJa4 } from './enrichment/fingerprint.ts';
 import { ja4Drift, uaJa4Consistency } from './enrichment/ja4.ts';
 import * as repo from './reads.repository.ts';
+import { isVerifiedClass } from './tarpit.ts';
 import { reclassify } from './vendors/classify.ts';
 import type { RegistryHolder, VendorRegistry } from './vendors/registry.ts';
 
@@ -167,7 +168,7 @@ const ms = (value: number | null): number | null => (value === null ? null : Mat
 export function explainVerdict(registry: VendorRegistry, e: Pick<repo.StoredEvent, 'uaClass' | 'vendorId' | 'proof' | 'evidence'>) {
   const ev = e.evidence;
   const claimed = Array.isArray(ev.claimed) ? ev.claimed.filter((c): c is string => typeof c === 'string') : [];
-  const verified = e.uaClass === 'KNOWN_LLM_AGENT' || e.uaClass === 'VERIFIED_CRAWLER';
+  const verified = isVerifiedClass(e.uaClass);
   const vendor = e.vendorId === null ? undefined : registry.byId.get(e.vendorId);
   const failed: string[] = [];
   if (!verified && e.vendorId !== null) {
@@ -311,10 +312,15 @@ export function createReadService(deps: ReadDeps) {
     };
   }
 
-  /** Re-derives fingerprintId (fingerprintOf) and the verdict (reclassify, current registry) of a stored event. */
+  /**
+   * Re-derives the verdict (reclassify, current registry) and fingerprintId (fingerprintOf) of a
+   * stored event, keyed as its schema version was: from version 2 on with the source part (the
+   * replayed verdict, the stored AS number and IP hash), version 1 by JA4 and UA alone.
+   */
   function replayOf(e: repo.StoredEvent) {
-    const { fingerprintId } = fingerprintOf({ ja4: e.ja4, ua: e.uaRaw });
     const verdict = reclassify(registry.current, { ua: e.uaRaw, headers: e.headers, evidence: e.evidence });
+    const source = { verifiedVendorId: isVerifiedClass(verdict.uaClass) ? verdict.vendorId : null, asn: e.asn, ipHash: e.ipHash };
+    const { fingerprintId } = fingerprintOf({ ja4: e.ja4, ua: e.uaRaw, ...(e.schemaVersion >= 2 ? { source } : {}) });
     const replayed: Record<(typeof REPLAYED_FIELDS)[number], string | null> = {
       fingerprintId,
       uaClass: verdict.uaClass,

@@ -1,3 +1,5 @@
+import { VERIFIED_CLASSES } from './rollups.ts';
+
 /** Spec A: detection window 10 minutes, delay 8 seconds. */
 export const TARPIT_WINDOW_MS = 10 * 60 * 1000;
 export const TARPIT_DELAY_MS = 8000;
@@ -22,4 +24,16 @@ export function decideTarpit(liarCount: number, liarThreshold: number): TarpitDe
  */
 export function tarpitExpiresAt(triggeredAt: Date, ttlMinutes: number): Date {
   return new Date(triggeredAt.getTime() + ttlMinutes * 60_000);
+}
+
+/** Whether an event of this class proved who it is (KNOWN_LLM_AGENT, VERIFIED_CRAWLER; docs/vendors.md). */
+export const isVerifiedClass = (uaClass: string): boolean => VERIFIED_CLASSES.includes(uaClass);
+
+/**
+ * The tarpit an ingest answer reports for an event: a verified event is never delayed, whatever
+ * state its fingerprint is in; any other event is delayed by its fingerprint's tarpit in force.
+ */
+export function tarpitAnswer(uaClass: string, inForce: { delayMs: number } | undefined): { active: boolean; delayMs: number } {
+  if (inForce === undefined || isVerifiedClass(uaClass)) return { active: false, delayMs: 0 };
+  return { active: true, delayMs: inForce.delayMs };
 }

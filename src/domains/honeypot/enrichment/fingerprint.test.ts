@@ -78,6 +78,19 @@ describe('fingerprintOf', () => {
     expect(fingerprintInput(null, 'curl/{v}')).toBe('-|curl/{v}');
   });
 
+  it('with a source, hashes "<ja4 or ->|<normalised UA>", a line feed and the source part', () => {
+    const ua = normaliseUserAgent('curl/8.4.0');
+    const id = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
+    const ipHash = hashIp('k', '203.0.113.1');
+    expect(fingerprintOf({ ja4: null, ua: 'curl/8.4.0', source: { verifiedVendorId: null, asn: 64500, ipHash } }).fingerprintId).toBe(id(`-|${ua}\nasn:64500`));
+    expect(fingerprintOf({ ja4: null, ua: 'curl/8.4.0', source: { verifiedVendorId: null, asn: null, ipHash } }).fingerprintId).toBe(id(`-|${ua}\nip:${ipHash}`));
+    expect(fingerprintOf({ ja4: CHROME_JA4, ua: 'curl/8.4.0', source: { verifiedVendorId: 'v', asn: 1, ipHash } }).fingerprintId).toBe(id(`${CHROME_JA4}|${ua}\nvendor:v`));
+    // An unverified event with a JA4 has no source part: keyed exactly as before.
+    expect(fingerprintOf({ ja4: CHROME_JA4, ua: 'curl/8.4.0', source: { verifiedVendorId: null, asn: 1, ipHash } })).toEqual(fingerprintOf({ ja4: CHROME_JA4, ua: 'curl/8.4.0' }));
+    expect(fingerprintInput(null, 'curl/{v}', 'asn:1')).toBe('-|curl/{v}\nasn:1');
+    expect(fingerprintInput(null, 'curl/{v}', null)).toBe('-|curl/{v}');
+  });
+
   it('groups one client across releases, spellings and addresses', () => {
     const a = fingerprintOf({ ja4: CHROME_JA4, ua: CHROME_120 });
     const b = fingerprintOf({ ja4: ` ${CHROME_JA4}`, ua: CHROME_121.toUpperCase().replace(/ /g, '  ') });

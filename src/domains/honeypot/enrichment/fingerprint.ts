@@ -82,22 +82,60 @@ export interface Fingerprint {
 }
 
 /**
- * The exact text that is hashed: the normalised JA4 (or "-" when there is none), "|", the
- * normalised User-Agent, encoded as UTF-8. The client IP is deliberately not part of it: the
- * fingerprint groups one client implementation (TLS stack + declared identity) across the
- * addresses it crawls from.
+ * What tells one source of a client apart from another beside its JA4 and User-Agent
+ * (docs/enrichment.md, "Fingerprint"): the facts ingest knows of the event when it keys it.
  */
-export function fingerprintInput(ja4: string | null, uaNormalized: string): string {
-  return `${ja4 ?? '-'}|${uaNormalized}`;
+export interface SourceFacts {
+  /** The vendor whose published proof verified the event (KNOWN_LLM_AGENT, VERIFIED_CRAWLER); null when not verified. */
+  verifiedVendorId: string | null;
+  /** The event's AS number (the sender's, else GeoIP's); null when unknown. */
+  asn: number | null;
+  /** The event's keyed IP hash (`hashIp` under the service's IP-hash key), as stored. */
+  ipHash: string;
+}
+
+/**
+ * The source part of a fingerprint, or null when it has none:
+ * 1. a verified event: `vendor:<vendorId>` (its source is the vendor's own published network), so
+ *    no unverified event ever shares a verified agent's fingerprint, JA4 or not;
+ * 2. an unverified event with a JA4: null (the TLS stack tells clients apart; keyed as before);
+ * 3. an unverified event without a JA4: `asn:<number>`, or `ip:<keyed IP hash>` when the AS is
+ *    unknown, so clients that send one User-Agent from different networks do not collide.
+ * `ja4` is the normalised JA4 (`normaliseJa4`).
+ */
+export function fingerprintSource(ja4: string | null, facts: SourceFacts): string | null {
+  if (facts.verifiedVendorId !== null) return `vendor:${facts.verifiedVendorId}`;
+  if (ja4 !== null) return null;
+  return facts.asn !== null ? `asn:${facts.asn}` : `ip:${facts.ipHash}`;
+}
+
+/**
+ * The exact text that is hashed: the normalised JA4 (or "-" when there is none), "|", the
+ * normalised User-Agent, and, when the event has a source part (`fingerprintSource`), a line feed
+ * and that part; encoded as UTF-8. Neither normalised value can hold a line feed (control
+ * characters are removed), so a text with a source part never equals one without, and no
+ * User-Agent can spell another client's source. The client IP enters only as a keyed hash and
+ * only when nothing else tells an unverified client without JA4 apart: the fingerprint groups one
+ * client implementation across the addresses it crawls from.
+ */
+export function fingerprintInput(ja4: string | null, uaNormalized: string, source: string | null = null): string {
+  const base = `${ja4 ?? '-'}|${uaNormalized}`;
+  return source === null ? base : `${base}\n${source}`;
 }
 
 /** normaliseUserAgent, remembered per UA (ingest normalises every event's). */
 const normalisedUa = memoizeByText(normaliseUserAgent);
 
-export function fingerprintOf(input: { ja4: string | null | undefined; ua: string }): Fingerprint {
+/**
+ * The fingerprint of an event. Ingest gives `source` (the keying of events stored with schema
+ * version 2 on); without it the text has no source part, which is how events of schema version 1
+ * were keyed (their stored fingerprints keep those ids, and replay re-derives them that way).
+ */
+export function fingerprintOf(input: { ja4: string | null | undefined; ua: string; source?: SourceFacts }): Fingerprint {
   const ja4 = normaliseJa4(input.ja4);
   const uaNormalized = typeof input.ua === 'string' ? normalisedUa(input.ua) : '';
-  return { fingerprintId: fingerprintIdOf(fingerprintInput(ja4, uaNormalized)), uaNormalized, ja4 };
+  const source = input.source === undefined ? null : fingerprintSource(ja4, input.source);
+  return { fingerprintId: fingerprintIdOf(fingerprintInput(ja4, uaNormalized, source)), uaNormalized, ja4 };
 }
 
 /** The id of a fingerprint input, remembered per input (a honeypot sees few clients many times). */
