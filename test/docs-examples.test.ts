@@ -28,7 +28,7 @@ beforeAll(async () => {
   t = await startTestApp();
   base = await t.app.server.listen({ port: 0, host: '127.0.0.1' });
   work = mkdtempSync(join(tmpdir(), 'observatory-examples-'));
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await t?.close();

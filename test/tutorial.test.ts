@@ -32,7 +32,7 @@ beforeAll(async () => {
   base = await t.app.server.listen({ port: 0, host: '127.0.0.1' });
   work = mkdtempSync(join(tmpdir(), 'observatory-tutorial-'));
   for (const entry of ['docs', 'src', 'node_modules', 'package.json', 'tsconfig.json']) symlinkSync(join(root, entry), join(work, entry));
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await t?.close();
