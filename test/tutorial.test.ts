@@ -48,6 +48,13 @@ describe('the first-hour tutorial', () => {
     expect(more.split('\n').find((line) => line.startsWith('- '))).toContain('docs/tutorial.md');
   });
 
+  it('shows the first-start message npm start prints', () => {
+    const main = readFileSync(join(root, 'src/main.ts'), 'utf8');
+    const printed = /`\\nFirst start: ([^\\]+)\\n/.exec(main)?.[1];
+    expect(printed).toBeTruthy();
+    expect(tutorial).toContain(`First start: ${printed}`);
+  });
+
   it('has its steps as sh blocks', () => {
     const blocks = shellBlocks(tutorial);
     expect(blocks.length).toBeGreaterThanOrEqual(10);
