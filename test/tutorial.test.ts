@@ -71,7 +71,9 @@ describe('the first-hour tutorial', () => {
     });
     // What the tutorial says the reader sees.
     expect(stdout).toContain('"username": "admin"');
+    expect(stdout).toContain('"slug": "docs-mirror"');
     expect(stdout).toMatch(/"signingSecret": "whsec_/);
+    expect(stdout).toMatch(/"lastOk": "20/);
     expect(stdout).toContain('verified: fact 1');
     expect(stdout).toMatch(/"intact": true/);
 
