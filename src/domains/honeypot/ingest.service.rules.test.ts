@@ -166,7 +166,8 @@ describe('verify', () => {
     expect(await refusal(ingest.verify('rules', signed('whsec_not-the-secret'), raw))).toEqual({
       status: 401,
       reason: 'bad-signature',
-      message: 'The signature does not verify under the tenant\'s signing secret.',
+      message:
+        'The signature does not verify under the tenant\'s signing secret. v1 is the hex HMAC-SHA256 of "<t>.<raw body>" keyed by the whole whsec_… secret as text, not base64-decoded as Standard Webhooks does; see docs/honeypot.md.',
       details: {},
     });
     expect(reads).toEqual([false, true]);

@@ -125,7 +125,8 @@ export interface IngestDeps {
 
 const INGEST_REFUSALS = {
   'unknown-tenant': 'No tenant has that slug.',
-  'bad-signature': 'The signature does not verify under the tenant\'s signing secret.',
+  'bad-signature':
+    'The signature does not verify under the tenant\'s signing secret. v1 is the hex HMAC-SHA256 of "<t>.<raw body>" keyed by the whole whsec_… secret as text, not base64-decoded as Standard Webhooks does; see docs/honeypot.md.',
   'stale-signature': 'The signature timestamp is more than 300 seconds from the server clock.',
 } as const;
 
