@@ -26,6 +26,10 @@ async function main(argv: string[]): Promise<number> {
   const parsed = parseArgs(argv);
   if (typeof parsed === 'string') return usage(parsed);
   const { command: name, args, flags } = parsed;
+  if (name === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   if (name === 'audit:verify-proof') return verifyProofFile(args[0]);
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) return usage(name ? `unknown command ${name}` : null);

@@ -190,4 +190,5 @@ ${COMMANDS.map((c) => `  ${c.usage}`).join('\n')}
   audit:verify-proof <file>      (offline: checks a saved GET {v1}/audit/chain/{id} answer)
 Against a running server the commands use its HTTP API with a token: --token or OBSERVATORY_TOKEN
 (else OBSERVATORY_ADMIN_TOKEN), at --url, else OBSERVATORY_PUBLIC_URL, else http://127.0.0.1:$PORT.
-With no server running, those marked for it open the database directly (docs/operations.md).`;
+With no server running, operator:add, operator:list, tokens:issue --operator, jobs:list and jobs:run
+open the database directly (docs/operations.md, "Operator commands").`;
