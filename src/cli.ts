@@ -59,6 +59,9 @@ async function main(argv: string[]): Promise<number> {
   if (!command.direct) {
     return fail(`${command.name} needs the running server: start it (npm start) and give a token with --token or OBSERVATORY_TOKEN (the admin token it printed at its first start, or OBSERVATORY_ADMIN_TOKEN)`);
   }
+  if (command.name === 'tokens:issue' && !flags.operator) {
+    return fail('with no server running, a token is issued for a named operator: add --operator <username> (or start the server and give a token)');
+  }
   try {
     const { runDirect } = await import('./cli/direct.ts');
     return printAnswer(command, await runDirect(config, command.name, request, flags));
@@ -115,7 +118,7 @@ function inUse(dataDir: string, holder: LockHolder): string {
 
 /** Where the CLI finds a server bound to `host`: an address that listens everywhere is reached on loopback. */
 function localHost(host: string): string {
-  if (host === '0.0.0.0' || host === '' ) return '127.0.0.1';
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
   if (host === '::') return '[::1]';
   return host.includes(':') ? `[${host}]` : host;
 }

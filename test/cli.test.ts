@@ -115,6 +115,12 @@ describe('operator commands with the server running', () => {
     expect(afterRestart.recent.map((r) => r.id)).toContain(run.id);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
+
+    // No server, no token: the command opens the database itself, and finds what the server wrote.
+    const direct = await cli(['operator:list'], env);
+    expect(direct.code, direct.stderr).toBe(0);
+    expect(direct.stdout).toMatch(/^alice\t/m);
+    expect(existsSync(join(dataDir, 'observatory.lock'))).toBe(false);
     // Each command is one HTTP call of a process that loads none of the service.
     process.stdout.write(`cli timings (ms, this machine under test load): ${JSON.stringify(timings)}\n`);
   }, 300_000);
