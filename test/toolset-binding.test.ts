@@ -308,6 +308,7 @@ const RECIPES: Record<string, Recipe> = {
   getReadiness: plain,
   getMetrics: plain,
   listTokens: narrowed({}),
+  listOperators: fleetWide,
   getAccount: plain,
   listPasskeys: plain,
   listOperatorAudit: spans({ limit: '500' }, { limit: '500', verb: 'provenance.register' }),

@@ -33,6 +33,30 @@ const exampleToken = {
 };
 const generatedAt = '2026-11-23T08:00:00.000Z';
 
+const Operator = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  username: Type.String(),
+  displayName: Type.String(),
+  scopes: Type.Array(Type.String(), { description: 'What the operator holds: their tokens and sessions carry at most these.' }),
+  createdAt: IsoDate,
+  disabledAt: Nullable(IsoDate),
+});
+const exampleOperator = {
+  id: '7d2c4e1a-9b3f-4c5d-8e6f-0a1b2c3d4e5f',
+  username: 'alice',
+  displayName: 'Alice Example',
+  scopes: ['read:dashboard', 'read:events'],
+  createdAt: generatedAt,
+  disabledAt: null,
+};
+const Username = Type.String({ pattern: '^[a-z][a-z0-9._-]{1,63}$', description: '2 to 64 of a-z, 0-9, ".", "_" or "-", starting with a letter.' });
+const NewTokenBody = {
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  scopes: Type.Array(ScopeName, { minItems: 1, maxItems: SCOPES.length, uniqueItems: true }),
+  toolsets: Type.Optional(Type.Array(ToolsetName, { minItems: 1, maxItems: MAX_TOKEN_TOOLSETS, uniqueItems: true })),
+};
+const TokenCreateFields = { ...TokenFields, token: Type.String({ description: 'The plaintext token; shown once.' }) };
+
 /** The principal is present on every authenticated endpoint; the server guarantees it. */
 const who = (principal: Principal | null): Principal => principal as Principal;
 
@@ -64,15 +88,8 @@ export function identityEndpoints(identity: IdentityService): Endpoint[] {
       tag: 'tokens',
       kind: 'write',
       uiPath: '/settings/tokens',
-      body: Type.Object({
-        name: Type.String({ minLength: 1, maxLength: 100 }),
-        scopes: Type.Array(ScopeName, { minItems: 1, maxItems: SCOPES.length, uniqueItems: true }),
-        toolsets: Type.Optional(Type.Array(ToolsetName, { minItems: 1, maxItems: MAX_TOKEN_TOOLSETS, uniqueItems: true })),
-      }, { examples: [{ name: 'edge-toolset-writer', scopes: ['write:events'], toolsets: ['edge-eu', 'edge-us'] }] }),
-      response: {
-        schemaId: 'svc-observatory-token-create.v1',
-        fields: { ...TokenFields, token: Type.String({ description: 'The plaintext token; shown once.' }) },
-      },
+      body: Type.Object(NewTokenBody, { examples: [{ name: 'edge-toolset-writer', scopes: ['write:events'], toolsets: ['edge-eu', 'edge-us'] }] }),
+      response: { schemaId: 'svc-observatory-token-create.v1', fields: TokenCreateFields },
       example: {
         schema: 'svc-observatory-token-create.v1',
         generatedAt,
@@ -107,6 +124,89 @@ export function identityEndpoints(identity: IdentityService): Endpoint[] {
       handler: async ({ principal, params, requestId }) => ({
         token: await identity.revokeToken({ principal: who(principal), requestId }, params.id),
       }),
+    }),
+    defineEndpoint({
+      id: 'listOperators',
+      title: 'List operators',
+      description: 'Every operator: username, display name, the scopes they hold, and whether they are disabled. A token bound to toolsets is refused (403): operators reach every toolset.',
+      method: 'GET',
+      path: `${V1}/operators`,
+      auth: 'session-or-bearer',
+      scope: 'write:tokens',
+      spansEveryToolset: 'the operator list',
+      tag: 'operators',
+      kind: 'read',
+      uiPath: '/settings/operators',
+      response: { schemaId: 'svc-observatory-operators.v1', fields: { operators: Type.Array(Operator) } },
+      example: { schema: 'svc-observatory-operators.v1', generatedAt, operators: [exampleOperator] },
+      handler: async () => ({ operators: await identity.listOperators() }),
+    }),
+    defineEndpoint({
+      id: 'createOperator',
+      title: 'Add an operator',
+      description: 'Adds an operator holding `scopes` and issues their first token, unbound, with the same scopes (`firstToken.token` is the plaintext, shown once). The caller can give only scopes it holds itself (403 otherwise); a token bound to toolsets cannot add operators (403). 409 `conflict` when the username exists. Audited (`operator.create`).',
+      method: 'POST',
+      path: `${V1}/operators`,
+      auth: 'session-or-bearer',
+      scope: 'write:tokens',
+      spansEveryToolset: 'adding an operator',
+      tag: 'operators',
+      kind: 'write',
+      uiPath: '/settings/operators',
+      errors: [409],
+      body: Type.Object({
+        username: Username,
+        displayName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        scopes: Type.Array(ScopeName, { minItems: 1, maxItems: SCOPES.length, uniqueItems: true }),
+      }, { examples: [{ username: 'alice', displayName: 'Alice Example', scopes: ['read:dashboard', 'read:events'] }] }),
+      response: {
+        schemaId: 'svc-observatory-operator-create.v1',
+        fields: { operator: Operator, firstToken: Type.Object(TokenCreateFields) },
+      },
+      example: {
+        schema: 'svc-observatory-operator-create.v1',
+        generatedAt,
+        operator: exampleOperator,
+        firstToken: {
+          ...exampleToken,
+          name: 'alice-initial',
+          scopes: ['read:dashboard', 'read:events'],
+          userId: exampleOperator.id,
+          token: 'svctok_Q2x9aBexampleexampleexampleexampleexam',
+        },
+      },
+      handler: async ({ principal, body, requestId }) => {
+        const created = await identity.createOperator(body, { principal: who(principal), requestId });
+        return { operator: created.operator, firstToken: created.firstToken };
+      },
+    }),
+    defineEndpoint({
+      id: 'createOperatorToken',
+      title: 'Issue a token for an operator',
+      description: 'Issues a token for the operator `username` (yourself included), like `POST {v1}/tokens` does for the caller. The token acts as that operator, so the caller must hold every scope the operator holds (403 otherwise); it carries only scopes both hold (403 for one the caller lacks, 400 for one the operator lacks); a caller bound to toolsets issues only tokens bound within its own toolsets (omitting `toolsets` gives the caller\'s). 404 for an unknown operator, 409 for a disabled one. Audited (`token.create`, with the issuer as actor).',
+      method: 'POST',
+      path: `${V1}/operators/{username}/tokens`,
+      auth: 'session-or-bearer',
+      scope: 'write:tokens',
+      tag: 'operators',
+      kind: 'write',
+      uiPath: '/settings/operators',
+      errors: [409],
+      params: Type.Object({ username: Username }, { examples: [{ username: 'alice' }] }),
+      body: Type.Object(NewTokenBody, { examples: [{ name: 'alice-laptop', scopes: ['read:events'], toolsets: ['edge-eu'] }] }),
+      response: { schemaId: 'svc-observatory-token-create.v1', fields: TokenCreateFields },
+      example: {
+        schema: 'svc-observatory-token-create.v1',
+        generatedAt,
+        ...exampleToken,
+        name: 'alice-laptop',
+        scopes: ['read:events'],
+        toolsets: ['edge-eu'],
+        userId: exampleOperator.id,
+        token: 'svctok_Q2x9aBexampleexampleexampleexampleexam',
+      },
+      handler: async ({ principal, params, body, requestId }) =>
+        identity.createTokenFor({ principal: who(principal), requestId }, params.username, body),
     }),
     defineEndpoint({
       id: 'getAccount',

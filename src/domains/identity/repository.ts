@@ -16,6 +16,10 @@ export async function findUserById(db: Db, id: string): Promise<UserRow | null> 
   return row ?? null;
 }
 
+export async function listUsers(db: Db): Promise<UserRow[]> {
+  return db.select().from(users).orderBy(asc(users.username));
+}
+
 export async function insertUser(db: Db, row: UserRow): Promise<void> {
   await db.insert(users).values(row);
 }

@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { randomToken, sha256Hex } from '../../platform/crypto.ts';
 import { dayOf, dayText } from '../../platform/days.ts';
 import type { Db } from '../../platform/db/client.ts';
-import { withTransaction } from '../../platform/db/transaction.ts';
+import { isUniqueViolation, withTransaction } from '../../platform/db/transaction.ts';
 import { assertThat, badRequest, conflict, forbidden, notFound } from '../../platform/errors.ts';
 import type { CredentialResolver } from '../../platform/http/auth.ts';
 import { isScope, type Principal, SCOPES, type Scope } from '../../platform/http/registry.ts';
@@ -44,6 +44,32 @@ export function toTokenView(row: repo.TokenRow): TokenView {
   };
 }
 
+/** An operator's name: 2 to 64 of a-z, 0-9, ".", "_", "-", starting with a letter. */
+export const USERNAME_PATTERN = /^[a-z][a-z0-9._-]{1,63}$/;
+
+export interface OperatorView {
+  id: string;
+  username: string;
+  displayName: string;
+  scopes: string[];
+  createdAt: string;
+  disabledAt: string | null;
+}
+
+export function toOperatorView(row: repo.UserRow): OperatorView {
+  return {
+    id: row.id,
+    username: row.username,
+    displayName: row.displayName,
+    scopes: [...row.scopes].sort(),
+    createdAt: row.createdAt.toISOString(),
+    disabledAt: row.disabledAt?.toISOString() ?? null,
+  };
+}
+
+/** The operator console (`npm run cli` on the database itself): bound to no toolset. */
+const CONSOLE: Pick<Principal, 'toolsets'> = { toolsets: null };
+
 export function generateTokenPlaintext(): string {
   return `svctok_${randomToken(TOKEN_RANDOM_BYTES)}`;
 }
@@ -80,7 +106,7 @@ function tokenInReach(principal: Pick<Principal, 'toolsets'>, token: { toolsets:
  * its own, and asking for none hands on all of its own; an unbound caller (a session, an unbound
  * token) may bind a token to any toolsets or leave it unbound.
  */
-function toolsetsForNewToken(principal: Principal, requested: readonly string[] | undefined): string[] | null {
+function toolsetsForNewToken(principal: Pick<Principal, 'toolsets'>, requested: readonly string[] | undefined): string[] | null {
   const own = principal.toolsets;
   if (requested === undefined) return own === null ? null : [...own].sort();
   const wanted = [...new Set(requested)].sort();
@@ -307,37 +333,112 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
     },
 
     /**
-     * Adds an operator holding `scopes` and issues their first token (plaintext returned once).
-     * Operators are added from the CLI; the admin operator exists from the first start.
+     * Adds an operator holding `scopes` and issues their first token (plaintext returned once, in
+     * `firstToken.token`). `caller` is the API caller (`POST {v1}/operators`): it may hand on only
+     * scopes it holds, and a token bound to toolsets is refused before this runs (an operator
+     * reaches every toolset). Without a caller it is the operator console (`npm run cli` on the
+     * database itself), audited with surface `cli`.
      */
-    async createOperator(input: { username: string; displayName?: string; scopes: Scope[] }, surface: 'cli' | 'api' = 'cli') {
-      if (!/^[a-z][a-z0-9._-]{1,63}$/.test(input.username)) {
+    async createOperator(input: { username: string; displayName?: string | undefined; scopes: Scope[] }, caller: CallContext | null = null) {
+      if (!USERNAME_PATTERN.test(input.username)) {
         throw badRequest('invalid-username', 'A username is 2 to 64 characters of a-z, 0-9, ".", "_" or "-", starting with a letter.');
       }
-      const plaintext = generateTokenPlaintext();
       const scopes = [...new Set(input.scopes)];
-      return withTransaction(db, async (tx) => {
-        if (await repo.findUserByUsername(tx, input.username)) throw conflict(`An operator named ${input.username} already exists.`);
-        const user: repo.UserRow = {
-          id: randomUUID(),
-          username: input.username,
-          displayName: input.displayName ?? input.username,
-          scopes,
-          createdAt: clock.now(),
-          disabledAt: null,
-        };
-        await repo.insertUser(tx, user);
-        const token = newTokenRow(user.id, `${input.username}-initial`, scopes, null, plaintext);
-        await repo.insertToken(tx, token);
-        await audit.record(tx, {
-          verb: 'operator.create',
-          target: `user:${user.id}`,
-          surface,
-          actor: null,
-          after: { username: user.username, scopes, tokenId: token.id },
+      const unknown = scopes.filter((s) => !isScope(s));
+      if (unknown.length > 0) throw badRequest('invalid-body', `Unknown scopes: ${unknown.join(', ')}.`, { field: 'body.scopes' });
+      if (caller !== null) {
+        const missing = scopes.filter((s) => !caller.principal.scopes.has(s));
+        if (missing.length > 0) throw forbidden(`An operator cannot be given scopes their creator does not hold: ${missing.join(', ')}.`);
+        if (caller.principal.toolsets !== null) throw forbidden('A token bound to toolsets cannot create operators: an operator reaches every toolset.');
+      }
+      const plaintext = generateTokenPlaintext();
+      try {
+        return await withTransaction(db, async (tx) => {
+          if (await repo.findUserByUsername(tx, input.username)) throw conflict(`An operator named ${input.username} already exists.`);
+          const user: repo.UserRow = {
+            id: randomUUID(),
+            username: input.username,
+            displayName: input.displayName ?? input.username,
+            scopes,
+            createdAt: clock.now(),
+            disabledAt: null,
+          };
+          await repo.insertUser(tx, user);
+          const token = newTokenRow(user.id, `${input.username}-initial`, scopes, null, plaintext);
+          await repo.insertToken(tx, token);
+          await audit.record(tx, {
+            verb: 'operator.create',
+            target: `user:${user.id}`,
+            surface: caller === null ? 'cli' : 'api',
+            actor: caller === null ? null : actorOf(caller.principal),
+            after: { username: user.username, scopes, tokenId: token.id },
+            ...(caller === null ? {} : { requestId: caller.requestId }),
+          });
+          const operator = toOperatorView(user);
+          // `userId`, `username`, `scopes` and `token` at the top as before this answer had an API.
+          return { userId: user.id, username: user.username, scopes, token: plaintext, operator, firstToken: { ...toTokenView(token), token: plaintext } };
         });
-        return { userId: user.id, username: user.username, scopes, token: plaintext };
+      } catch (error) {
+        // Two creations of one name at once: the loser meets the unique index.
+        if (isUniqueViolation(error)) throw conflict(`An operator named ${input.username} already exists.`);
+        throw error;
+      }
+    },
+
+    async listOperators(): Promise<OperatorView[]> {
+      return (await repo.listUsers(db)).map(toOperatorView);
+    },
+
+    /**
+     * Issues a token for the operator `username` (`POST {v1}/operators/{username}/tokens`), audited
+     * as `token.create` by the issuer. Such a token acts as that operator: its writes are audited
+     * under their name, and it lists and revokes their tokens. So the issuer must hold every scope
+     * the operator holds (no one mints a credential of someone who outranks them), the token
+     * carries only scopes both hold, and a token bound to toolsets issues tokens bound within its
+     * own toolsets only. Without a caller it is the operator console (surface `cli`).
+     */
+    async createTokenFor(
+      caller: CallContext | null,
+      username: string,
+      input: { name: string; scopes: Scope[]; toolsets?: string[] | undefined },
+    ) {
+      const scopes = [...new Set(input.scopes)];
+      const unknown = scopes.filter((s) => !isScope(s));
+      if (unknown.length > 0) throw badRequest('invalid-body', `Unknown scopes: ${unknown.join(', ')}.`, { field: 'body.scopes' });
+      if (caller !== null) {
+        const missing = scopes.filter((s) => !caller.principal.scopes.has(s));
+        if (missing.length > 0) throw forbidden(`A token cannot carry scopes its creator does not hold: ${missing.join(', ')}.`);
+      }
+      const toolsets =
+        caller === null ? (input.toolsets === undefined ? null : toolsetsForNewToken(CONSOLE, input.toolsets)) : toolsetsForNewToken(caller.principal, input.toolsets);
+      const user = await repo.findUserByUsername(db, username);
+      assertThat(user, notFound(`No operator is named ${username}.`));
+      if (user.disabledAt !== null) throw conflict(`The operator ${username} is disabled; no token is issued for them.`);
+      if (caller !== null && user.id !== caller.principal.userId) {
+        const outranks = scopesOf(user.scopes);
+        const lacking = [...outranks].filter((s) => !caller.principal.scopes.has(s));
+        if (lacking.length > 0) {
+          throw forbidden(`A token for ${username} acts as ${username}; issuing one needs every scope they hold, and this credential lacks: ${lacking.sort().join(', ')}.`);
+        }
+      }
+      const beyond = scopes.filter((s) => !user.scopes.includes(s));
+      if (beyond.length > 0) {
+        throw badRequest('invalid-body', `${username} does not hold ${beyond.join(', ')}; a token never carries more than its operator.`, { field: 'body.scopes' });
+      }
+      const plaintext = generateTokenPlaintext();
+      const row = newTokenRow(user.id, input.name, scopes, toolsets, plaintext);
+      await withTransaction(db, async (tx) => {
+        await repo.insertToken(tx, row);
+        await audit.record(tx, {
+          verb: 'token.create',
+          target: `token:${row.id}`,
+          surface: caller === null ? 'cli' : 'api',
+          actor: caller === null ? null : actorOf(caller.principal),
+          after: { ...toTokenView(row), operator: user.username },
+          ...(caller === null ? {} : { requestId: caller.requestId }),
+        });
       });
+      return { ...toTokenView(row), token: plaintext };
     },
 
     /**

@@ -12,6 +12,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import { type Config, DEFAULT_DB_CONNECT_TIMEOUT_MS, DEFAULT_DB_QUERY_TIMEOUT_MS } from '../config.ts';
 import { privateDir } from '../private-dir.ts';
+import { lockDataDir } from './data-dir-lock.ts';
 
 /** The one database type every repository takes; a transaction is one too. */
 export type Db = PgDatabase<PgQueryResultHKT>;
@@ -182,13 +183,26 @@ async function openNodePg(
 }
 
 async function openPglite(dataDir: string | null): Promise<Database> {
-  const fresh = dataDir !== null && !existsSync(join(dataDir, 'PG_VERSION'));
-  if (dataDir) await makeDataDirPrivate(dataDir);
-  const client = dataDir ? new PGlite(dataDir) : new PGlite();
-  await client.waitReady;
-  // A new data directory's first files are written while PGlite opens it: made private once they exist.
-  if (dataDir && fresh) await makeDataDirPrivate(dataDir);
-  return pgliteDatabase(client);
+  if (dataDir === null) {
+    const client = new PGlite();
+    await client.waitReady;
+    return pgliteDatabase(client);
+  }
+  const fresh = !existsSync(join(dataDir, 'PG_VERSION'));
+  await privateDir(dataDir);
+  // Before PGlite reads a byte: a second opener is refused, naming the holder (data-dir-lock.ts).
+  const lock = lockDataDir(dataDir);
+  try {
+    await makeDataDirPrivate(dataDir);
+    const client = new PGlite(dataDir);
+    await client.waitReady;
+    // A new data directory's first files are written while PGlite opens it: made private once they exist.
+    if (fresh) await makeDataDirPrivate(dataDir);
+    return pgliteDatabase(client, () => lock.release());
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
 }
 
 /**
@@ -213,14 +227,14 @@ async function makeDataDirPrivate(dataDir: string): Promise<void> {
 }
 
 /** A Database over an open PGlite (the embedded database, or a test's copy of a migrated one). */
-export function pgliteDatabase(client: PGlite): Database {
+export function pgliteDatabase(client: PGlite, afterClose: () => void = () => {}): Database {
   const db = drizzlePglite({ client }) as unknown as Db;
   let closed = false;
   return {
     db,
     driver: 'pglite',
-    // PGlite is one process's own database: no other instance can open the same files, so the
-    // start-up lock is the process itself.
+    // PGlite is one process's own database: the data directory's lock (data-dir-lock.ts) keeps
+    // every other process out, so the start-up lock is the process itself.
     async migrate(afterMigrate) {
       await migratePglite(drizzlePglite({ client }), { migrationsFolder: MIGRATIONS_FOLDER });
       if (afterMigrate) await afterMigrate(db);
@@ -230,7 +244,11 @@ export function pgliteDatabase(client: PGlite): Database {
     async close() {
       if (closed) return;
       closed = true;
-      await client.close();
+      try {
+        await client.close();
+      } finally {
+        afterClose();
+      }
     },
   };
 }

@@ -16,26 +16,9 @@ export const V1 = '/api/observatory/v1';
  */
 export const LONG_WORK_TIMEOUT_MS = 600_000;
 
-/** Scopes exactly as spec C lists them, plus `write:events` (spec D4). */
-export const SCOPES = [
-  'read:dashboard',
-  'read:events',
-  'read:tenants',
-  'read:alerts',
-  'write:alerts',
-  'read:clusters',
-  'read:intel',
-  'write:tokens',
-  'write:tenants',
-  'write:test-event',
-  'read:empire',
-  'write:events',
-] as const;
-export type Scope = (typeof SCOPES)[number];
-
-export function isScope(value: string): value is Scope {
-  return (SCOPES as readonly string[]).includes(value);
-}
+// The scopes live in a module of their own, which the operator commands load without TypeBox.
+import type { Scope } from './scopes.ts';
+export { isScope, type Scope, SCOPES } from './scopes.ts';
 
 /**
  * How a caller proves who it is:
