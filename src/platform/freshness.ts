@@ -1,5 +1,4 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Cron } from 'croner';
 import { IsoDate, Nullable, V1 } from './http/registry.ts';
 
 /**
@@ -7,6 +6,10 @@ import { IsoDate, Nullable, V1 } from './http/registry.ts';
  * job or applier derives (the knowledge graph, the analytics warehouse, alert evaluations, …)
  * carries one `freshness` object in its envelope, computed from what that producer recorded: the
  * instant up to which source data is in the answer, never a guess. One shape for every domain.
+ *
+ * It holds only what the producer recorded, nothing relative to the moment of the answer (the lag
+ * is `generatedAt` − `asOf`, the next run follows from `schedule`): an answer stays a function of
+ * the stored state apart from `generatedAt`, as `analytics/query` promises.
  */
 
 export const FRESHNESS_DESCRIPTION =
@@ -16,14 +19,13 @@ export const Freshness = Type.Object(
   {
     asOf: Nullable({
       ...IsoDate,
-      description: 'Source data received up to this instant is included in the answer. null when the producer has not produced it yet (`reason` says why): the answer then includes none of it.',
+      description:
+        'Source data received up to this instant is included in the answer; the lag is `generatedAt` − `asOf`. null when the producer has not produced it yet (`reason` says why): the answer then includes none of it.',
     }),
-    lagSec: Nullable(Type.Integer({ minimum: 0, description: 'Whole seconds from `asOf` to the answer (`generatedAt`); null with `asOf`.' })),
     producer: Type.String({
       description: 'What brings the answer up to date: a job name (`graph-materialise`, `analytics-rollup`, `alert-evaluate`, …), or `read` when the read itself includes everything acknowledged before it.',
     }),
     schedule: Nullable(Type.String({ description: "The producer job's UTC cron expression; null for `read` or a job run only on demand." })),
-    nextRunAt: Nullable({ ...IsoDate, description: 'The next time the schedule fires (on whichever instance runs the scheduler); null without a schedule.' }),
     refresh: Nullable(Type.String({ description: 'The call that runs the producer now (needs `write:alerts`), e.g. `POST /api/observatory/v1/ops/jobs/graph-materialise/run`; null for `read`.' })),
     reason: Nullable(Type.String({ description: 'Why `asOf` is null (never produced, nothing to produce); null otherwise.' })),
   },
@@ -37,17 +39,6 @@ export interface Producer {
   schedule: string | null;
 }
 
-/** Whole seconds from `asOf` to `now`, never negative (a clock set back reads 0). */
-export function lagSecOf(asOf: Date, now: Date): number {
-  return Math.max(0, Math.floor((now.getTime() - asOf.getTime()) / 1000));
-}
-
-/** The next fire time of a UTC cron expression strictly after `now`; null without one. */
-export function nextFireAfter(schedule: string | null, now: Date): Date | null {
-  if (schedule === null) return null;
-  return new Cron(schedule, { timezone: 'UTC', paused: true }).nextRun(now) ?? null;
-}
-
 /** The call that runs a job now (`POST {v1}/ops/jobs/{job}/run`). */
 export const runJobCall = (job: string) => `POST ${V1}/ops/jobs/${job}/run`;
 
@@ -56,14 +47,12 @@ export const runJobCall = (job: string) => `POST ${V1}/ops/jobs/${job}/run`;
  * materialisation instant, an evaluation bound). `asOf` null needs a `reason`: the answer includes
  * nothing the producer has not yet produced, and says so rather than pretending.
  */
-export function freshnessOf(producer: Producer, asOf: Date | null, now: Date, reason: string | null = null): Freshness {
+export function freshnessOf(producer: Producer, asOf: Date | null, reason: string | null = null): Freshness {
   if (asOf === null && reason === null) throw new Error(`freshness of ${producer.job}: an unknown asOf needs a reason`);
   return {
     asOf: asOf?.toISOString() ?? null,
-    lagSec: asOf === null ? null : lagSecOf(asOf, now),
     producer: producer.job,
     schedule: producer.schedule,
-    nextRunAt: nextFireAfter(producer.schedule, now)?.toISOString() ?? null,
     refresh: runJobCall(producer.job),
     reason: asOf === null ? reason : null,
   };
@@ -71,10 +60,10 @@ export function freshnessOf(producer: Producer, asOf: Date | null, now: Date, re
 
 /** An answer computed at read time from everything acknowledged before it: as of `now`, no lag. */
 export function freshAtRead(now: Date): Freshness {
-  return { asOf: now.toISOString(), lagSec: 0, producer: 'read', schedule: null, nextRunAt: null, refresh: null, reason: null };
+  return { asOf: now.toISOString(), producer: 'read', schedule: null, refresh: null, reason: null };
 }
 
 /** The example value an endpoint's manifest example carries. */
-export function exampleFreshness(producer: Producer, asOf: string, generatedAt: string): Freshness {
-  return freshnessOf(producer, new Date(asOf), new Date(generatedAt));
+export function exampleFreshness(producer: Producer, asOf: string): Freshness {
+  return freshnessOf(producer, new Date(asOf));
 }

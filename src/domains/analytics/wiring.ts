@@ -37,7 +37,7 @@ export function createAnalyticsDomain(deps: {
 }): AnalyticsDomain {
   const sources = factSources({ region: deps.config.region, honeypot: honeypotAnalyticsFacts, empire: empireAnalyticsFacts, triage: triageAnalyticsFacts, cost: costAnalyticsFacts });
   const rollup = createRollupService({ db: deps.db, sources });
-  const query = createAnalyticsQueryService({ db: deps.db, clock: deps.clock });
+  const query = createAnalyticsQueryService({ db: deps.db });
   const cohorts = createCohortService({ clock: deps.clock, identity: deps.identity, empire: deps.empire, triage: deps.triage });
   return {
     rollup,

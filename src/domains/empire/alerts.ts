@@ -299,7 +299,7 @@ export function createEmpireAlertService(deps: EmpireAlertServiceDeps) {
     async list(toolset: string, tenant: string | undefined, caller: ToolsetCaller): Promise<{ tenant: string | null; toolset: string; rules: EmpireAlertRuleView[]; freshness: Freshness }> {
       assertToolsetInReach(caller, toolset, 'read the alert rules of');
       const rows = await repo.listRules(db, toolset, tenant ?? null);
-      return { tenant: tenant ?? null, toolset, rules: rows.map(toRuleView), freshness: rulesFreshness(EMPIRE_ALERT_PRODUCER, rows, clock.now()) };
+      return { tenant: tenant ?? null, toolset, rules: rows.map(toRuleView), freshness: rulesFreshness(EMPIRE_ALERT_PRODUCER, rows) };
     },
 
     /**

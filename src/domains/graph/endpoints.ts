@@ -120,7 +120,7 @@ export function graphQueryEndpoints(deps: {
         edges: [],
         truncated: false,
         truncatedBy: [],
-        freshness: exampleFreshness(GRAPH_PRODUCER, '2026-11-26T07:59:00.000Z', generatedAt),
+        freshness: exampleFreshness(GRAPH_PRODUCER, '2026-11-26T07:59:00.000Z'),
       },
       handler: async ({ body, principal }) => {
         const caller = who(principal);

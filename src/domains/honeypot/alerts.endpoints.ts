@@ -60,7 +60,7 @@ export function alertEndpoints(deps: { alerts: AlertService }): Endpoint[] {
         schemaId: 'svc-observatory-alerts.v1',
         fields: { tenant: Nullable(Type.String({ description: 'The tenant asked for; null for all.' })), rules: Type.Array(AlertRule), freshness: Freshness },
       },
-      example: { schema: 'svc-observatory-alerts.v1', generatedAt, tenant: 'docs-mirror', rules: [exampleRule], freshness: exampleFreshness(ALERT_PRODUCER, exampleRule.evaluatedUntil!, generatedAt) },
+      example: { schema: 'svc-observatory-alerts.v1', generatedAt, tenant: 'docs-mirror', rules: [exampleRule], freshness: exampleFreshness(ALERT_PRODUCER, exampleRule.evaluatedUntil!) },
       handler: async ({ query }) => alerts.list(query.tenant),
     }),
     defineEndpoint({

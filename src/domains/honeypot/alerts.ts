@@ -265,7 +265,7 @@ export function createAlertService(deps: AlertServiceDeps) {
         tenantId = tenant.id;
       }
       const rows = await repo.listRules(db, tenantId);
-      return { tenant: tenantSlug ?? null, rules: rows.map((r) => toRuleView(r, r.tenantSlug)), freshness: rulesFreshness(ALERT_PRODUCER, rows, clock.now()) };
+      return { tenant: tenantSlug ?? null, rules: rows.map((r) => toRuleView(r, r.tenantSlug)), freshness: rulesFreshness(ALERT_PRODUCER, rows) };
     },
 
     async create(ctx: CallContext, input: CreateRuleInput): Promise<{ ok: true; id: string }> {

@@ -128,7 +128,7 @@ export function analyticsWarehouseEndpoints(service: AnalyticsQueryService): End
         ],
         unknownMetric: false,
         invalidDims: ['workspaceId'],
-        freshness: exampleFreshness(ROLLUP_PRODUCER, '2026-11-26T07:52:00.000Z', generatedAt),
+        freshness: exampleFreshness(ROLLUP_PRODUCER, '2026-11-26T07:52:00.000Z'),
       },
       handler: async ({ query, principal }) => service.query(principal, query),
     }),

@@ -1,4 +1,3 @@
-import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/db/client.ts';
 import { type Freshness, freshnessOf } from '../../../platform/freshness.ts';
 import { checkDayRange, dayText } from '../../../platform/days.ts';
@@ -71,21 +70,20 @@ export function compareSeries(a: repo.WarehouseRow, b: repo.WarehouseRow): numbe
   return 0;
 }
 
-export function createAnalyticsQueryService(deps: { db: Db; clock: Clock }) {
-  const { db, clock } = deps;
+export function createAnalyticsQueryService(deps: { db: Db }) {
+  const { db } = deps;
 
   /**
    * The warehouse holds a metric's facts as of its source's last rollup (the watermark the
    * `analytics-rollup` job saved): facts recorded later are not in the answer until the next run.
    */
   async function freshness(metric: MetricDefinition | undefined): Promise<Freshness> {
-    const now = clock.now();
-    if (metric === undefined) return freshnessOf(ROLLUP_PRODUCER, null, now, 'Unknown metric: the warehouse holds nothing for it.');
+    if (metric === undefined) return freshnessOf(ROLLUP_PRODUCER, null, 'Unknown metric: the warehouse holds nothing for it.');
     const state = await repo.sourceState(db, metric.source);
     if (state?.watermark == null) {
-      return freshnessOf(ROLLUP_PRODUCER, null, now, `The analytics-rollup job has not rolled up the source of ${metric.key} (${metric.source}) yet: until it runs, the warehouse holds none of its facts and the series is 0.`);
+      return freshnessOf(ROLLUP_PRODUCER, null, `The analytics-rollup job has not rolled up the source of ${metric.key} (${metric.source}) yet: until it runs, the warehouse holds none of its facts and the series is 0.`);
     }
-    return freshnessOf(ROLLUP_PRODUCER, state.watermark, now);
+    return freshnessOf(ROLLUP_PRODUCER, state.watermark);
   }
 
   return {

@@ -393,10 +393,10 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
     const wanted = (await lags(now)).filter((l) => kinds.includes(l.kind));
     const never = wanted.filter((l) => l.materialisedAt === null).map((l) => l.kind);
     if (never.length > 0) {
-      return freshnessOf(GRAPH_PRODUCER, null, now, `The graph has not materialised ${never.join(', ')} yet: the first ${JOB_NAME} run does (every minute, or on demand).`);
+      return freshnessOf(GRAPH_PRODUCER, null, `The graph has not materialised ${never.join(', ')} yet: the first ${JOB_NAME} run does (every minute, or on demand).`);
     }
     const oldest = wanted.reduce<Date | null>((min, l) => (min === null || l.materialisedAt!.getTime() < min.getTime() ? l.materialisedAt : min), null);
-    return freshnessOf(GRAPH_PRODUCER, oldest ?? now, now);
+    return freshnessOf(GRAPH_PRODUCER, oldest ?? now);
   }
 
   async function slo() {
