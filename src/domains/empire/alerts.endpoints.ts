@@ -94,7 +94,7 @@ export function empireAlertEndpoints(deps: { alerts: EmpireAlertService }): Endp
         tenant: null,
         toolset: 'crawler-lab',
         rules: [exampleRule, exampleJoin],
-        freshness: exampleFreshness(EMPIRE_ALERT_PRODUCER, [exampleRule, exampleJoin].map((r) => r.evaluatedUntil!).sort()[0]!),
+        freshness: exampleFreshness(EMPIRE_ALERT_PRODUCER, exampleRule.evaluatedUntil!),
       },
       handler: async ({ params, query, principal }) => alerts.list(params.toolset, query.tenant, principal),
     }),
