@@ -1,8 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } from '../../platform/http/registry.ts';
+import { exampleFreshness, Freshness } from '../../platform/freshness.ts';
 import { Destinations, RedactedDestination } from '../../platform/outbound/destinations.ts';
 import { TOOLSET_PATTERN } from '../provenance/service.ts';
-import type { EmpireAlertRuleView, EmpireAlertService } from './alerts.ts';
+import { EMPIRE_ALERT_PRODUCER, type EmpireAlertRuleView, type EmpireAlertService } from './alerts.ts';
 import { EmpirePredicate, EmpirePredicateBody } from './alerts.predicates.ts';
 
 /** Empire alert rules (spec B group 2 `{v1}/empire/{toolset}/alerts`, and a change endpoint). */
@@ -64,7 +65,8 @@ export function empireAlertEndpoints(deps: { alerts: EmpireAlertService }): Endp
       id: 'listEmpireAlerts',
       title: 'List empire alert rules',
       description:
-        'Every alert rule of a toolset, enabled and disabled, oldest first; with `tenant`, only the rules made for that source tenant. A toolset nobody made rules for (toolsets exist by sending events) has none. Destinations are redacted: URL origins only, never a webhook secret. A token bound to other toolsets is refused (403).',
+        'Every alert rule of a toolset, enabled and disabled, oldest first; with `tenant`, only the rules made for that source tenant. A toolset nobody made rules for (toolsets exist by sending events) has none. Destinations are redacted: URL origins only, never a webhook secret. A token bound to other toolsets is refused (403). ' +
+        'The job `empire-alert-evaluate` evaluates enabled rules every minute over the events received up to 60 s before it runs: `freshness.asOf` is the earliest `evaluatedUntil` of the listed enabled rules (null, with `reason`, when one has not been evaluated yet or none is enabled).',
       method: 'GET',
       path: `${V1}/empire/{toolset}/alerts`,
       auth: 'session-or-bearer',
@@ -83,9 +85,17 @@ export function empireAlertEndpoints(deps: { alerts: EmpireAlertService }): Endp
           tenant: Nullable(Type.String({ description: 'The tenant asked for; null for all.' })),
           toolset: Type.String(),
           rules: Type.Array(EmpireAlertRule),
+          freshness: Freshness,
         },
       },
-      example: { schema: 'svc-empire-alerts.v1', generatedAt, tenant: null, toolset: 'crawler-lab', rules: [exampleRule, exampleJoin] },
+      example: {
+        schema: 'svc-empire-alerts.v1',
+        generatedAt,
+        tenant: null,
+        toolset: 'crawler-lab',
+        rules: [exampleRule, exampleJoin],
+        freshness: exampleFreshness(EMPIRE_ALERT_PRODUCER, exampleRule.evaluatedUntil!),
+      },
       handler: async ({ params, query, principal }) => alerts.list(params.toolset, query.tenant, principal),
     }),
     defineEndpoint({

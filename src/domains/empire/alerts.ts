@@ -15,6 +15,8 @@ import {
 } from '../../platform/alerting/plan.ts';
 import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
+import { rulesFreshness } from '../../platform/alerting/freshness.ts';
+import type { Freshness, Producer } from '../../platform/freshness.ts';
 import type { Config } from '../../platform/config.ts';
 import type { Db } from '../../platform/db/client.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
@@ -40,6 +42,8 @@ import { assertToolsetInReach, type ToolsetCaller } from '../../platform/http/au
 export const DETAIL_LIMIT = 20;
 export const OUTBOUND_SOURCE = 'empire-rule';
 export const JOB_NAME = 'empire-alert-evaluate';
+/** The job that evaluates empire rules, every minute. */
+export const EMPIRE_ALERT_PRODUCER: Producer = { job: JOB_NAME, schedule: '* * * * *' };
 
 /**
  * The knowledge-graph materialiser's lag in seconds (of one node kind when given), or null when it
@@ -292,10 +296,10 @@ export function createEmpireAlertService(deps: EmpireAlertServiceDeps) {
 
   return {
     /** Every rule of a toolset, enabled and disabled; with `tenant`, only the rules made for it. An unknown toolset has none. */
-    async list(toolset: string, tenant: string | undefined, caller: ToolsetCaller): Promise<{ tenant: string | null; toolset: string; rules: EmpireAlertRuleView[] }> {
+    async list(toolset: string, tenant: string | undefined, caller: ToolsetCaller): Promise<{ tenant: string | null; toolset: string; rules: EmpireAlertRuleView[]; freshness: Freshness }> {
       assertToolsetInReach(caller, toolset, 'read the alert rules of');
       const rows = await repo.listRules(db, toolset, tenant ?? null);
-      return { tenant: tenant ?? null, toolset, rules: rows.map(toRuleView) };
+      return { tenant: tenant ?? null, toolset, rules: rows.map(toRuleView), freshness: rulesFreshness(EMPIRE_ALERT_PRODUCER, rows) };
     },
 
     /**
@@ -366,7 +370,7 @@ export function empireAlertJobs(alerts: EmpireAlertService): JobDefinition[] {
       name: JOB_NAME,
       description:
         'Evaluates every enabled empire alert rule (empire_count_gte, cross_toolset_join, graph_lag_gte) against the toolset events received in its window; a firing rule records lastFiredAt and enqueues one notification per destination for outbound-dispatch, unless silenced.',
-      schedule: '* * * * *',
+      schedule: EMPIRE_ALERT_PRODUCER.schedule,
       run: async ({ now }) => ({ ...(await alerts.evaluateAll(now)) }),
     },
   ];

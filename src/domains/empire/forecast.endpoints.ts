@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { Clock } from '../../platform/clock.ts';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, PageLimitParam, type Principal, StringEnum, TimeCursorParam, V1 } from '../../platform/http/registry.ts';
-import type { Forecaster } from './forecast.ts';
+import { exampleFreshness, Freshness } from '../../platform/freshness.ts';
+import { FORECAST_PRODUCER, type Forecaster } from './forecast.ts';
 import { INCIDENT_SEVERITIES, INCIDENT_STATUSES, INCIDENTS_LIMIT_DEFAULT, INCIDENTS_LIMIT_MAX, type IncidentService } from './incidents.ts';
 
 /** Forecasts and incidents of the empire layer (spec B group 2; incidents: issue 5). */
@@ -51,17 +52,20 @@ export function empireForecastEndpoints(deps: { forecaster: Forecaster; incident
     defineEndpoint({
       id: 'empireForecasts',
       title: 'Latest forecasts',
-      description: 'The latest forecaster score of every toolset (docs/empire.md, "Forecasts"); of the token\'s toolsets only when it is bound to toolsets.',
+      description:
+        'The latest forecaster score of every toolset (docs/empire.md, "Forecasts"); of the token\'s toolsets only when it is bound to toolsets. ' +
+        'The job `forecast` scores every 15 minutes the complete hours before it runs: `freshness.asOf` is the end of the newest run\'s window (an event counts once its hour has ended and a run followed; null, with `reason`, before any forecast).',
       method: 'GET',
       path: `${V1}/empire/forecast`,
       auth: 'session-or-bearer',
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
-      response: { schemaId: 'svc-empire-forecast.v1', fields: { forecasts: Type.Array(Forecast) } },
+      response: { schemaId: 'svc-empire-forecast.v1', fields: { forecasts: Type.Array(Forecast), freshness: Freshness } },
       example: {
         schema: 'svc-empire-forecast.v1',
         generatedAt,
+        freshness: exampleFreshness(FORECAST_PRODUCER, '2026-11-24T08:00:00.000Z'),
         forecasts: [{ toolset: 'crawler-lab', score: 0.8408, level: 'alert', direction: 'surge', runId: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d', computedAt: generatedAt, recentMean: 155, baselineMean: 100 }],
       },
       handler: async ({ principal }) => forecaster.latest(principal),

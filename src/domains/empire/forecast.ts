@@ -6,6 +6,7 @@ import { withTransaction } from '../../platform/db/transaction.ts';
 import { toolsetReach } from '../../platform/http/auth.ts';
 import type { Principal } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
+import { type Freshness, freshnessOf, type Producer } from '../../platform/freshness.ts';
 import { type ForecastLevel, type ForecastScore, HOURS, LATCH_RUNS, latchFires, RECENT_HOURS, scoreSeries } from './forecast-model.ts';
 import * as repo from './repository.ts';
 
@@ -25,6 +26,9 @@ export interface ForecastView {
   recentMean: number;
   baselineMean: number;
 }
+
+/** The forecaster job: every 15 minutes; each run scores the complete hours before it. */
+export const FORECAST_PRODUCER: Producer = { job: 'forecast', schedule: '*/15 * * * *' };
 
 export function createForecaster(deps: { db: Db; clock: Clock }) {
   const { db } = deps;
@@ -90,9 +94,16 @@ export function createForecaster(deps: { db: Db; clock: Clock }) {
     /** Hourly event counts per toolset for [from, to) by event time; `hour` counts from `from` (triage's rule proposer reads its history so). */
     hourlyCounts: (from: Date, to: Date) => repo.hourlyCounts(db, from, to),
     /** The latest forecast of every toolset the caller reaches. */
-    async latest(caller: Pick<Principal, 'toolsets'> | null = null): Promise<{ forecasts: ForecastView[] }> {
+    async latest(caller: Pick<Principal, 'toolsets'> | null = null): Promise<{ forecasts: ForecastView[]; freshness: Freshness }> {
       const rows = await repo.latestForecasts(db, toolsetReach(caller));
+      // A run scores the complete hours before it (windowEnd): events since are in the next run after the hour ends.
+      const ends = rows.map((r) => Date.parse((r.details as { windowEnd?: string }).windowEnd ?? '')).filter((ms) => Number.isFinite(ms));
+      const freshness =
+        ends.length === 0
+          ? freshnessOf(FORECAST_PRODUCER, null, 'No forecast yet: the forecast job scores every toolset with events in the last 7 days, over complete hours.')
+          : freshnessOf(FORECAST_PRODUCER, new Date(Math.max(...ends)));
       return {
+        freshness,
         forecasts: rows.map((r) => {
           const details = r.details as { recentMean?: number; baselineMean?: number };
           return {
@@ -119,9 +130,9 @@ export type ForecastDeferral = (now: Date) => Promise<string | null>;
 export function empireJobs(forecaster: Forecaster, ingest: { pruneSamples(now: Date): Promise<number> }, deferral: ForecastDeferral = async () => null): JobDefinition[] {
   return [
     {
-      name: 'forecast',
+      name: FORECAST_PRODUCER.job,
       description: "Scores every toolset's last 7 days of hourly events for anomalies and opens a minor incident when a toolset scores above 0.7 on 3 consecutive runs.",
-      schedule: '*/15 * * * *',
+      schedule: FORECAST_PRODUCER.schedule,
       async run({ now }) {
         const deferred = await deferral(now);
         if (deferred !== null) return { deferred };

@@ -1,9 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, StringEnum, V1 } from '../../platform/http/registry.ts';
 import { badRequest } from '../../platform/errors.ts';
-import { visibilityOf } from './kinds.ts';
+import { exampleFreshness, Freshness } from '../../platform/freshness.ts';
+import { type NodeKind, type Visibility, visibilityOf } from './kinds.ts';
+import { GRAPH_PRODUCER } from './materialiser/service.ts';
 import type { GraphQueryService } from './query/service.ts';
-import { GraphEdgeView, GraphNodeView, MATCH_ROW_CAP, QUERY_LIMIT_DEFAULT, QUERY_LIMIT_MAX, QUERY_TEXT_MAX, TRUNCATION_CAUSES, WALK_ROW_CAP } from './query/service.ts';
+import { GraphEdgeView, GraphNodeView, kindsRead, MATCH_ROW_CAP, QUERY_LIMIT_DEFAULT, QUERY_LIMIT_MAX, QUERY_TEXT_MAX, TRUNCATION_CAUSES, WALK_ROW_CAP } from './query/service.ts';
 import {
   SAVED_QUERY_DESCRIPTION_MAX,
   SAVED_QUERY_NAME_MAX,
@@ -47,8 +49,18 @@ const exampleSaved = {
   updatedAt: '2026-11-24T16:40:00.000Z',
 };
 
-export function graphQueryEndpoints(deps: { queries: GraphQueryService; saved: SavedQueryService }): Endpoint[] {
+export function graphQueryEndpoints(deps: {
+  queries: GraphQueryService;
+  saved: SavedQueryService;
+  /** The materialiser's freshness of these node kinds (read before the query runs, so it is a lower bound). */
+  freshness: (kinds: readonly NodeKind[]) => Promise<Freshness>;
+}): Endpoint[] {
   const { queries, saved } = deps;
+  const run = async (query: string, limit: number | undefined, visibility: Visibility) => {
+    const freshness = await deps.freshness(kindsRead(queries.parse(query), visibility));
+    const result = await queries.execute({ query, ...(limit !== undefined ? { limit } : {}), visibility });
+    return { ...result, freshness };
+  };
   return [
     defineEndpoint({
       id: 'runGraphQuery',
@@ -57,7 +69,8 @@ export function graphQueryEndpoints(deps: { queries: GraphQueryService; saved: S
         `Runs a read-only query over the knowledge graph in a subset of openCypher (MATCH, WHERE, RETURN, ORDER BY, LIMIT; grammar and examples in docs/graph-query.md). Send \`query\` (at most ${QUERY_TEXT_MAX} characters) or \`savedName\` (a saved query you may see: your own, else the one workspace or public query of that name), not both. ` +
         `Rows are capped at \`limit\` (1 to ${QUERY_LIMIT_MAX}, default ${QUERY_LIMIT_DEFAULT}) and by the query's own LIMIT. The caller sees only node kinds its scopes allow (Tenant needs read:tenants; Fingerprint and Cluster need read:clusters) and, with a token bound to toolsets, only those toolsets' nodes. ` +
         `A query enumerates at most ${MATCH_ROW_CAP.toLocaleString('en')} matches and each variable-length relationship at most ${WALK_ROW_CAP.toLocaleString('en')} paths from one node; beyond, the answer is cut and says so in \`truncated\`. ` +
-        'Invalid text is 400 `invalid-query` with `line`, `column` and `expected`; a query running past the statement timeout (5 s) is stopped and answered 400 `query-timeout`.',
+        'Invalid text is 400 `invalid-query` with `line`, `column` and `expected`; a query running past the statement timeout (5 s) is stopped and answered 400 `query-timeout`. ' +
+        'The graph is materialised by the job `graph-materialise` every minute from what was received up to 60 s before it runs, so an event shows up 1 to 2 minutes after ingest: `freshness.asOf` is the instant up to which the node kinds the query reads are materialised (null, with `reason`, before the first run).',
       method: 'POST',
       path: `${V1}/empire/graph/query`,
       auth: 'session-or-bearer',
@@ -93,6 +106,7 @@ export function graphQueryEndpoints(deps: { queries: GraphQueryService; saved: S
             description: `True when the pattern had more matches than a query enumerates (${MATCH_ROW_CAP.toLocaleString('en')}) or a variable-length relationship more paths from one node (${WALK_ROW_CAP.toLocaleString('en')}): rows, counts and order are those of the matches before the cut. Narrow the pattern for a whole answer.`,
           }),
           truncatedBy: Type.Array(StringEnum(TRUNCATION_CAUSES), { description: 'Which caps cut the answer: `match-rows`, `walk-rows`; empty when not truncated.' }),
+          freshness: Freshness,
         },
       },
       example: {
@@ -106,6 +120,7 @@ export function graphQueryEndpoints(deps: { queries: GraphQueryService; saved: S
         edges: [],
         truncated: false,
         truncatedBy: [],
+        freshness: exampleFreshness(GRAPH_PRODUCER, '2026-11-26T07:59:00.000Z'),
       },
       handler: async ({ body, principal }) => {
         const caller = who(principal);
@@ -115,11 +130,11 @@ export function graphQueryEndpoints(deps: { queries: GraphQueryService; saved: S
         const visibility = visibilityOf(caller);
         if (body.savedName !== undefined) {
           const stored = await saved.resolve(caller.userId, body.savedName);
-          const result = await queries.execute({ query: stored.query, ...(body.limit !== undefined ? { limit: body.limit } : {}), visibility });
+          const result = await run(stored.query, body.limit, visibility);
           await saved.recordRun(stored.id);
           return result;
         }
-        return queries.execute({ query: body.query as string, ...(body.limit !== undefined ? { limit: body.limit } : {}), visibility });
+        return run(body.query as string, body.limit, visibility);
       },
     }),
     defineEndpoint({

@@ -27,7 +27,7 @@ export function createGraphDomain(deps: { db: Db; clock: Clock; audit: AuditLog;
     materialiser,
     queries,
     saved,
-    endpoints: () => [...materialiser.endpoints(), ...graphQueryEndpoints({ queries, saved })],
+    endpoints: () => [...materialiser.endpoints(), ...graphQueryEndpoints({ queries, saved, freshness: (kinds) => materialiser.freshness(kinds) })],
     jobs: () => materialiser.jobs(),
     close: () => queries.close(),
   };

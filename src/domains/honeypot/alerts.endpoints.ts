@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } from '../../platform/http/registry.ts';
+import { exampleFreshness, Freshness } from '../../platform/freshness.ts';
 import { Destinations, RedactedDestination } from '../../platform/outbound/destinations.ts';
-import type { AlertRuleView, AlertService } from './alerts.ts';
+import { ALERT_PRODUCER, type AlertRuleView, type AlertService } from './alerts.ts';
 import { Predicate, PredicateBody } from './alerts.predicates.ts';
 
 const generatedAt = '2026-11-23T08:00:00.000Z';
@@ -45,7 +46,8 @@ export function alertEndpoints(deps: { alerts: AlertService }): Endpoint[] {
       id: 'listHoneypotAlerts',
       title: 'List honeypot alert rules',
       description:
-        'Every honeypot alert rule, enabled and disabled, of one tenant (`tenant`) or of all; 404 for an unknown tenant. Destinations are redacted: URL origins only, never a webhook secret.',
+        'Every honeypot alert rule, enabled and disabled, of one tenant (`tenant`) or of all; 404 for an unknown tenant. Destinations are redacted: URL origins only, never a webhook secret. ' +
+        'The job `alert-evaluate` evaluates enabled rules every minute over the events received up to 60 s before it runs: `freshness.asOf` is the earliest `evaluatedUntil` of the listed enabled rules (null, with `reason`, when one has not been evaluated yet or none is enabled).',
       method: 'GET',
       path: `${V1}/honeypot/alerts`,
       auth: 'session-or-bearer',
@@ -56,9 +58,9 @@ export function alertEndpoints(deps: { alerts: AlertService }): Endpoint[] {
       query: Type.Object({ tenant: Type.Optional({ ...slug, description: 'A tenant slug; absent lists the rules of every tenant.' }) }, { examples: [{ tenant: 'edge-eu' }] }),
       response: {
         schemaId: 'svc-observatory-alerts.v1',
-        fields: { tenant: Nullable(Type.String({ description: 'The tenant asked for; null for all.' })), rules: Type.Array(AlertRule) },
+        fields: { tenant: Nullable(Type.String({ description: 'The tenant asked for; null for all.' })), rules: Type.Array(AlertRule), freshness: Freshness },
       },
-      example: { schema: 'svc-observatory-alerts.v1', generatedAt, tenant: 'docs-mirror', rules: [exampleRule] },
+      example: { schema: 'svc-observatory-alerts.v1', generatedAt, tenant: 'docs-mirror', rules: [exampleRule], freshness: exampleFreshness(ALERT_PRODUCER, exampleRule.evaluatedUntil!) },
       handler: async ({ query }) => alerts.list(query.tenant),
     }),
     defineEndpoint({

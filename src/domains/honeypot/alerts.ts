@@ -15,6 +15,8 @@ import {
 } from '../../platform/alerting/plan.ts';
 import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
+import { rulesFreshness } from '../../platform/alerting/freshness.ts';
+import type { Freshness, Producer } from '../../platform/freshness.ts';
 import type { Config } from '../../platform/config.ts';
 import type { Db } from '../../platform/db/client.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
@@ -54,6 +56,9 @@ export interface AlertRuleView {
 }
 
 /** The public form of a rule: destinations redacted, never a webhook secret or URL path. */
+/** The job that evaluates honeypot rules, every minute. */
+export const ALERT_PRODUCER: Producer = { job: 'alert-evaluate', schedule: '* * * * *' };
+
 export function toRuleView(row: repo.RuleRow, tenantSlug: string): AlertRuleView {
   return {
     id: row.id,
@@ -252,7 +257,7 @@ export function createAlertService(deps: AlertServiceDeps) {
   }
 
   return {
-    async list(tenantSlug: string | undefined): Promise<{ tenant: string | null; rules: AlertRuleView[] }> {
+    async list(tenantSlug: string | undefined): Promise<{ tenant: string | null; rules: AlertRuleView[]; freshness: Freshness }> {
       let tenantId: string | null = null;
       if (tenantSlug !== undefined) {
         const tenant = await findTenantBySlug(db, tenantSlug);
@@ -260,7 +265,7 @@ export function createAlertService(deps: AlertServiceDeps) {
         tenantId = tenant.id;
       }
       const rows = await repo.listRules(db, tenantId);
-      return { tenant: tenantSlug ?? null, rules: rows.map((r) => toRuleView(r, r.tenantSlug)) };
+      return { tenant: tenantSlug ?? null, rules: rows.map((r) => toRuleView(r, r.tenantSlug)), freshness: rulesFreshness(ALERT_PRODUCER, rows) };
     },
 
     async create(ctx: CallContext, input: CreateRuleInput): Promise<{ ok: true; id: string }> {
@@ -337,10 +342,10 @@ export type AlertService = ReturnType<typeof createAlertService>;
 export function alertJobs(alerts: AlertService): JobDefinition[] {
   return [
     {
-      name: 'alert-evaluate',
+      name: ALERT_PRODUCER.job,
       description:
         'Evaluates every enabled honeypot alert rule against the events received since its last evaluation (or in its window); a firing rule records lastFiredAt and enqueues one notification per destination for outbound-dispatch, unless silenced.',
-      schedule: '* * * * *',
+      schedule: ALERT_PRODUCER.schedule,
       run: async ({ now }) => ({ ...(await alerts.evaluateAll(now)) }),
     },
   ];

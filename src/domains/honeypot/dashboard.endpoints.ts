@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { freshAtRead, Freshness } from '../../platform/freshness.ts';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, V1 } from '../../platform/http/registry.ts';
 import { CADENCE_MIN_DAILY, CADENCE_RATIO, CLUSTER_LIMIT, type DashboardService, SILENCE_MINUTES, TOP_N } from './dashboard.ts';
 
@@ -17,6 +18,9 @@ const WindowedQuery = Type.Object({
     description: 'The current hour bucket and the 23, 167 or 719 whole hours before it (UTC).',
   }),
 }, { examples: [{ tenant: 'edge-eu', window: '24h' }] });
+/** Every event acknowledged before a read is applied to the rollups first: the answer is as of the read. */
+const AT_READ = ' Every event acknowledged before the read is in the answer (`freshness.producer` `read`, `lagSec` 0).';
+const exampleFresh = freshAtRead(new Date(generatedAt));
 const TenantField = Nullable(Type.String({ description: 'The tenant slug asked for, or null for every tenant.' }));
 const WindowField = Type.String({ description: '`24h`, `7d` or `30d`.' });
 
@@ -32,7 +36,7 @@ export function dashboardEndpoints(deps: { dashboard: DashboardService }): Endpo
     defineEndpoint({
       id: 'getHoneypotDashboard',
       title: 'Honeypot dashboard',
-      description: `KPIs and top lists of one tenant or of every tenant over a window of whole UTC hours (the current hour included), read from the rollups. totalEvents: events in the window; uniqueFingerprints: distinct fingerprints with an event in it; liarCount: events classed LIAR; liarRatePct: liarCount / totalEvents; knownVerifiedCount: events classed KNOWN_LLM_AGENT or VERIFIED_CRAWLER; attributionCoveragePct: share of events with a country or an AS number. Top lists hold at most ${TOP_N} entries, most events first (ties by value); topVerifiedVendors lists the user agents of KNOWN_LLM_AGENT and VERIFIED_CRAWLER events. eventsPerHour has one entry per hour of the window, oldest first, zeros included. See docs/honeypot-dashboard.md.`,
+      description: `KPIs and top lists of one tenant or of every tenant over a window of whole UTC hours (the current hour included), read from the rollups. totalEvents: events in the window; uniqueFingerprints: distinct fingerprints with an event in it; liarCount: events classed LIAR; liarRatePct: liarCount / totalEvents; knownVerifiedCount: events classed KNOWN_LLM_AGENT or VERIFIED_CRAWLER; attributionCoveragePct: share of events with a country or an AS number. Top lists hold at most ${TOP_N} entries, most events first (ties by value); topVerifiedVendors lists the user agents of KNOWN_LLM_AGENT and VERIFIED_CRAWLER events. eventsPerHour has one entry per hour of the window, oldest first, zeros included. See docs/honeypot-dashboard.md.` + AT_READ,
       method: 'GET',
       path: `${V1}/honeypot/dashboard`,
       auth: 'session-or-bearer',
@@ -60,6 +64,7 @@ export function dashboardEndpoints(deps: { dashboard: DashboardService }): Endpo
           topUas: Type.Array(Type.Object({ uaRaw: Type.String(), count: Count })),
           topVerifiedVendors: Type.Array(Type.Object({ uaRaw: Type.String(), count: Count })),
           eventsPerHour: Type.Array(Type.Object({ bucketIso: IsoDate, count: Count })),
+          freshness: Freshness,
         },
       },
       example: {
@@ -86,13 +91,14 @@ export function dashboardEndpoints(deps: { dashboard: DashboardService }): Endpo
         topUas: [{ uaRaw: exampleGptBot, count: 301 }],
         topVerifiedVendors: [{ uaRaw: exampleGptBot, count: 301 }],
         eventsPerHour: exampleHours,
+        freshness: exampleFresh,
       },
       handler: async ({ query }) => dashboard.dashboard({ tenant: query.tenant, window: query.window ?? '24h' }),
     }),
     defineEndpoint({
       id: 'listHoneypotClusters',
       title: 'Fingerprint clusters',
-      description: `Fingerprints grouped by (ja4, uaClass, asn) over a window (as the dashboard's), most events first, at most ${CLUSTER_LIMIT}. eventCount: events of the cluster in the window; fingerprintCount: distinct fingerprints among them; firstSeen/lastSeen: earliest and latest event, over all history, of the fingerprints seen in the cluster (with that class, AS and JA4) during the window; sampleUa: the latest user agent of the cluster's busiest fingerprint. ja4 and asn are null when unknown.`,
+      description: `Fingerprints grouped by (ja4, uaClass, asn) over a window (as the dashboard's), most events first, at most ${CLUSTER_LIMIT}. eventCount: events of the cluster in the window; fingerprintCount: distinct fingerprints among them; firstSeen/lastSeen: earliest and latest event, over all history, of the fingerprints seen in the cluster (with that class, AS and JA4) during the window; sampleUa: the latest user agent of the cluster's busiest fingerprint. ja4 and asn are null when unknown.` + AT_READ,
       method: 'GET',
       path: `${V1}/honeypot/clusters`,
       auth: 'session-or-bearer',
@@ -118,6 +124,7 @@ export function dashboardEndpoints(deps: { dashboard: DashboardService }): Endpo
               sampleUa: Type.String(),
             }),
           ),
+          freshness: Freshness,
         },
       },
       example: {
@@ -137,13 +144,14 @@ export function dashboardEndpoints(deps: { dashboard: DashboardService }): Endpo
             sampleUa: exampleGptBot,
           },
         ],
+        freshness: exampleFresh,
       },
       handler: async ({ query }) => dashboard.clusters({ tenant: query.tenant, window: query.window ?? '24h' }),
     }),
     defineEndpoint({
       id: 'getHoneypotFleet',
       title: 'Fleet overview',
-      description: `Every tenant (disabled ones included) with its events in the dashboard windows 24h, 7d and 30d, the time of its latest event, and the cadence alarm: an enabled tenant whose 7 days before the 24h window averaged at least ${CADENCE_MIN_DAILY} events a day alarms when its 24h window holds fewer than ${Math.round(CADENCE_RATIO * 100)}% of that daily average. cadenceReason says which case applied (ok, below cadence, no baseline, disabled).`,
+      description: `Every tenant (disabled ones included) with its events in the dashboard windows 24h, 7d and 30d, the time of its latest event, and the cadence alarm: an enabled tenant whose 7 days before the 24h window averaged at least ${CADENCE_MIN_DAILY} events a day alarms when its 24h window holds fewer than ${Math.round(CADENCE_RATIO * 100)}% of that daily average. cadenceReason says which case applied (ok, below cadence, no baseline, disabled).` + AT_READ,
       method: 'GET',
       path: `${V1}/honeypot/fleet`,
       auth: 'session-or-bearer',
@@ -168,6 +176,7 @@ export function dashboardEndpoints(deps: { dashboard: DashboardService }): Endpo
               cadenceReason: Type.String(),
             }),
           ),
+          freshness: Freshness,
         },
       },
       example: {
@@ -187,6 +196,7 @@ export function dashboardEndpoints(deps: { dashboard: DashboardService }): Endpo
             cadenceReason: 'below cadence: 61 events in the last 24 h, under 25% of the 961.29 a day averaged over the 7 days before',
           },
         ],
+        freshness: exampleFresh,
       },
       handler: async () => dashboard.fleet(),
     }),

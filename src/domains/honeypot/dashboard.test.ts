@@ -109,9 +109,11 @@ async function oracle(slug: string | null, window: Window) {
 async function dashboardOf(slug: string | null, window: Window) {
   const res = await get(`${V1}/honeypot/dashboard?window=${window}${slug ? `&tenant=${slug}` : ''}`);
   expect(res.statusCode, res.body).toBe(200);
-  const { schema, generatedAt, ...body } = res.json();
+  const { schema, generatedAt, freshness, ...body } = res.json();
   expect(schema).toBe('svc-observatory-dashboard.v1');
   expect(Date.parse(generatedAt)).not.toBeNaN();
+  // Every acknowledged event is applied before the read: the answer is as of the read.
+  expect(freshness).toMatchObject({ asOf: generatedAt, producer: 'read' });
   return body;
 }
 

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
+import { freshAtRead } from '../../platform/freshness.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import { withTransaction } from '../../platform/db/transaction.ts';
 import { assertThat, notFound } from '../../platform/errors.ts';
@@ -216,17 +217,20 @@ export function createDashboardService(deps: DashboardDeps) {
       topUas: of('ua').map((d) => ({ uaRaw: d.value, count: d.count })),
       topVerifiedVendors: of('verified-ua').map((d) => ({ uaRaw: d.value, count: d.count })),
       eventsPerHour,
+      freshness: freshAtRead(now),
     };
   }
 
   async function clusters(query: DashboardQuery) {
     const id = await tenantId(query.tenant);
-    await ensureFresh(clock.now());
+    const now = clock.now();
+    await ensureFresh(now);
     const rows = await repo.topClusters(db, id, query.window, CLUSTER_LIMIT);
     return {
       tenant: query.tenant ?? null,
       window: query.window,
       clusters: rows.map((r) => ({ ...r, firstSeen: r.firstSeen.toISOString(), lastSeen: r.lastSeen.toISOString() })),
+      freshness: freshAtRead(now),
     };
   }
 
@@ -264,6 +268,7 @@ export function createDashboardService(deps: DashboardDeps) {
           cadenceReason: cadence.reason,
         };
       }),
+      freshness: freshAtRead(now),
     };
   }
 

@@ -1,7 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import { DayParam, defineEndpoint, type Endpoint, Nullable, StringEnum, V1 } from '../../../platform/http/registry.ts';
+import { exampleFreshness, Freshness } from '../../../platform/freshness.ts';
 import { DIMENSIONS } from '../metrics.ts';
 import { type AnalyticsQueryService, QUERY_RANGE_DAYS_MAX } from './query.ts';
+import { ROLLUP_PRODUCER } from './rollup.ts';
 
 /** The warehouse reads (spec B group 4 `analytics/metrics`, `analytics/query`; docs/analytics.md). */
 
@@ -69,6 +71,7 @@ export function analyticsWarehouseEndpoints(service: AnalyticsQueryService): End
         '`dims` (comma list) groups the series by those dimensions; the others are summed over and answer \'\'. Without `dims` the series has every day of the range (0 for a day without facts); with `dims` only the combinations that have facts. ' +
         'Filters match exactly. An unknown metric answers `unknownMetric` true with an empty series; a dimension that is not one of spec A\'s four or that the metric does not carry (asked in `dims` or filtered on) is listed in `invalidDims` and not grouped by (a filter on it matches only \'\'). ' +
         'Sorted by `dimDate`, then each dimension by UTF-16 code units; values are exact decimals: the same warehouse state answers the same bytes apart from `generatedAt`. ' +
+        'The warehouse is as fresh as the last `analytics-rollup` run (every 15 minutes, at :07, :22, :37 and :52 UTC, or `POST {v1}/ops/jobs/analytics-rollup/run`): facts recorded since are not in the answer yet. `freshness.asOf` is when the metric\'s source was last rolled up (null, with `reason`, before its first rollup: the series is then 0). ' +
         'A token bound to toolsets reads only its toolsets\' rows of a metric divided by toolset (a `toolset` filter outside them is 403), and the honeypot metrics, which belong to no toolset, whole. 400 `invalid-date` or `invalid-range` for a bad range.',
       method: 'GET',
       path: `${V1}/analytics/query`,
@@ -106,6 +109,7 @@ export function analyticsWarehouseEndpoints(service: AnalyticsQueryService): End
           series: Type.Array(SeriesPoint),
           unknownMetric: Type.Boolean(),
           invalidDims: Type.Array(Type.String(), { description: 'Requested or filtered dimensions the metric does not carry, in the order asked.' }),
+          freshness: Freshness,
         },
       },
       example: {
@@ -124,6 +128,7 @@ export function analyticsWarehouseEndpoints(service: AnalyticsQueryService): End
         ],
         unknownMetric: false,
         invalidDims: ['workspaceId'],
+        freshness: exampleFreshness(ROLLUP_PRODUCER, '2026-11-26T07:52:00.000Z'),
       },
       handler: async ({ query, principal }) => service.query(principal, query),
     }),

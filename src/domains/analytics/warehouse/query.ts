@@ -1,10 +1,12 @@
 import type { Db } from '../../../platform/db/client.ts';
+import { type Freshness, freshnessOf } from '../../../platform/freshness.ts';
 import { checkDayRange, dayText } from '../../../platform/days.ts';
 import { assertToolsetInReach, toolsetReach } from '../../../platform/http/auth.ts';
 import type { Principal } from '../../../platform/http/registry.ts';
 import { microToNumber } from '../../../platform/money.ts';
 import { DIMENSIONS, type Dimension, type MetricDefinition, METRICS, metricByKey } from '../metrics.ts';
 import * as repo from './repository.ts';
+import { ROLLUP_PRODUCER } from './rollup.ts';
 
 /**
  * `GET analytics/query` and `analytics/metrics` (spec B group 4; docs/analytics.md, "Query"). The
@@ -70,6 +72,20 @@ export function compareSeries(a: repo.WarehouseRow, b: repo.WarehouseRow): numbe
 
 export function createAnalyticsQueryService(deps: { db: Db }) {
   const { db } = deps;
+
+  /**
+   * The warehouse holds a metric's facts as of its source's last rollup (the watermark the
+   * `analytics-rollup` job saved): facts recorded later are not in the answer until the next run.
+   */
+  async function freshness(metric: MetricDefinition | undefined): Promise<Freshness> {
+    if (metric === undefined) return freshnessOf(ROLLUP_PRODUCER, null, 'Unknown metric: the warehouse holds nothing for it.');
+    const state = await repo.sourceState(db, metric.source);
+    if (state?.watermark == null) {
+      return freshnessOf(ROLLUP_PRODUCER, null, `The analytics-rollup job has not rolled up the source of ${metric.key} (${metric.source}) yet: until it runs, the warehouse holds none of its facts and the series is 0.`);
+    }
+    return freshnessOf(ROLLUP_PRODUCER, state.watermark);
+  }
+
   return {
     metrics() {
       return { metrics: METRICS.map((m) => ({ key: m.key, title: m.title, description: m.description, dimensions: [...m.dimensions], unit: m.unit })) };
@@ -88,6 +104,8 @@ export function createAnalyticsQueryService(deps: { db: Db }) {
       // A metric divided by toolset is narrowed to a bound caller's toolsets; one that is not (the
       // honeypot fleet's) holds no toolset's facts and follows the scope alone (docs/operations.md, "Toolset binding").
       const toolsets = metric?.dimensions.includes('toolset') ? toolsetReach(principal) : null;
+      // Read before the rows: a rollup committing in between makes the rows newer, never older, than asOf.
+      const fresh = await freshness(metric);
       const rows = metric === undefined ? [] : await repo.queryDaily(db, { metric: metric.key, from: input.from, to: input.to, dims, filters, toolsets });
       rows.sort(compareSeries);
       if (metric !== undefined && dims.length === 0) {
@@ -126,6 +144,7 @@ export function createAnalyticsQueryService(deps: { db: Db }) {
         ),
         unknownMetric: metric === undefined,
         invalidDims,
+        freshness: fresh,
       };
     },
   };

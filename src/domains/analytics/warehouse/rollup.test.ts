@@ -129,6 +129,8 @@ describe('incremental runs equal one run from scratch (property, real database)'
 
         const query = createAnalyticsQueryService({ db: database.db });
         const answer = await query.query(null, { metric: 'cost.spend', from: '2026-01-01', to: '2026-04-01', dims: 'toolset' });
+        // As of the last rollup.
+        expect(answer.freshness).toMatchObject({ asOf: new Date(now).toISOString(), producer: 'analytics-rollup' });
         let total = 0n;
         const byToolset = new Map<string, bigint>();
         for (const [key, micro] of reference) {

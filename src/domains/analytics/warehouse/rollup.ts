@@ -3,6 +3,7 @@ import type { Db } from '../../../platform/db/client.ts';
 import { dayNumber, dayText } from '../../../platform/days.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import type { JobDefinition } from '../../../platform/jobs/scheduler.ts';
+import type { Producer } from '../../../platform/freshness.ts';
 import { metricsOfSource } from '../metrics.ts';
 import * as repo from './repository.ts';
 import type { FactSource } from './sources.ts';
@@ -20,6 +21,7 @@ import type { FactSource } from './sources.ts';
 export const JOB_NAME = 'analytics-rollup';
 /** Every 15 minutes, off the quarter hours the other 15-minute jobs use. */
 export const JOB_SCHEDULE = '7,22,37,52 * * * *';
+export const ROLLUP_PRODUCER: Producer = { job: JOB_NAME, schedule: JOB_SCHEDULE };
 /** Rows whose change time is this far before the watermark are read again: a write commits within it. */
 export const ROLLUP_LAG_MS = 10 * 60_000;
 /** Longest run of days one read covers, so a first run over years of history reads a month at a time. */

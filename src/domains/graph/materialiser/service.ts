@@ -8,6 +8,7 @@ import { withTransaction } from '../../../platform/db/transaction.ts';
 import { notFound } from '../../../platform/errors.ts';
 import type { Endpoint } from '../../../platform/http/registry.ts';
 import type { JobDefinition, JobStats } from '../../../platform/jobs/scheduler.ts';
+import { type Freshness, freshnessOf, type Producer } from '../../../platform/freshness.ts';
 import { EDGE_KIND_NAMES, NODE_KINDS, type NodeKind } from '../kinds.ts';
 import { accFromChunkSums, accFromHex, accToHex, addAcc, digestOf, subtractAcc } from './digest.ts';
 import { graphMaterialiserEndpoints, REPLAY_LIST_CAP } from './endpoints.ts';
@@ -36,6 +37,9 @@ import {
 } from './sources.ts';
 
 export const JOB_NAME = 'graph-materialise';
+/** Every minute; a run reflects what was received up to its time less the settle margin (60 s). */
+export const JOB_SCHEDULE = '* * * * *';
+export const GRAPH_PRODUCER: Producer = { job: JOB_NAME, schedule: JOB_SCHEDULE };
 /** Source rows read and written per batch: memory is bounded by this, not by the backlog. */
 export const BATCH_ROWS = 5000;
 /**
@@ -380,6 +384,21 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
     return all.find((l) => l.kind === nodeKind)?.lagSec ?? null;
   }
 
+  /**
+   * How fresh an answer over `kinds` is: the oldest of their materialisation instants (a query's
+   * rows may join any of them), null until the materialiser has reflected every one of them.
+   */
+  async function freshness(kinds: readonly NodeKind[]): Promise<Freshness> {
+    const now = clock.now();
+    const wanted = (await lags(now)).filter((l) => kinds.includes(l.kind));
+    const never = wanted.filter((l) => l.materialisedAt === null).map((l) => l.kind);
+    if (never.length > 0) {
+      return freshnessOf(GRAPH_PRODUCER, null, `The graph has not materialised ${never.join(', ')} yet: the first ${JOB_NAME} run does (every minute, or on demand).`);
+    }
+    const oldest = wanted.reduce<Date | null>((min, l) => (min === null || l.materialisedAt!.getTime() < min.getTime() ? l.materialisedAt : min), null);
+    return freshnessOf(GRAPH_PRODUCER, oldest ?? now);
+  }
+
   async function slo() {
     const now = clock.now();
     const [all, counts] = await Promise.all([lags(now), repo.countsByKind(db)]);
@@ -468,6 +487,7 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
     slo,
     replay,
     lagSec,
+    freshness,
     endpoints: (): Endpoint[] => graphMaterialiserEndpoints({ status, slo, replay }),
     jobs(): JobDefinition[] {
       return [
@@ -475,7 +495,7 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
           name: JOB_NAME,
           description:
             'Materialises the knowledge graph: reads the honeypot events, empire events and attestations received since the last run (up to now − 60 s), compares tenants, vendors, keys and incidents whole, updates nodes, edges and the materialisation digest.',
-          schedule: '* * * * *',
+          schedule: JOB_SCHEDULE,
           run: ({ now, trigger }) => run(now, trigger),
         },
       ];

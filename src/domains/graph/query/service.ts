@@ -2,7 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { type Static, Type } from '@sinclair/typebox';
 import type { Db } from '../../../platform/db/client.ts';
 import { badRequest } from '../../../platform/errors.ts';
-import type { Visibility } from '../kinds.ts';
+import type { NodeKind, Visibility } from '../kinds.ts';
 import type { QueryAst } from './ast.ts';
 import { checkQuery } from './check.ts';
 import { type CompiledQuery, compileQuery, type TruncationCause } from './compile.ts';
@@ -158,4 +158,21 @@ function graphOf(compiled: CompiledQuery, rows: Record<string, unknown>[]): { no
     }
   }
   return { nodes: [...nodes.values()], edges: [...edges.values()] };
+}
+
+/**
+ * The node kinds a query's rows can draw on (the kinds whose freshness the answer depends on): the
+ * labels its node patterns name, or every kind the caller sees when a node has no label or a
+ * variable-length relationship passes through nodes of any kind.
+ */
+export function kindsRead(ast: QueryAst, visibility: Visibility): NodeKind[] {
+  const labels = new Set<string>();
+  for (const path of ast.match) {
+    for (const node of [path.start, ...path.hops.map((h) => h.node)]) {
+      if (node.label === null) return [...visibility.kinds];
+      labels.add(node.label);
+    }
+    if (path.hops.some((h) => h.relationship.length !== null)) return [...visibility.kinds];
+  }
+  return visibility.kinds.filter((kind) => labels.has(kind));
 }
