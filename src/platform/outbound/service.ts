@@ -8,6 +8,7 @@ import { canonicalJson } from '../crypto.ts';
 import { pageOf, type TimeCursor } from '../db/paging.ts';
 import { withTransaction } from '../db/transaction.ts';
 import type { JobDefinition } from '../jobs/scheduler.ts';
+import type { DomainMetrics } from '../metrics.ts';
 import { DEFAULT_CI_EVENT_TYPE, type Destination, destinationHost, redactDestination, type RedactedDestination } from './destinations.ts';
 import {
   ciDispatchBody,
@@ -135,6 +136,8 @@ export interface OutboundDeps {
   resolve?: Resolver;
   /** Rows per claim; tests lower it to make concurrent dispatchers interleave. */
   batchSize?: number;
+  /** Counts each attempt's outcome (per instance); none when absent. */
+  metrics?: Pick<DomainMetrics, 'deliveryAttempted'>;
 }
 
 /** A delivery that cannot succeed as configured (its integration was unset): no retries. */
@@ -327,7 +330,9 @@ export function createOutbound(deps: OutboundDeps): Outbound {
         handled += claimed.length;
         await eachLimited(claimed, CONCURRENCY, async (row) => {
           const outcome = await deliver(row, base);
-          if (outcome !== 'lost') stats[outcome]++;
+          if (outcome === 'lost') return;
+          stats[outcome]++;
+          deps.metrics?.deliveryAttempted(row.source, row.destination.kind, outcome === 'sent' ? 'delivered' : outcome);
         });
       }
       return stats;

@@ -380,6 +380,11 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
     return all.find((l) => l.kind === nodeKind)?.lagSec ?? null;
   }
 
+  /** Every node kind's lag in seconds (null: never materialised), for the metrics gauge. */
+  async function lagByKind(): Promise<Map<string, number | null>> {
+    return new Map((await lags(clock.now())).map((l) => [l.kind, l.lagSec]));
+  }
+
   async function slo() {
     const now = clock.now();
     const [all, counts] = await Promise.all([lags(now), repo.countsByKind(db)]);
@@ -468,6 +473,7 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
     slo,
     replay,
     lagSec,
+    lagByKind,
     endpoints: (): Endpoint[] => graphMaterialiserEndpoints({ status, slo, replay }),
     jobs(): JobDefinition[] {
       return [
