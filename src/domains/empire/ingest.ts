@@ -263,8 +263,10 @@ export function createEmpireIngest(deps: {
         let unsigned = 0;
         for (const row of rows) if (row.compatMode && stored.has(row.senderId)) unsigned++;
         deps.metrics.empireEventsStored(toolset, stored.size - unsigned, unsigned);
-        const refusedBy = new Map<string, number>();
-        for (const j of judged) if (!j.decision.admitted) refusedBy.set(String(j.decision.rejectionReason), (refusedBy.get(String(j.decision.rejectionReason)) ?? 0) + 1);
+        const refusedBy = new Map<RejectionReason, number>();
+        for (const { decision } of judged) {
+          if (decision.rejectionReason !== null) refusedBy.set(decision.rejectionReason, (refusedBy.get(decision.rejectionReason) ?? 0) + 1);
+        }
         for (const [reason, count] of refusedBy) deps.metrics.empireEventsRejected(reason, count);
       }
       return { result: { accepted, duplicates, rejected, results }, compatWithKeys };
