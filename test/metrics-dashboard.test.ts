@@ -7,7 +7,7 @@ import { ManualClock } from '../src/platform/clock.ts';
 import { labelCap, MAX_LABEL_VALUES, OTHER_LABEL } from '../src/platform/metrics.ts';
 import { type Receiver, startReceiver } from '../src/platform/outbound/test-receiver.ts';
 import { ADMIN_TOKEN, runJob, startTestApp, type TestApp, V1 } from './helpers/app.ts';
-import { ingestEmpire, nodeKeyPair, registerKey, signWithNode } from './helpers/empire.ts';
+import { ingestEmpire, nodeKeyPair, registerKey, signWithNode, tokenBoundTo } from './helpers/empire.ts';
 import { CHROME_UA, GPTBOT_UA, signedIngest } from './helpers/honeypot.ts';
 
 /**
@@ -231,6 +231,15 @@ describe('the metrics the service exposes', () => {
     expect(sample('observatory_rollup_lag_seconds', { rollup: 'analytics' })).toBe(60);
     expect(sample('observatory_rollup_lag_seconds', { rollup: 'honeypot-dashboard' })).toBeGreaterThanOrEqual(0);
     expect(sample('observatory_fleet_gauge_failures_total')).toBe(0);
+  });
+
+  it('is refused to a token bound to toolsets: its series name every toolset', async () => {
+    expect(scrape).toContain('toolset="metrics-lab"');
+    const bound = await tokenBoundTo(t, ['read:dashboard'], ['other-lab']);
+    const res = await t.call({ method: 'GET', url: '/metrics', token: bound });
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toMatchObject({ reason: 'forbidden' });
+    expect(res.body).not.toContain('metrics-lab');
   });
 
   it('caps user-named label values', () => {

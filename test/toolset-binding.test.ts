@@ -315,7 +315,8 @@ const RECIPES: Record<string, Recipe> = {
   getOpenApi: plain,
   getHealth: plain,
   getReadiness: plain,
-  getMetrics: plain,
+  // Its series are labelled by toolset (observatory_empire_events_total): fleet-wide (rule 4).
+  getMetrics: spans({}),
   listTokens: narrowed({}),
   getAccount: plain,
   listPasskeys: plain,
