@@ -85,8 +85,8 @@ export async function createApp(options: AppOptions): Promise<App> {
 
     const metrics = createMetrics(() => database.poolStats());
     const logger: FastifyBaseLogger = options.logger ?? createLogger(config.logLevel, { format: config.logFormat });
-    const outbound = createOutbound({ db: database.db, clock, config, log: logger });
-    const honeypot = await createHoneypotDomain({ db: database.db, clock, audit, config, log: logger, outbound });
+    const outbound = createOutbound({ db: database.db, clock, config, log: logger, metrics: metrics.domains });
+    const honeypot = await createHoneypotDomain({ db: database.db, clock, audit, config, log: logger, outbound, metrics: metrics.domains });
     const agentApi = await createAgentApiDomain({
       db: database.db,
       clock,
@@ -106,6 +106,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       config,
       log: logger,
       outbound,
+      metrics: metrics.domains,
       graphLag: graph.materialiser.lagSec,
       forecastDeferral: async (now) => {
         const deferred = await triage?.budget.deferral('forecaster', '*', now);
@@ -116,6 +117,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     const cost = createCostDomain({ db: database.db, clock, audit, outbound, config });
     const analytics = createAnalyticsDomain({ db: database.db, clock, config, identity, empire, triage });
     const backups = createBackupsDomain({ database, clock, audit, config, log: logger });
+    // The fleet gauges of /metrics: facts of the shared database, read at scrape time (platform/metrics.ts).
+    metrics.useFleetReadings(async () => ({
+      activeTarpits: await honeypot.ingest.countActiveTarpits(),
+      pendingDeliveries: await outbound.countPending(),
+      graphLagSec: await graph.materialiser.lagByKind(),
+      rollupLagSec: new Map([
+        ['honeypot-dashboard', await honeypot.dashboard.rollupLagSec()],
+        ['analytics', await analytics.rollup.lagSec(clock.now())],
+      ]),
+    }));
     const scheduler = createScheduler({
       db: database.db,
       clock,

@@ -161,6 +161,15 @@ beforeAll(async () => {
 
   own = await seedSide(OWN, 'alpha');
   other = await seedSide(OTHER, 'bravo');
+  // A firing of each side's rule, as its evaluation enqueues it: the delivery listings show it.
+  for (const side of [own, other]) {
+    await t.app.outbound.enqueue(t.app.database.db, {
+      source: 'empire-rule',
+      sourceId: side.alertRuleId,
+      destinations: [{ kind: 'webhook', url: `https://hooks.example.com/${side.word}`, secret: `${side.word}-hook-secret-0123456789` }],
+      message: { title: `${side.word}-busy-rule fired`, text: `${side.word} crawl burst`, severity: 'warning', details: {} },
+    });
+  }
   clock.advance(60_000);
 
   // A forecast first (the triage classifier weighs a toolset's rate against it), then triage with the
@@ -306,7 +315,8 @@ const RECIPES: Record<string, Recipe> = {
   getOpenApi: plain,
   getHealth: plain,
   getReadiness: plain,
-  getMetrics: plain,
+  // Its series are labelled by toolset (observatory_empire_events_total): fleet-wide (rule 4).
+  getMetrics: spans({}),
   listTokens: narrowed({}),
   listOperators: fleetWide,
   getAccount: plain,
@@ -317,6 +327,7 @@ const RECIPES: Record<string, Recipe> = {
   // The honeypot fleet belongs to no toolset (rule 5).
   listTenants: plain,
   listHoneypotAlerts: plain,
+  listHoneypotAlertDeliveries: plain,
   listRecentEvents: { holds: 'none', probes: () => [okProbe({ limit: '50' })] },
   investigateFingerprint: { holds: 'none', probes: () => [okProbe({ fingerprintId: '9f86d081884c7d65' })] },
   replayHoneypotEvent: { holds: 'none', probes: () => [okProbe({ list: '1', limit: '20' })] },
@@ -375,6 +386,15 @@ const RECIPES: Record<string, Recipe> = {
     ],
   },
   listEmpireAlerts: perToolset(),
+  listEmpireAlertDeliveries: {
+    holds: 'toolset-data',
+    probes: () => [
+      ...perToolset({ limit: '200' }).probes(),
+      // Another toolset's rule as a filter lists nothing, exactly as a rule without deliveries.
+      { params: { toolset: OWN }, query: { rule: other.alertRuleId }, expected: 'ok' },
+      { params: { toolset: OWN }, query: { rule: other.alertRuleId, destination: '0' }, expected: 'ok' },
+    ],
+  },
   listProvenanceKeys: filteredList({ limit: '200' }),
   getToolsetSigningPolicy: perToolset(),
   listProvenanceAttestations: filteredList({ limit: '200' }),

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } from '../../platform/http/registry.ts';
 import { exampleFreshness, Freshness } from '../../platform/freshness.ts';
+import { deliveryQueryFields, exampleDelivery, RuleDelivery } from '../../platform/outbound/deliveries.ts';
 import { Destinations, RedactedDestination } from '../../platform/outbound/destinations.ts';
 import { TOOLSET_PATTERN } from '../provenance/service.ts';
 import { EMPIRE_ALERT_PRODUCER, type EmpireAlertRuleView, type EmpireAlertService } from './alerts.ts';
@@ -97,6 +98,51 @@ export function empireAlertEndpoints(deps: { alerts: EmpireAlertService }): Endp
         freshness: exampleFreshness(EMPIRE_ALERT_PRODUCER, exampleRule.evaluatedUntil!),
       },
       handler: async ({ params, query, principal }) => alerts.list(params.toolset, query.tenant, principal),
+    }),
+    defineEndpoint({
+      id: 'listEmpireAlertDeliveries',
+      title: 'List the deliveries of a toolset\'s alert rules',
+      description:
+        'What the notifications of a toolset\'s alert rules became, one row per firing and destination, newest first: status (`pending`, `delivered`, `failed`), attempts, the last HTTP status and error, and when the next retry is due. ' +
+        'Filters: `tenant` (the rules made for that source tenant), `rule` (a rule of another toolset lists nothing), `destination` (a position in the rule\'s `destinations`; needs `rule`), `kind`, `status`; paged with `cursor` and `limit`. ' +
+        'Destinations are redacted: URL origins only, never a webhook secret or URL path; errors name hosts only. A token bound to other toolsets is refused (403).',
+      method: 'GET',
+      path: `${V1}/empire/{toolset}/alerts/deliveries`,
+      auth: 'session-or-bearer',
+      scope: 'read:alerts',
+      tag: TAG,
+      kind: 'read',
+      uiPath: UI_PATH,
+      params: Type.Object({ toolset: Toolset }, { examples: [{ toolset: 'crawler-lab' }] }),
+      query: Type.Object(
+        { tenant: Type.Optional({ ...Tenant, description: 'Only the deliveries of the rules made for this source tenant.' }), ...deliveryQueryFields },
+        {
+          examples: [
+            { tenant: 'acme', rule: exampleRule.id, destination: 1, kind: 'webhook', status: 'pending', cursor: '2026-11-24T08:00:00.000Z', limit: 50 },
+          ],
+        },
+      ),
+      response: {
+        schemaId: 'svc-empire-alert-deliveries.v1',
+        fields: {
+          tenant: Nullable(Type.String({ description: 'The tenant asked for; null for all.' })),
+          toolset: Type.String(),
+          deliveries: Type.Array(RuleDelivery),
+          nextCursor: Nullable(Type.String()),
+        },
+      },
+      example: {
+        schema: 'svc-empire-alert-deliveries.v1',
+        generatedAt,
+        tenant: null,
+        toolset: 'crawler-lab',
+        deliveries: [exampleDelivery({ id: exampleRule.id, name: exampleRule.name }, { firedAt: '2026-11-24T07:42:00.000Z', next: '2026-11-24T07:44:30.000Z' })],
+        nextCursor: null,
+      },
+      handler: async ({ params, query, principal }) => {
+        const { tenant, ...filter } = query;
+        return alerts.deliveries(params.toolset, tenant, filter, principal);
+      },
     }),
     defineEndpoint({
       id: 'createEmpireAlert',

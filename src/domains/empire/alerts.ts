@@ -23,6 +23,7 @@ import { withTransaction } from '../../platform/db/transaction.ts';
 import { assertThat, badRequest, notFound } from '../../platform/errors.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import { type Destination, type RedactedDestination, redactDestination, validateDestinations } from '../../platform/outbound/destinations.ts';
+import { type DeliveryQuery, listRuleDeliveries, type RuleDeliveryView } from '../../platform/outbound/deliveries.ts';
 import type { Outbound } from '../../platform/outbound/service.ts';
 import { isToolsetName } from '../provenance/service.ts';
 import { checkPredicate, DEFAULT_MIN_TENANTS, type EmpirePredicate, normalizePredicate, parseStoredPredicate, windowMsOf } from './alerts.predicates.ts';
@@ -300,6 +301,22 @@ export function createEmpireAlertService(deps: EmpireAlertServiceDeps) {
       assertToolsetInReach(caller, toolset, 'read the alert rules of');
       const rows = await repo.listRules(db, toolset, tenant ?? null);
       return { tenant: tenant ?? null, toolset, rules: rows.map(toRuleView), freshness: rulesFreshness(EMPIRE_ALERT_PRODUCER, rows) };
+    },
+
+    /**
+     * The deliveries of a toolset's rules (with `tenant`, of the rules made for it), newest first
+     * (docs/outbound.md, "Delivery listings"). A token bound to other toolsets is refused (403).
+     */
+    async deliveries(
+      toolset: string,
+      tenant: string | undefined,
+      query: DeliveryQuery,
+      caller: ToolsetCaller,
+    ): Promise<{ tenant: string | null; toolset: string; deliveries: RuleDeliveryView[]; nextCursor: string | null }> {
+      assertToolsetInReach(caller, toolset, 'read the alert deliveries of');
+      const rows = await repo.listRules(db, toolset, tenant ?? null);
+      const rules = rows.map((r) => ({ id: r.id, name: r.name, destinations: r.destinations as Destination[] }));
+      return { tenant: tenant ?? null, toolset, ...(await listRuleDeliveries(outbound, OUTBOUND_SOURCE, rules, query)) };
     },
 
     /**

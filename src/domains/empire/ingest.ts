@@ -10,6 +10,7 @@ import { withTransaction } from '../../platform/db/transaction.ts';
 import { assertToolsetInReach } from '../../platform/http/auth.ts';
 import { Nullable, type Principal } from '../../platform/http/registry.ts';
 import { type Ed25519Verifier } from '../../platform/ed25519-pool.ts';
+import type { DomainMetrics } from '../../platform/metrics.ts';
 import { candidateKeys, type Decision, decideAdmission, type RejectionReason, type VerifyingKey } from '../provenance/admission.ts';
 import type { AttestationRow } from '../provenance/repository.ts';
 import { type ProvenanceService, TOOLSET_PATTERN } from '../provenance/service.ts';
@@ -138,6 +139,8 @@ export function createEmpireIngest(deps: {
   /** Checks the Ed25519 signatures (off the HTTP thread). */
   verifier: Ed25519Verifier;
   log: FastifyBaseLogger;
+  /** Counts stored and rejected events (per instance); none when absent. */
+  metrics?: Pick<DomainMetrics, 'empireEventsStored' | 'empireEventsRejected'>;
 }) {
   const { db, clock, provenance } = deps;
   const samples = createBufferedWrites<repo.SampleRow>({ write: (rows) => repo.insertSamples(db, rows), log: deps.log, what: 'empire ingest samples' });
@@ -256,6 +259,16 @@ export function createEmpireIngest(deps: {
         return { id: event.id, eventId: newIds.get(event.id) ?? earlierIds.get(event.id) ?? null, compatMode: j.decision.compatMode, rejectionReason: null };
       });
       const compatWithKeys = hasActiveKey ? judged.filter((j) => j.decision.compatMode).length : 0;
+      if (deps.metrics) {
+        let unsigned = 0;
+        for (const row of rows) if (row.compatMode && stored.has(row.senderId)) unsigned++;
+        deps.metrics.empireEventsStored(toolset, stored.size - unsigned, unsigned);
+        const refusedBy = new Map<RejectionReason, number>();
+        for (const { decision } of judged) {
+          if (decision.rejectionReason !== null) refusedBy.set(decision.rejectionReason, (refusedBy.get(decision.rejectionReason) ?? 0) + 1);
+        }
+        for (const [reason, count] of refusedBy) deps.metrics.empireEventsRejected(reason, count);
+      }
       return { result: { accepted, duplicates, rejected, results }, compatWithKeys };
     },
 

@@ -6,6 +6,7 @@ import type { Db } from '../../platform/db/client.ts';
 import { createEd25519Verifier } from '../../platform/ed25519-pool.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
+import type { DomainMetrics } from '../../platform/metrics.ts';
 import type { Outbound } from '../../platform/outbound/service.ts';
 import { provenanceEndpoints } from '../provenance/endpoints.ts';
 import { createProvenanceService, type ProvenanceService } from '../provenance/service.ts';
@@ -52,6 +53,8 @@ export function createEmpireDomain(deps: {
    * or null; never deferred without it. On-demand runs are not deferred by it.
    */
   forecastDeferral?: ForecastDeferral;
+  /** Counts stored and rejected toolset events; none when absent. */
+  metrics?: DomainMetrics;
 }): EmpireDomain {
   const provenance = createProvenanceService({ db: deps.db, clock: deps.clock, audit: deps.audit, requireSignedGlobally: deps.config.empire.requireSignedEvents });
   const forecaster = createForecaster({ db: deps.db, clock: deps.clock });
@@ -59,7 +62,7 @@ export function createEmpireDomain(deps: {
   const notes = createNoteService({ db: deps.db, clock: deps.clock, audit: deps.audit });
   const verifier = createEd25519Verifier({ threads: deps.config.empire.verifyThreads });
   const alerts = createEmpireAlertService({ db: deps.db, clock: deps.clock, audit: deps.audit, outbound: deps.outbound, config: deps.config, log: deps.log, graphLag: deps.graphLag ?? unknownGraphLag });
-  const ingest = createEmpireIngest({ db: deps.db, clock: deps.clock, provenance, verifier, log: deps.log });
+  const ingest = createEmpireIngest({ db: deps.db, clock: deps.clock, provenance, verifier, log: deps.log, ...(deps.metrics ? { metrics: deps.metrics } : {}) });
   const dashboards = createDashboardService({ db: deps.db, clock: deps.clock });
   const slo = createSloService({ db: deps.db, clock: deps.clock, flushSamples: ingest.flushSamples });
   const replay = createReplayService({ db: deps.db, provenance });

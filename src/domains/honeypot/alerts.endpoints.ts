@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } from '../../platform/http/registry.ts';
 import { exampleFreshness, Freshness } from '../../platform/freshness.ts';
+import { deliveryQueryFields, exampleDelivery, RuleDelivery } from '../../platform/outbound/deliveries.ts';
 import { Destinations, RedactedDestination } from '../../platform/outbound/destinations.ts';
 import { ALERT_PRODUCER, type AlertRuleView, type AlertService } from './alerts.ts';
 import { Predicate, PredicateBody } from './alerts.predicates.ts';
@@ -62,6 +63,48 @@ export function alertEndpoints(deps: { alerts: AlertService }): Endpoint[] {
       },
       example: { schema: 'svc-observatory-alerts.v1', generatedAt, tenant: 'docs-mirror', rules: [exampleRule], freshness: exampleFreshness(ALERT_PRODUCER, exampleRule.evaluatedUntil!) },
       handler: async ({ query }) => alerts.list(query.tenant),
+    }),
+    defineEndpoint({
+      id: 'listHoneypotAlertDeliveries',
+      title: 'List the deliveries of honeypot alert rules',
+      description:
+        'What the notifications of honeypot alert rules became, one row per firing and destination, newest first: status (`pending`, `delivered`, `failed`), attempts, the last HTTP status and error, and when the next retry is due. ' +
+        'Filters: `tenant` (404 for an unknown one), `rule`, `destination` (a position in the rule\'s `destinations`; needs `rule`), `kind`, `status`; paged with `cursor` and `limit`. ' +
+        'Destinations are redacted: URL origins only, never a webhook secret or URL path; errors name hosts only.',
+      method: 'GET',
+      path: `${V1}/honeypot/alerts/deliveries`,
+      auth: 'session-or-bearer',
+      scope: 'read:alerts',
+      tag: 'alerts',
+      kind: 'read',
+      uiPath: '/honeypot/alerts',
+      query: Type.Object(
+        { tenant: Type.Optional({ ...slug, description: 'Only the deliveries of this tenant\'s rules; absent: of every tenant.' }), ...deliveryQueryFields },
+        {
+          examples: [
+            { tenant: 'edge-eu', rule: exampleRule.id, destination: 1, kind: 'webhook', status: 'pending', cursor: '2026-11-23T08:00:00.000Z', limit: 50 },
+          ],
+        },
+      ),
+      response: {
+        schemaId: 'svc-observatory-alert-deliveries.v1',
+        fields: {
+          tenant: Nullable(Type.String({ description: 'The tenant asked for; null for all.' })),
+          deliveries: Type.Array(RuleDelivery),
+          nextCursor: Nullable(Type.String()),
+        },
+      },
+      example: {
+        schema: 'svc-observatory-alert-deliveries.v1',
+        generatedAt,
+        tenant: 'docs-mirror',
+        deliveries: [exampleDelivery({ id: exampleRule.id, name: exampleRule.name }, { firedAt: '2026-11-23T07:42:00.000Z', next: '2026-11-23T07:44:30.000Z' })],
+        nextCursor: null,
+      },
+      handler: async ({ query }) => {
+        const { tenant, ...filter } = query;
+        return alerts.deliveries(tenant, filter);
+      },
     }),
     defineEndpoint({
       id: 'createHoneypotAlert',

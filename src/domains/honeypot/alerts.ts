@@ -23,6 +23,7 @@ import { withTransaction } from '../../platform/db/transaction.ts';
 import { assertThat, badRequest, notFound } from '../../platform/errors.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import { type Destination, type RedactedDestination, redactDestination, validateDestinations } from '../../platform/outbound/destinations.ts';
+import { type DeliveryQuery, listRuleDeliveries, type RuleDeliveryView } from '../../platform/outbound/deliveries.ts';
 import type { Outbound } from '../../platform/outbound/service.ts';
 import { checkPredicate, normalizePredicate, parseStoredPredicate, type Predicate, windowMsOf } from './alerts.predicates.ts';
 import * as repo from './alerts.repository.ts';
@@ -256,16 +257,29 @@ export function createAlertService(deps: AlertServiceDeps) {
     });
   }
 
+  /** The id of the tenant a read names (404 for an unknown one); null for every tenant. */
+  async function tenantIdOf(tenantSlug: string | undefined): Promise<string | null> {
+    if (tenantSlug === undefined) return null;
+    const tenant = await findTenantBySlug(db, tenantSlug);
+    assertThat(tenant, notFound(`There is no tenant ${tenantSlug}.`));
+    return tenant.id;
+  }
+
   return {
     async list(tenantSlug: string | undefined): Promise<{ tenant: string | null; rules: AlertRuleView[]; freshness: Freshness }> {
-      let tenantId: string | null = null;
-      if (tenantSlug !== undefined) {
-        const tenant = await findTenantBySlug(db, tenantSlug);
-        assertThat(tenant, notFound(`There is no tenant ${tenantSlug}.`));
-        tenantId = tenant.id;
-      }
-      const rows = await repo.listRules(db, tenantId);
+      const rows = await repo.listRules(db, await tenantIdOf(tenantSlug));
       return { tenant: tenantSlug ?? null, rules: rows.map((r) => toRuleView(r, r.tenantSlug)), freshness: rulesFreshness(ALERT_PRODUCER, rows) };
+    },
+
+    /**
+     * The deliveries of the rules of one tenant (or of all), newest first (docs/outbound.md,
+     * "Delivery listings"); 404 for an unknown tenant. Honeypot rules belong to no toolset, so the
+     * read scope alone decides who sees them.
+     */
+    async deliveries(tenantSlug: string | undefined, query: DeliveryQuery): Promise<{ tenant: string | null; deliveries: RuleDeliveryView[]; nextCursor: string | null }> {
+      const rows = await repo.listRules(db, await tenantIdOf(tenantSlug));
+      const rules = rows.map((r) => ({ id: r.id, name: r.name, destinations: r.destinations as Destination[] }));
+      return { tenant: tenantSlug ?? null, ...(await listRuleDeliveries(outbound, OUTBOUND_SOURCE, rules, query)) };
     },
 
     async create(ctx: CallContext, input: CreateRuleInput): Promise<{ ok: true; id: string }> {

@@ -174,6 +174,18 @@ export async function hasPending(db: Db): Promise<boolean> {
 }
 const HAS_PENDING = sql`SELECT EXISTS (SELECT 1 FROM honeypot_rollup_pending) AS pending`;
 
+/**
+ * Seconds since the oldest pending row was committed (0 when none is pending): how far the
+ * rollups are behind the events. Measured on the database's clock, which wrote `created_at`; the
+ * oldest row is the first by id (the primary key), so this reads one row.
+ */
+export async function pendingLagSec(db: Db): Promise<number> {
+  const [row] = rowsOf<{ lag: number | string | null }>(
+    await db.execute(sql`SELECT GREATEST(0, EXTRACT(EPOCH FROM now() - created_at)) AS lag FROM honeypot_rollup_pending ORDER BY id LIMIT 1`),
+  );
+  return row?.lag == null ? 0 : Number(row.lag);
+}
+
 // Rebuild and window advance: the same rollups, computed from the events in SQL
 
 /** A range of rollup times [from, to); `to` null = no end. */

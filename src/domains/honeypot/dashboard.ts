@@ -321,7 +321,10 @@ export function createDashboardService(deps: DashboardDeps) {
     };
   }
 
-  return { ensureRollups, advance, rebuild, applyPending, schedulePending, close, dashboard, clusters, fleet, heartbeat, dbHealth };
+  /** Seconds the rollups are behind the committed events (0 when nothing is pending): a metrics gauge. */
+  const rollupLagSec = () => repo.pendingLagSec(db);
+
+  return { ensureRollups, advance, rebuild, applyPending, schedulePending, close, dashboard, clusters, fleet, heartbeat, dbHealth, rollupLagSec };
 }
 
 export type DashboardService = ReturnType<typeof createDashboardService>;

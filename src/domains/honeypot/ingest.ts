@@ -4,6 +4,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
+import type { DomainMetrics } from '../../platform/metrics.ts';
 import { createBufferedWrites } from '../../platform/db/buffered-writes.ts';
 import { createGroupCommit } from '../../platform/db/group-commit.ts';
 import { SLO_SAMPLE_RETENTION_MS } from '../../platform/db/retention.ts';
@@ -121,6 +122,8 @@ export interface IngestDeps {
   tarpitTtlMinutes: number;
   /** Told after a group committed events, which wait in a pending row for the rollup applier. */
   onPending?: () => void;
+  /** Counts stored events and opened tarpits (per instance); none when absent. */
+  metrics?: Pick<DomainMetrics, 'honeypotEventsStored' | 'tarpitsOpened'>;
 }
 
 const INGEST_REFUSALS = {
@@ -159,6 +162,8 @@ interface Derived {
 
 /** A verified request's events, classified and enriched, waiting for its group commit. */
 interface PreparedBatch {
+  /** The tenant's id and slug (the slug labels the metrics). */
+  tenant: { id: string; slug: string };
   /** The rows to store, one per distinct sender id (or per event without one). */
   entries: Derived[];
   /** For each request event, the index of the entry it stands for (a repeated id points at its first). */
@@ -265,7 +270,7 @@ export function createIngestService(deps: IngestDeps) {
   async function prepare(tenant: repo.TenantRow, body: IngestBody, options: IngestOptions): Promise<PreparedBatch> {
     const now = clock.now();
     checkEventBounds(body.events, now);
-    const batch: PreparedBatch = { entries: [], slotOf: [], senderIds: [] };
+    const batch: PreparedBatch = { tenant: { id: tenant.id, slug: tenant.slug }, entries: [], slotOf: [], senderIds: [] };
     // Only sender ids are entered, so an id-less event (null) finds no earlier one.
     const firstOfSender = new Map<string | null, number>();
     for (const [index, event] of body.events.entries()) {
@@ -389,7 +394,9 @@ export function createIngestService(deps: IngestDeps) {
     }
     if (toStore.length > 0) deps.onPending?.();
     const tarpits = written.activeTarpits;
-    for (const key of await openTarpits(toStore, written.storedLiarEvents, liarFrom, liarTo, now)) tarpits.set(key, { delayMs: TARPIT_DELAY_MS });
+    const opened = await openTarpits(toStore, written.storedLiarEvents, liarFrom, liarTo, now);
+    for (const key of opened) tarpits.set(key, { delayMs: TARPIT_DELAY_MS });
+    if (deps.metrics) countGroup(deps.metrics, batches, toStore, opened);
 
     const stored = new Set(toStore.map((e) => e.row.id));
     const originalOf = (row: repo.EventRow): Original => storedBeforeOf(row) ?? (repeatOf.get(row.id)?.row ?? row);
@@ -412,6 +419,32 @@ export function createIngestService(deps: IngestDeps) {
       });
       return { accepted: events.length - duplicates, duplicates, events };
     });
+  }
+
+  /**
+   * Counts a committed group's events by tenant and class, and the tarpits it opened: one pass over
+   * the stored rows and a few counter increments per tenant, so the hot path pays next to nothing.
+   */
+  function countGroup(
+    metrics: NonNullable<IngestDeps['metrics']>,
+    batches: readonly PreparedBatch[],
+    stored: readonly Derived[],
+    openedKeys: readonly string[],
+  ): void {
+    const slugOf = new Map(batches.map((b) => [b.tenant.id, b.tenant.slug]));
+    const byTenant = new Map<string, Map<string, number>>();
+    for (const { row } of stored) {
+      let byClass = byTenant.get(row.tenantId);
+      if (byClass === undefined) byTenant.set(row.tenantId, (byClass = new Map()));
+      byClass.set(row.uaClass, (byClass.get(row.uaClass) ?? 0) + 1);
+    }
+    for (const [tenantId, byClass] of byTenant) metrics.honeypotEventsStored(slugOf.get(tenantId) ?? tenantId, byClass);
+    const openedBy = new Map<string, number>();
+    for (const key of openedKeys) {
+      const tenantId = key.slice(0, key.indexOf('|'));
+      openedBy.set(tenantId, (openedBy.get(tenantId) ?? 0) + 1);
+    }
+    for (const [tenantId, count] of openedBy) metrics.tarpitsOpened(slugOf.get(tenantId) ?? tenantId, count);
   }
 
   const groups = createGroupCommit<PreparedBatch, IngestResult>({
@@ -448,6 +481,8 @@ export function createIngestService(deps: IngestDeps) {
     },
     groupStats: () => groups.stats(),
     expireTarpits: (now: Date) => repo.expireTarpits(db, now),
+    /** Tarpits active now, fleet-wide (a metrics gauge). */
+    countActiveTarpits: () => repo.countActiveTarpits(db, clock.now()),
     /** Deletes the SLO samples older than the retention (platform/db/retention.ts) at `now`. */
     pruneSamples: (now: Date) => repo.deleteSamplesBefore(db, new Date(now.getTime() - SLO_SAMPLE_RETENTION_MS)),
   };

@@ -1,4 +1,4 @@
-import { and, asc, eq, isNotNull, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNotNull, lte, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
 import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
 import { deleteOlderThan } from '../../platform/db/retention.ts';
@@ -99,6 +99,15 @@ export async function endExpiredTarpit(db: Db, key: FingerprintKey, now: Date): 
 export async function insertTarpit(db: Db, row: TarpitRow): Promise<boolean> {
   const inserted = await db.insert(honeypotTarpits).values(row).onConflictDoNothing().returning({ id: honeypotTarpits.id });
   return inserted.length === 1;
+}
+
+/** Tarpits active at `now` (not ended, not expired): the metrics gauge, through the expiry index. */
+export async function countActiveTarpits(db: Db, now: Date): Promise<number> {
+  const [row] = await db
+    .select({ count: sql<number>`count(*)::int` })
+    .from(honeypotTarpits)
+    .where(and(eq(honeypotTarpits.active, true), gt(honeypotTarpits.expiresAt, now)));
+  return Number(row?.count ?? 0);
 }
 
 /** Ends every active tarpit whose expiry has passed; returns how many. */

@@ -7,6 +7,7 @@ import { memoizeByText } from '../../platform/memo.ts';
 import type { Db } from '../../platform/db/client.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
+import type { DomainMetrics } from '../../platform/metrics.ts';
 import type { Outbound } from '../../platform/outbound/service.ts';
 import { alertJobs, type AlertService, createAlertService } from './alerts.ts';
 import { alertEndpoints } from './alerts.endpoints.ts';
@@ -60,6 +61,8 @@ export async function createHoneypotDomain(deps: {
   log: FastifyBaseLogger;
   /** The shared alert fan-out; alert rules enqueue their notifications on it. */
   outbound: Outbound;
+  /** Counts stored events and opened tarpits; none when absent. */
+  metrics?: DomainMetrics;
 }): Promise<HoneypotDomain> {
   const { db, clock, audit, config } = deps;
   const registry = createRegistryHolder(loadVendorRegistry(config.honeypot.vendorsFile));
@@ -82,6 +85,7 @@ export async function createHoneypotDomain(deps: {
     liarThreshold: config.honeypot.liarThreshold,
     tarpitTtlMinutes: config.honeypot.tarpitTtlMinutes,
     onPending: () => dashboard.schedulePending(),
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
   });
   const dashboard = createDashboardService({
     db,

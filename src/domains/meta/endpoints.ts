@@ -246,13 +246,16 @@ export function metaEndpoints(deps: MetaDeps): Endpoint[] {
     defineEndpoint<never, never, never, never, true>({
       id: 'getMetrics',
       title: 'Prometheus metrics',
-      description: 'Request counts and latency per endpoint id and status, job runs and outcomes, database pool use, in Prometheus text format. Send `Authorization: Bearer` with OBSERVATORY_METRICS_TOKEN, or an API token carrying read:dashboard.',
+      description:
+        'Request counts and latency per endpoint id and status, job runs and outcomes, database pool use, ingest by tenant, class and toolset, refusals, tarpits, alert deliveries, graph and rollup lag, in Prometheus text format (docs/operations.md, "Metrics"). ' +
+        'Send `Authorization: Bearer` with OBSERVATORY_METRICS_TOKEN, or an API token carrying read:dashboard. Series are labelled by toolset, so a token bound to toolsets is refused (403).',
       method: 'GET',
       path: '/metrics',
       auth: 'metrics',
       scope: null,
       tag: 'health',
       kind: 'read',
+      spansEveryToolset: 'the Prometheus metrics (labelled by toolset)',
       response: { raw: Type.String(), contentType: 'text/plain; version=0.0.4; charset=utf-8' },
       example: '# HELP observatory_http_requests_total HTTP requests answered, by endpoint id, method and status.\n',
       handler: async () => deps.metrics.registry.metrics(),

@@ -280,8 +280,9 @@ export function assertRegistryConsistent(endpoints: readonly Endpoint[]): void {
     if (e.bridge && (e.auth !== 'session-or-bearer' || e.scope === null)) {
       throw new Error(`endpoint ${e.id} opts in to the bridge credential but is not a session-or-bearer endpoint with a scope`);
     }
-    if (e.spansEveryToolset !== null && e.auth !== 'session-or-bearer') {
-      throw new Error(`endpoint ${e.id} spans every toolset but is not a session-or-bearer endpoint: no credential it takes can be bound`);
+    // `/metrics` takes API tokens besides its own scrape token, and an API token can be bound.
+    if (e.spansEveryToolset !== null && e.auth !== 'session-or-bearer' && e.auth !== 'metrics') {
+      throw new Error(`endpoint ${e.id} spans every toolset but takes no session or API token: no credential it takes can be bound`);
     }
     if (e.timeoutMs !== null && !(Number.isInteger(e.timeoutMs) && e.timeoutMs > 0)) {
       throw new Error(`endpoint ${e.id} declares timeoutMs ${e.timeoutMs}: it must be a whole number of milliseconds above 0`);

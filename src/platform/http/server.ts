@@ -36,6 +36,8 @@ export interface ServerOptions {
 declare module 'fastify' {
   interface FastifyContextConfig {
     endpointId?: string;
+    /** An ingest endpoint (its refusals are counted by reason in the metrics). */
+    ingest?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -146,6 +148,9 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.addHook('onResponse', async (request, reply) => {
     const endpointId = request.routeOptions.config.endpointId ?? 'unmatched';
     metrics.observeRequest(endpointId, request.method, reply.statusCode, reply.elapsedTime / 1000);
+    if (request.routeOptions.config.ingest === true && reply.statusCode >= 300) {
+      metrics.observeIngestRefusal(endpointId, request.errorReason ?? `http-${reply.statusCode}`);
+    }
     if (authFailures !== null && (reply.statusCode === 401 || reply.statusCode === 403)) {
       await authFailures.recordFailure(request.ip, clock.now().getTime()).catch((error: unknown) => {
         request.log.warn({ err: error }, 'could not count an authentication failure');
@@ -186,7 +191,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     app.route({
       method: endpoint.method,
       url: toFastifyPath(endpoint.path),
-      config: { endpointId: endpoint.id },
+      config: { endpointId: endpoint.id, ingest: endpoint.concurrency === 'ingest' },
       ...(endpoint.bodyLimit !== null ? { bodyLimit: endpoint.bodyLimit } : {}),
       ...(endpoint.timeoutMs !== null ? { handlerTimeout: Math.max(endpoint.timeoutMs, limits.timeoutMs) } : {}),
       schema: {

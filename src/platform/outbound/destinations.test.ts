@@ -53,10 +53,10 @@ describe('validateDestinations', () => {
       /^destinations\[1\] \(ci_dispatch\): CI dispatch is not configured/,
     );
     expect(validateDestinations([{ kind: 'webhook', url: 'http://169.254.169.254/latest', secret: SECRET }], bare)).toBe(
-      'destinations[0] (webhook): 169.254.169.254 is not a public address (link-local)',
+      'destinations[0] (webhook): 169.254.169.254 is not a public address (link-local; set OBSERVATORY_ALLOW_PRIVATE_OUTBOUND=1 to allow non-public addresses)',
     );
     expect(validateDestinations([{ kind: 'slack', url: 'http://localhost:8080/x' }], bare)).toBe(
-      'destinations[0] (slack): localhost is a loopback name',
+      'destinations[0] (slack): localhost is a loopback name (set OBSERVATORY_ALLOW_PRIVATE_OUTBOUND=1 to allow non-public addresses)',
     );
     expect(validateDestinations([{ kind: 'slack', url: 'https://[::ffff:a00:1]/x' }], bare)).toMatch(/IPv4-mapped private/);
     expect(validateDestinations([{ kind: 'slack', url: 'http://user:pw@hooks.example/x' }], labs)).toMatch(/user name or password/);
@@ -88,7 +88,7 @@ describe('validateDestinations: ports', () => {
     expect(validateDestinations([{ kind: 'ci_dispatch' }], offPort)).toMatch(/^destinations\[0\] \(ci_dispatch\): OBSERVATORY_CI_DISPATCH_URL is refused: port 8443 is not/);
     const internal = loadConfig({ OBSERVATORY_METRICS_FORWARD_URL: 'http://10.0.0.5/push' });
     expect(validateDestinations([{ kind: 'metrics' }], internal)).toBe(
-      'destinations[0] (metrics): OBSERVATORY_METRICS_FORWARD_URL is refused: 10.0.0.5 is not a public address (private)',
+      'destinations[0] (metrics): OBSERVATORY_METRICS_FORWARD_URL is refused: 10.0.0.5 is not a public address (private; set OBSERVATORY_ALLOW_PRIVATE_OUTBOUND=1 to allow non-public addresses)',
     );
   });
 });

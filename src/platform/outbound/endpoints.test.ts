@@ -183,7 +183,7 @@ describe('POST /integrations/slack/test', () => {
     expect(res.json()).toMatchObject({
       reason: 'outbound-refused',
       field: 'body.webhookUrl',
-      human: 'The webhook URL was refused: intranet.corp.example resolves to an address outbound calls may not reach.',
+      human: 'The webhook URL was refused: intranet.corp.example resolves to an address outbound calls may not reach (set OBSERVATORY_ALLOW_PRIVATE_OUTBOUND=1 to allow non-public addresses).',
     });
     expect(res.body).not.toContain(INTERNAL_ADDRESS);
     expect(logLines.slice(before).join('\n')).not.toContain(INTERNAL_ADDRESS);

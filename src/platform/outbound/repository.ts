@@ -1,5 +1,7 @@
 import { and, asc, desc, eq, inArray, lte, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
+import { olderThan, type TimeCursor } from '../db/paging.ts';
+import type { Destination } from './destinations.ts';
 import { outboundDeliveries } from './schema.ts';
 
 export type DeliveryRow = typeof outboundDeliveries.$inferSelect;
@@ -69,6 +71,51 @@ export async function listDeliveries(
     .where(and(...conditions))
     .orderBy(desc(outboundDeliveries.createdAt), desc(outboundDeliveries.id))
     .limit(filter.limit);
+}
+
+/**
+ * One page of a producer kind's deliveries, newest first by (created_at, id): only those of
+ * `sourceIds`, optionally of one exact destination (jsonb equality, so key order does not matter),
+ * one destination kind and one status. Fetches `limit + 1` rows so the caller knows if more follow.
+ */
+export async function pageDeliveries(
+  db: Db,
+  filter: {
+    source: string;
+    sourceIds: readonly string[];
+    destination: Destination | undefined;
+    kind: Destination['kind'] | undefined;
+    status: DeliveryStatus | undefined;
+    cursor: TimeCursor | null;
+    limit: number;
+  },
+): Promise<DeliveryRow[]> {
+  if (filter.sourceIds.length === 0) return [];
+  const d = outboundDeliveries;
+  return db
+    .select()
+    .from(d)
+    .where(
+      and(
+        eq(d.source, filter.source),
+        inArray(d.sourceId, [...filter.sourceIds]),
+        filter.destination === undefined ? undefined : sql`${d.destination} = ${JSON.stringify(filter.destination)}::jsonb`,
+        filter.kind === undefined ? undefined : sql`${d.destination}->>'kind' = ${filter.kind}`,
+        filter.status === undefined ? undefined : eq(d.status, filter.status),
+        filter.cursor === null ? undefined : olderThan(d.createdAt, d.id, filter.cursor),
+      ),
+    )
+    .orderBy(desc(d.createdAt), desc(d.id))
+    .limit(filter.limit + 1);
+}
+
+/** Pending deliveries (sent, retried or due): the dispatcher's backlog, through the claim index. */
+export async function countPending(db: Db): Promise<number> {
+  const [row] = await db
+    .select({ count: sql<number>`count(*)::int` })
+    .from(outboundDeliveries)
+    .where(eq(outboundDeliveries.status, 'pending'));
+  return Number(row?.count ?? 0);
 }
 
 export async function countByStatus(db: Db): Promise<Record<DeliveryStatus, number>> {

@@ -63,7 +63,7 @@ describe('address policy', () => {
     ['::7f00:1', 'non-global IPv6'],
   ])('refuses %s (%s)', (address, kind) => {
     expect(nonPublicKind(address)).toBe(kind);
-    expect(addressRefusal(address)).toBe(`${address} is not a public address (${kind})`);
+    expect(addressRefusal(address)).toBe(`${address} is not a public address (${kind}; set OBSERVATORY_ALLOW_PRIVATE_OUTBOUND=1 to allow non-public addresses)`);
   });
 
   it.each(['93.184.216.34', '8.8.8.8', '2606:2800:220:1:248:1893:25c8:1946', '::ffff:8.8.8.8', '2a00:1450:4001:82b::200e'])(
@@ -87,13 +87,13 @@ describe('checkOutboundUrl', () => {
 
   it('normalises numeric IPv4 spellings before checking them', () => {
     for (const url of ['http://2130706433/', 'http://0x7f.1/', 'http://127.1/', 'http://0177.0.0.1/']) {
-      expect(() => checkOutboundUrl(url, strict)).toThrow('127.0.0.1 is not a public address (loopback)');
+      expect(() => checkOutboundUrl(url, strict)).toThrow('127.0.0.1 is not a public address (loopback; set OBSERVATORY_ALLOW_PRIVATE_OUTBOUND=1 to allow non-public addresses)');
     }
   });
 
   it('refuses localhost names without asking DNS', () => {
     for (const url of ['http://localhost/', 'http://LOCALHOST./', 'https://api.localhost:8443/x']) {
-      expect(() => checkOutboundUrl(url, strict)).toThrow(/is a loopback name/);
+      expect(() => checkOutboundUrl(url, strict)).toThrow(/is a loopback name \(set OBSERVATORY_ALLOW_PRIVATE_OUTBOUND=1 /);
       expect(() => checkOutboundUrl(url, lax)).not.toThrow();
     }
   });
@@ -125,7 +125,7 @@ describe('safePost refusals (nothing is sent)', () => {
   it('refuses a hostname that resolves to a loopback address without naming the address', async () => {
     const resolve: Resolver = async () => [{ address: '127.0.0.1', family: 4 }];
     const reason = await refusal(safePost(`http://internal.example:${rx.port}/hook`, '{}', { ...strict, resolve }));
-    expect(reason).toBe('internal.example resolves to an address outbound calls may not reach');
+    expect(reason).toBe('internal.example resolves to an address outbound calls may not reach (set OBSERVATORY_ALLOW_PRIVATE_OUTBOUND=1 to allow non-public addresses)');
     expect(rx.requests).toHaveLength(0);
   });
 
@@ -135,7 +135,7 @@ describe('safePost refusals (nothing is sent)', () => {
       const resolve: Resolver = async () => [{ address, family: address.includes(':') ? 6 : 4 }];
       const error = (await safePost('https://db.corp.example/hook', '{}', { ...strict, resolve }).catch((e: unknown) => e)) as OutboundRefused;
       expect(error).toBeInstanceOf(OutboundRefused);
-      expect(error.reason).toBe('db.corp.example resolves to an address outbound calls may not reach');
+      expect(error.reason).toBe('db.corp.example resolves to an address outbound calls may not reach (set OBSERVATORY_ALLOW_PRIVATE_OUTBOUND=1 to allow non-public addresses)');
       expect(`${error.message} ${error.reason} ${String(error.stack)}`).not.toContain(address);
       // Nor does it say which kind of non-public address it was.
       expect(error.reason).not.toMatch(/loopback|private|link-local|unique-local|carrier|mapped/);
@@ -149,7 +149,7 @@ describe('safePost refusals (nothing is sent)', () => {
       { address: '::ffff:10.0.0.7', family: 6 },
     ];
     const reason = await refusal(safePost('http://mixed.example/hook', '{}', { ...strict, resolve }));
-    expect(reason).toBe('mixed.example resolves to an address outbound calls may not reach');
+    expect(reason).toBe('mixed.example resolves to an address outbound calls may not reach (set OBSERVATORY_ALLOW_PRIVATE_OUTBOUND=1 to allow non-public addresses)');
     expect(reason).not.toContain('10.0.0.7');
     expect(reason).not.toContain('93.184.216.34');
   });

@@ -128,7 +128,7 @@ export function nonPublicKind(address: string): string | null {
 /** Why an address may not be contacted, or null when it may. */
 export function addressRefusal(address: string): string | null {
   const kind = nonPublicKind(address);
-  return kind === null ? null : `${address} is not a public address (${kind})`;
+  return kind === null ? null : `${address} is not a public address (${kind}; ${PRIVATE_OUTBOUND_HINT})`;
 }
 
 const RANGE_WORDS: Record<string, string> = {
@@ -173,9 +173,16 @@ function portRefusal(url: URL, allowedPorts: readonly number[]): string | null {
   return `port ${port} is not an allowed outbound port (allowed: ${allowedPorts.join(', ')}; set OBSERVATORY_OUTBOUND_ALLOWED_PORTS)`;
 }
 
+/**
+ * What every refusal of a non-public address or name ends with: the setting that lifts the check,
+ * as a port refusal names OBSERVATORY_OUTBOUND_ALLOWED_PORTS, so whoever meets it in a lab knows
+ * where to turn (and whoever meets it in production knows it is policy, not a fault).
+ */
+export const PRIVATE_OUTBOUND_HINT = 'set OBSERVATORY_ALLOW_PRIVATE_OUTBOUND=1 to allow non-public addresses';
+
 /** The refusal for a name that resolves to a non-public address; deliberately without the address. */
 function resolvedRefusal(host: string): string {
-  return `${host} resolves to an address outbound calls may not reach`;
+  return `${host} resolves to an address outbound calls may not reach (${PRIVATE_OUTBOUND_HINT})`;
 }
 
 /** The host part of a URL without IPv6 brackets. */
@@ -202,7 +209,7 @@ export function checkOutboundUrl(raw: string, policy: OutboundPolicy): URL {
   const host = bareHost(url);
   if (host === '') throw new OutboundRefused('the URL has no host');
   if (!policy.allowPrivate) {
-    if (isLocalhostName(host)) throw new OutboundRefused(`${host} is a loopback name`);
+    if (isLocalhostName(host)) throw new OutboundRefused(`${host} is a loopback name (${PRIVATE_OUTBOUND_HINT})`);
     if (isIP(host) !== 0) {
       const refusal = addressRefusal(host);
       if (refusal !== null) throw new OutboundRefused(refusal);

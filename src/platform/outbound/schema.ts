@@ -39,5 +39,7 @@ export const outboundDeliveries = pgTable(
     check('outbound_deliveries_status_check', sql`${t.status} IN ('pending', 'delivered', 'failed')`),
     index('outbound_deliveries_due_idx').on(t.status, t.nextAttemptAt),
     index('outbound_deliveries_source_idx').on(t.source, t.sourceId),
+    // The delivery listings: one producer kind (honeypot or empire rules), newest first.
+    index('outbound_deliveries_listing_idx').on(t.source, t.createdAt, t.id),
   ],
 );

@@ -249,7 +249,7 @@ describe('retries', () => {
     const strict = createOutbound({ db, clock, config: configFor({ OBSERVATORY_ALLOW_PRIVATE_OUTBOUND: '0' }), log: silent });
     const [id] = await enqueue(strict, input([{ kind: 'webhook', url: `${rx.origin}/internal`, secret: SECRET }]));
     expect(await strict.dispatchDue(clock.now())).toEqual({ sent: 0, retried: 0, failed: 1 });
-    expect(await rowOf(id!)).toMatchObject({ status: 'failed', attempts: 1, lastError: 'refused: 127.0.0.1 is not a public address (loopback)' });
+    expect(await rowOf(id!)).toMatchObject({ status: 'failed', attempts: 1, lastError: 'refused: 127.0.0.1 is not a public address (loopback; set OBSERVATORY_ALLOW_PRIVATE_OUTBOUND=1 to allow non-public addresses)' });
     expect(rx.requests).toHaveLength(0);
   });
 });
@@ -282,7 +282,7 @@ describe('delivery-time policy (rules stored before a change)', () => {
     const [id] = await enqueue(strict, input([{ kind: 'webhook', url: 'https://vault.corp.example/hook', secret: SECRET }]));
     expect(await strict.dispatchDue(clock.now())).toEqual({ sent: 0, retried: 0, failed: 1 });
     const row = await rowOf(id!);
-    expect(row).toMatchObject({ status: 'failed', lastError: 'refused: vault.corp.example resolves to an address outbound calls may not reach' });
+    expect(row).toMatchObject({ status: 'failed', lastError: 'refused: vault.corp.example resolves to an address outbound calls may not reach (set OBSERVATORY_ALLOW_PRIVATE_OUTBOUND=1 to allow non-public addresses)' });
     expect(JSON.stringify(await strict.listDeliveries({}))).not.toContain(internal);
   });
 });

@@ -4,8 +4,11 @@ import type { AuditLog } from '../audit/service.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
+import { canonicalJson } from '../crypto.ts';
+import { pageOf, type TimeCursor } from '../db/paging.ts';
 import { withTransaction } from '../db/transaction.ts';
 import type { JobDefinition } from '../jobs/scheduler.ts';
+import type { DomainMetrics } from '../metrics.ts';
 import { DEFAULT_CI_EVENT_TYPE, type Destination, destinationHost, redactDestination, type RedactedDestination } from './destinations.ts';
 import {
   ciDispatchBody,
@@ -102,6 +105,26 @@ export interface Outbound {
     limit?: number;
   }): Promise<DeliveryView[]>;
   countByStatus(): Promise<Record<repo.DeliveryStatus, number>>;
+  /**
+   * One page of the deliveries of some producers (rules) of one `source`, newest first, each
+   * numbered by its destination's position in the producer's current destinations
+   * (`destinationIndex`, null when none matches). Destinations are redacted.
+   */
+  pageDeliveries(filter: DeliveryPageFilter): Promise<{ deliveries: (DeliveryView & { destinationIndex: number | null; firedAt: string })[]; nextCursor: string | null }>;
+  /** Deliveries waiting to be sent or retried, fleet-wide (a metrics gauge). */
+  countPending(): Promise<number>;
+}
+
+export interface DeliveryPageFilter {
+  source: string;
+  /** The producers whose deliveries to list, each with its destinations in order (to number them). */
+  producers: ReadonlyMap<string, readonly Destination[]>;
+  /** Only deliveries to exactly this destination. */
+  destination?: Destination | undefined;
+  kind?: Destination['kind'] | undefined;
+  status?: repo.DeliveryStatus | undefined;
+  cursor: TimeCursor | null;
+  limit: number;
 }
 
 export interface OutboundDeps {
@@ -113,6 +136,8 @@ export interface OutboundDeps {
   resolve?: Resolver;
   /** Rows per claim; tests lower it to make concurrent dispatchers interleave. */
   batchSize?: number;
+  /** Counts each attempt's outcome (per instance); none when absent. */
+  metrics?: Pick<DomainMetrics, 'deliveryAttempted'>;
 }
 
 /** A delivery that cannot succeed as configured (its integration was unset): no retries. */
@@ -305,7 +330,9 @@ export function createOutbound(deps: OutboundDeps): Outbound {
         handled += claimed.length;
         await eachLimited(claimed, CONCURRENCY, async (row) => {
           const outcome = await deliver(row, base);
-          if (outcome !== 'lost') stats[outcome]++;
+          if (outcome === 'lost') return;
+          stats[outcome]++;
+          deps.metrics?.deliveryAttempted(row.source, row.destination.kind, outcome === 'sent' ? 'delivered' : outcome);
         });
       }
       return stats;
@@ -343,6 +370,29 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     },
 
     countByStatus: () => repo.countByStatus(db),
+
+    async pageDeliveries(filter) {
+      const rows = await repo.pageDeliveries(db, {
+        source: filter.source,
+        sourceIds: [...filter.producers.keys()],
+        destination: filter.destination,
+        kind: filter.kind,
+        status: filter.status,
+        cursor: filter.cursor,
+        limit: filter.limit,
+      });
+      const { page, nextCursor } = pageOf(rows, filter.limit, (row) => row.createdAt);
+      return {
+        deliveries: page.map((row) => {
+          const stored = canonicalJson(row.destination);
+          const index = (filter.producers.get(row.sourceId) ?? []).findIndex((d) => canonicalJson(d) === stored);
+          return { ...toView(row), destinationIndex: index === -1 ? null : index, firedAt: row.payload.firedAt };
+        }),
+        nextCursor,
+      };
+    },
+
+    countPending: () => repo.countPending(db),
   };
 }
 

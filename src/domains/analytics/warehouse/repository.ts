@@ -28,6 +28,12 @@ export async function sourceState(db: Db, source: string): Promise<SourceState |
   return { watermark: row.watermark === null ? null : new Date(row.watermark) };
 }
 
+/** Every source's watermark (a few rows). */
+export async function watermarks(db: Db): Promise<Map<string, Date | null>> {
+  const rows = rowsOf<{ source: string; watermark: string | Date | null }>(await db.execute(sql`SELECT source, watermark FROM analytics_sources`));
+  return new Map(rows.map((r) => [r.source, r.watermark === null ? null : new Date(r.watermark)]));
+}
+
 export async function saveSourceState(tx: Db, source: string, watermark: Date, rolledAt: Date, daysRolled: number): Promise<void> {
   await tx.execute(sql`
     INSERT INTO analytics_sources (source, watermark, rolled_at, days_rolled)

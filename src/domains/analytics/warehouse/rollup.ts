@@ -75,6 +75,21 @@ export function createRollupService(deps: { db: Db; sources: readonly FactSource
       }
       return stats;
     },
+
+    /**
+     * Seconds from the oldest source watermark to `now`: how far behind the warehouse is (a metrics
+     * gauge); null until every source has been rolled once.
+     */
+    async lagSec(now: Date): Promise<number | null> {
+      const watermarks = await repo.watermarks(db);
+      let oldest: Date | null = null;
+      for (const source of sources) {
+        const watermark = watermarks.get(source.key) ?? null;
+        if (watermark === null) return null;
+        if (oldest === null || watermark < oldest) oldest = watermark;
+      }
+      return oldest === null ? null : Math.max(0, Math.floor((now.getTime() - oldest.getTime()) / 1000));
+    },
   };
 }
 

@@ -399,6 +399,11 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
     return freshnessOf(GRAPH_PRODUCER, oldest ?? now);
   }
 
+  /** Every node kind's lag in seconds (null: never materialised), for the metrics gauge. */
+  async function lagByKind(): Promise<Map<string, number | null>> {
+    return new Map((await lags(clock.now())).map((l) => [l.kind, l.lagSec]));
+  }
+
   async function slo() {
     const now = clock.now();
     const [all, counts] = await Promise.all([lags(now), repo.countsByKind(db)]);
@@ -488,6 +493,7 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
     replay,
     lagSec,
     freshness,
+    lagByKind,
     endpoints: (): Endpoint[] => graphMaterialiserEndpoints({ status, slo, replay }),
     jobs(): JobDefinition[] {
       return [

@@ -1,0 +1,1 @@
+CREATE INDEX "outbound_deliveries_listing_idx" ON "outbound_deliveries" USING btree ("source","created_at","id");
