@@ -132,7 +132,10 @@ export async function createApp(options: AppOptions): Promise<App> {
       clock,
       log: logger,
       metrics,
-      jobs: [...identityJobs(identity), ...outboundJobs(outbound), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs()],
+      // A tick runs due jobs in this order: outbound-dispatch comes after every job that enqueues
+      // notifications (alert-evaluate, empire-alert-evaluate, cost-budget-evaluate), so a firing
+      // is sent in the tick that raised it rather than a minute later.
+      jobs: [...identityJobs(identity), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs(), ...outboundJobs(outbound)],
     });
     const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
     const auditChain = createAuditChainDomain({ db: database.db, clock, audit, log: logger });

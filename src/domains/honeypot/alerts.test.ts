@@ -359,6 +359,15 @@ describe('evaluation and fan-out', () => {
     expect((await deliveries(id)).map((d) => d.status)).toEqual(['delivered', 'delivered']);
   });
 
+  it('sends a firing in the scheduler tick that raised it: outbound-dispatch runs after every job that enqueues', async () => {
+    const order = t.app.scheduler.jobs().map((j) => j.name);
+    const dispatchAt = order.indexOf('outbound-dispatch');
+    for (const enqueuer of ['alert-evaluate', 'empire-alert-evaluate', 'cost-budget-evaluate']) {
+      expect(order.indexOf(enqueuer), enqueuer).toBeGreaterThanOrEqual(0);
+      expect(order.indexOf(enqueuer), enqueuer).toBeLessThan(dispatchAt);
+    }
+  });
+
   it('fires a matching windowed rule at most once per window, and not again while nothing new arrives', async () => {
     await addTenant('repeat-site');
     const id = await createRule({
