@@ -1,4 +1,6 @@
 import { SCOPES } from '../platform/http/scopes.ts';
+// Type only: erased at run time, so the client still loads nothing of the service.
+import type { TokenView } from '../domains/identity/service.ts';
 
 /**
  * The operator commands (README "Operator commands", docs/operations.md "Operator commands"): each
@@ -58,18 +60,8 @@ function toolsetsOf(flags: Flags): string[] | undefined {
 
 const table = (rows: string[][]) => rows.map((r) => r.join('\t')).join('\n') + (rows.length > 0 ? '\n' : '');
 
-interface TokenAnswer {
-  id: string;
-  name: string;
-  scopes: string[];
-  toolsets: string[] | null;
-  prefix: string;
-  userId: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-  token?: string;
-}
+/** A token as the API answers it; `token` only when just issued. */
+type TokenAnswer = TokenView & { token?: string };
 
 const tokenLine = (t: TokenAnswer) => [t.id, t.prefix, t.name, t.scopes.join(','), t.toolsets?.join(',') ?? '-', t.createdAt, t.lastUsedAt ?? '-', t.revokedAt ? `revoked ${t.revokedAt}` : 'active'];
 
