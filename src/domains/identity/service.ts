@@ -70,6 +70,18 @@ export function toOperatorView(row: repo.UserRow): OperatorView {
 /** The operator console (`npm run cli` on the database itself): bound to no toolset. */
 const CONSOLE: Pick<Principal, 'toolsets'> = { toolsets: null };
 
+/** 403 unless the caller holds every one of `scopes`: no credential hands on more than it holds. */
+function assertCallerHolds(principal: Principal, scopes: readonly Scope[], what: string): void {
+  const missing = scopes.filter((s) => !principal.scopes.has(s));
+  if (missing.length > 0) throw forbidden(`${what} scopes their creator does not hold: ${missing.join(', ')}.`);
+}
+
+/** 400 for a scope name the registry does not know. */
+function assertKnownScopes(scopes: readonly string[]): void {
+  const unknown = scopes.filter((s) => !isScope(s));
+  if (unknown.length > 0) throw badRequest('invalid-body', `Unknown scopes: ${unknown.join(', ')}.`, { field: 'body.scopes' });
+}
+
 export function generateTokenPlaintext(): string {
   return `svctok_${randomToken(TOKEN_RANDOM_BYTES)}`;
 }
@@ -201,6 +213,34 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
     },
   };
 
+
+  /**
+   * Stores a new token of `userId` and its `token.create` audit row in one transaction; the
+   * plaintext is answered once. `caller` null is the operator console (surface `cli`).
+   */
+  async function issueToken(
+    caller: CallContext | null,
+    userId: string,
+    name: string,
+    scopes: string[],
+    toolsets: string[] | null,
+    auditExtra: Record<string, unknown>,
+  ) {
+    const plaintext = generateTokenPlaintext();
+    const row = newTokenRow(userId, name, scopes, toolsets, plaintext);
+    await withTransaction(db, async (tx) => {
+      await repo.insertToken(tx, row);
+      await audit.record(tx, {
+        verb: 'token.create',
+        target: `token:${row.id}`,
+        surface: caller === null ? 'cli' : 'api',
+        actor: caller === null ? null : actorOf(caller.principal),
+        after: { ...toTokenView(row), ...auditExtra },
+        ...(caller === null ? {} : { requestId: caller.requestId }),
+      });
+    });
+    return { ...toTokenView(row), token: plaintext };
+  }
   return {
     credentials,
 
@@ -249,25 +289,9 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
     },
 
     async createToken(ctx: CallContext, input: { name: string; scopes: Scope[]; toolsets?: string[] | undefined }) {
-      const missing = input.scopes.filter((s) => !ctx.principal.scopes.has(s));
-      if (missing.length > 0) {
-        throw forbidden(`A token cannot carry scopes its creator does not hold: ${missing.join(', ')}.`);
-      }
+      assertCallerHolds(ctx.principal, input.scopes, 'A token cannot carry');
       const toolsets = toolsetsForNewToken(ctx.principal, input.toolsets);
-      const plaintext = generateTokenPlaintext();
-      const row = newTokenRow(ctx.principal.userId, input.name, [...new Set(input.scopes)], toolsets, plaintext);
-      await withTransaction(db, async (tx) => {
-        await repo.insertToken(tx, row);
-        await audit.record(tx, {
-          verb: 'token.create',
-          target: `token:${row.id}`,
-          surface: 'api',
-          actor: actorOf(ctx.principal),
-          after: toTokenView(row),
-          requestId: ctx.requestId,
-        });
-      });
-      return { ...toTokenView(row), token: plaintext };
+      return issueToken(ctx, ctx.principal.userId, input.name, [...new Set(input.scopes)], toolsets, {});
     },
 
     /** The caller's operator's tokens; for a token bound to toolsets only those within its binding (tokenInReach). */
@@ -344,11 +368,9 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
         throw badRequest('invalid-username', 'A username is 2 to 64 characters of a-z, 0-9, ".", "_" or "-", starting with a letter.');
       }
       const scopes = [...new Set(input.scopes)];
-      const unknown = scopes.filter((s) => !isScope(s));
-      if (unknown.length > 0) throw badRequest('invalid-body', `Unknown scopes: ${unknown.join(', ')}.`, { field: 'body.scopes' });
+      assertKnownScopes(scopes);
       if (caller !== null) {
-        const missing = scopes.filter((s) => !caller.principal.scopes.has(s));
-        if (missing.length > 0) throw forbidden(`An operator cannot be given scopes their creator does not hold: ${missing.join(', ')}.`);
+        assertCallerHolds(caller.principal, scopes, 'An operator cannot be given');
         if (caller.principal.toolsets !== null) throw forbidden('A token bound to toolsets cannot create operators: an operator reaches every toolset.');
       }
       const plaintext = generateTokenPlaintext();
@@ -403,12 +425,8 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
       input: { name: string; scopes: Scope[]; toolsets?: string[] | undefined },
     ) {
       const scopes = [...new Set(input.scopes)];
-      const unknown = scopes.filter((s) => !isScope(s));
-      if (unknown.length > 0) throw badRequest('invalid-body', `Unknown scopes: ${unknown.join(', ')}.`, { field: 'body.scopes' });
-      if (caller !== null) {
-        const missing = scopes.filter((s) => !caller.principal.scopes.has(s));
-        if (missing.length > 0) throw forbidden(`A token cannot carry scopes its creator does not hold: ${missing.join(', ')}.`);
-      }
+      assertKnownScopes(scopes);
+      if (caller !== null) assertCallerHolds(caller.principal, scopes, 'A token cannot carry');
       const toolsets =
         caller === null ? (input.toolsets === undefined ? null : toolsetsForNewToken(CONSOLE, input.toolsets)) : toolsetsForNewToken(caller.principal, input.toolsets);
       const user = await repo.findUserByUsername(db, username);
@@ -425,20 +443,7 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
       if (beyond.length > 0) {
         throw badRequest('invalid-body', `${username} does not hold ${beyond.join(', ')}; a token never carries more than its operator.`, { field: 'body.scopes' });
       }
-      const plaintext = generateTokenPlaintext();
-      const row = newTokenRow(user.id, input.name, scopes, toolsets, plaintext);
-      await withTransaction(db, async (tx) => {
-        await repo.insertToken(tx, row);
-        await audit.record(tx, {
-          verb: 'token.create',
-          target: `token:${row.id}`,
-          surface: caller === null ? 'cli' : 'api',
-          actor: caller === null ? null : actorOf(caller.principal),
-          after: { ...toTokenView(row), operator: user.username },
-          ...(caller === null ? {} : { requestId: caller.requestId }),
-        });
-      });
-      return { ...toTokenView(row), token: plaintext };
+      return issueToken(caller, user.id, input.name, scopes, toolsets, { operator: user.username });
     },
 
     /**
