@@ -4,6 +4,7 @@ import type { FastifyReply } from 'fastify';
 import { type Clock, systemClock } from '../../platform/clock.ts';
 import type { Database } from '../../platform/db/client.ts';
 import { unavailable } from '../../platform/errors.ts';
+import { CONSOLE_PATH, consoleBuilt } from '../../platform/http/console.ts';
 import { alsoServedAs, buildManifest, buildOpenApi } from '../../platform/http/openapi.ts';
 import { defineEndpoint, type Endpoint, Nullable, V1 } from '../../platform/http/registry.ts';
 import type { Metrics } from '../../platform/metrics.ts';
@@ -80,18 +81,22 @@ const escapeHtml = (value: string) =>
   value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** The index as a small HTML page: name, version and the same links (all constants; escaped anyway). */
-function indexHtml(version: string): string {
+function indexHtml(version: string, withConsole: boolean): string {
+  // A browser is sent on to the console when it is built (http/console.ts); the links stay for
+  // anything that does not follow the refresh.
+  const toConsole = withConsole ? `\n    <meta http-equiv="refresh" content="0; url=${CONSOLE_PATH}/">` : '';
+  const consoleLink = withConsole ? `\n    <p><a href="${CONSOLE_PATH}/">Open the console</a></p>` : '';
   const items = INDEX_LINKS.map((l) => `      <li><a href="${escapeHtml(l.href)}"><code>${escapeHtml(l.href)}</code></a> ${escapeHtml(l.title)}</li>`).join('\n');
   return `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1">
-    <title>Observatory ${escapeHtml(version)}</title>
+    <title>Observatory ${escapeHtml(version)}</title>${toConsole}
   </head>
   <body>
     <h1>Observatory <small>${escapeHtml(version)}</small></h1>
-    <p>Honeypot analytics, toolset operations and evidence. The API answers JSON; the documents below list every endpoint.</p>
+    <p>Honeypot analytics, toolset operations and evidence. The API answers JSON; the documents below list every endpoint.</p>${consoleLink}
     <ul>
 ${items}
     </ul>
@@ -120,7 +125,7 @@ export function metaEndpoints(deps: MetaDeps): Endpoint[] {
       id: 'getIndex',
       title: 'Service index',
       description:
-        'What the printed address shows: the service name, its version and links to the manifest, the OpenAPI document, health, readiness and the public agent API documents. An HTML page when the Accept header prefers text/html (a browser), `svc-observatory-index.v1` JSON otherwise. No auth.',
+        'What the printed address shows: the service name, its version and links to the manifest, the OpenAPI document, health, readiness and the public agent API documents. An HTML page when the Accept header prefers text/html (a browser), which sends the browser on to the operator console at `/console/` when the console is built; `svc-observatory-index.v1` JSON otherwise. No auth.',
       method: 'GET',
       path: '/',
       auth: 'none',
@@ -133,7 +138,7 @@ export function metaEndpoints(deps: MetaDeps): Endpoint[] {
         void reply.header('vary', 'Accept');
         // The registry declares one content type per endpoint; the HTML form is sent here, and
         // returning the reply tells the server it is answered.
-        if (prefersHtml(request.headers.accept)) return sendHtml(reply, indexHtml(PACKAGE.version));
+        if (prefersHtml(request.headers.accept)) return sendHtml(reply, indexHtml(PACKAGE.version, consoleBuilt()));
         return {
           schema: 'svc-observatory-index.v1' as const,
           generatedAt: clock.now().toISOString(),

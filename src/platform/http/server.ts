@@ -8,6 +8,7 @@ import { REQUEST_LIMIT_DEFAULTS, type RequestLimits } from '../config.ts';
 import { badRequest, ServiceError } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
 import { authenticate, type CredentialResolver } from './auth.ts';
+import { CONSOLE_DIST, consolePlugin } from './console.ts';
 import type { AuthFailureLimiter } from './auth-failures.ts';
 import { type ConcurrencyLimit, type ConcurrencyPool, createConcurrencyLimit, holdForRequest, overloaded, type RequestSlot } from './concurrency.ts';
 import { formatBytes, formatDuration, renderError } from './errors.ts';
@@ -31,6 +32,8 @@ export interface ServerOptions {
   authFailures?: AuthFailureLimiter | null;
   /** Deadlines, header size and work-slot caps (config.requestLimits); REQUEST_LIMIT_DEFAULTS where absent. */
   limits?: Partial<RequestLimits>;
+  /** The built console's directory, served at /console (http/console.ts); null serves none. */
+  consoleDir?: string | null;
 }
 
 declare module 'fastify' {
@@ -38,6 +41,8 @@ declare module 'fastify' {
     endpointId?: string;
     /** An ingest endpoint (its refusals are counted by reason in the metrics). */
     ingest?: boolean;
+    /** A route of the console's static files (http/console.ts), not an API endpoint of the registry. */
+    console?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -118,11 +123,13 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.decorate('concurrencyLimits', pools);
   const requestSlots = new WeakMap<FastifyRequest, RequestSlot>();
   app.addHook('onRoute', (route) => {
+    if (route.config?.console === true) return;
     for (const method of [route.method].flat()) {
       if (method !== 'HEAD') registeredRoutes.push({ method, url: route.url });
     }
   });
   void app.register(cookie);
+  if (options.consoleDir !== null) void app.register(consolePlugin(options.consoleDir ?? CONSOLE_DIST));
 
   // An empty body on a JSON POST means "no fields", which is friendlier than a 400 for calls like
   // rotate-secret that take none. Anything else goes through Fastify's hardened JSON parser.

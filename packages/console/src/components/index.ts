@@ -1,0 +1,12 @@
+export { BarList } from './BarList';
+export { Busy } from './Busy';
+export { TimeChart, type Series } from './Chart';
+export { type Column, DataTable } from './DataTable';
+export { ErrorNote } from './ErrorNote';
+export { Freshness } from './Freshness';
+export { type GraphEdge, type GraphNode, GraphView } from './GraphView';
+export { Panel } from './Panel';
+export { Sparkline } from './Sparkline';
+export { Time } from './Time';
+export { WindowPicker } from './WindowPicker';
+export { Field, Form } from './Form';

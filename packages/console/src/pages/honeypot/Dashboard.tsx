@@ -1,0 +1,93 @@
+import { api, unwrap } from '../../api/client';
+import { useQuery } from '../../app/useQuery';
+import { useUrlState } from '../../app/urlState';
+import { BarList, DataTable, Freshness, Panel, TimeChart } from '../../components';
+import { TenantPicker } from './shared/TenantPicker';
+
+const WINDOWS = ['24h', '7d', '30d'] as const;
+type DashboardWindow = (typeof WINDOWS)[number];
+
+/** Per tenant and window: events per hour, verdict classes, top paths, agents, countries. */
+export default function Dashboard() {
+  const { get, set } = useUrlState();
+  const tenant = get('tenant');
+  const windowName = (WINDOWS as readonly string[]).includes(get('window')) ? (get('window') as DashboardWindow) : '24h';
+  const state = useQuery(
+    () => unwrap(api.GET('/api/observatory/v1/honeypot/dashboard', { params: { query: { window: windowName, ...(tenant ? { tenant } : {}) } } })),
+    [tenant, windowName],
+    { refreshMs: 60_000 },
+  );
+  return (
+    <>
+      <div className="page-head">
+        <h1>Honeypot dashboard</h1>
+        <div className="toolbar">
+          <TenantPicker />
+          <div className="segmented" role="group" aria-label="Time window">
+            {WINDOWS.map((w) => (
+              <button key={w} type="button" aria-pressed={windowName === w} onClick={() => set({ window: w })}>
+                {w}
+              </button>
+            ))}
+          </div>
+        </div>
+      </div>
+      <Panel state={state} minHeight={400}>
+        {(d) => (
+          <>
+            <Freshness freshness={d.freshness} />
+            <div className="kpis">
+              <Kpi label="Events" value={d.kpis.totalEvents} />
+              <Kpi label="Fingerprints" value={d.kpis.uniqueFingerprints} />
+              <Kpi label="Liars" value={d.kpis.liarCount} />
+              <Kpi label="Liar rate" value={`${d.kpis.liarRatePct}%`} />
+              <Kpi label="Verified vendors' events" value={d.kpis.knownVerifiedCount} />
+              <Kpi label="Attribution coverage" value={`${d.kpis.attributionCoveragePct}%`} />
+            </div>
+            <section className="panel">
+              <h2>Events per hour</h2>
+              <TimeChart label="Events per hour" series={[{ label: 'events', points: d.eventsPerHour.map((b) => [b.bucketIso, b.count] as const) }]} />
+            </section>
+            <div className="grid">
+              <section className="panel">
+                <h2>Verdict classes</h2>
+                <BarList label="Verdict classes" items={d.uaClassBreakdown.map((c) => ({ name: c.uaClass, count: c.count }))} />
+              </section>
+              <section className="panel">
+                <h2>Top paths</h2>
+                <BarList label="Top paths" items={d.topPaths.map((p) => ({ name: p.path, count: p.count }))} />
+              </section>
+              <section className="panel">
+                <h2>Countries</h2>
+                <BarList label="Countries" items={d.topCountries.map((c) => ({ name: c.countryCode, count: c.count }))} />
+              </section>
+            </div>
+            <section className="panel">
+              <h2>Agents</h2>
+              <DataTable
+                caption="Top user agents"
+                rows={d.topUas}
+                rowKey={(r) => r.uaRaw}
+                columns={[
+                  { key: 'uaRaw', label: 'User agent', sortValue: (r) => r.uaRaw, render: (r) => <code>{r.uaRaw}</code> },
+                  { key: 'count', label: 'Events', align: 'right', sortValue: (r) => r.count },
+                ]}
+                initialSort={{ key: 'count', direction: 'desc' }}
+                empty="No agents in this window."
+              />
+            </section>
+          </>
+        )}
+      </Panel>
+    </>
+  );
+}
+
+function Kpi({ label, value }: { label: string; value: number | string }) {
+  return (
+    <div className="kpi">
+      <div className="value">{typeof value === 'number' ? value.toLocaleString() : value}</div>
+      <div className="label">{label}</div>
+    </div>
+  );
+}

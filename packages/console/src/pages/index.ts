@@ -1,0 +1,10 @@
+import type { PageDef } from '../app/pages';
+import { honeypotPages } from './honeypot';
+
+/**
+ * The console's route table: every domain's pages, in navigation order. A new domain adds its
+ * folder under pages/ with an index.ts listing its pages, and one line here.
+ */
+export const PAGES: readonly PageDef[] = [
+  ...honeypotPages,
+];
