@@ -3,6 +3,7 @@ import { NavLink, useLocation } from 'react-router';
 import { useSession } from '../auth/session';
 import { Busy } from '../components/Busy';
 import type { PageDef } from './pages';
+import { PageErrorBoundary } from './PageErrorBoundary';
 
 function sections(pages: readonly PageDef[]): [string, PageDef[]][] {
   const grouped = new Map<string, PageDef[]>();
@@ -64,7 +65,9 @@ export function Layout({ pages, children }: { pages: readonly PageDef[]; childre
       <div className="body">
         <aside className="sidebar">{nav}</aside>
         <main id="main" tabIndex={-1}>
-          <Suspense fallback={<Busy label="Loading page…" />}>{children}</Suspense>
+          <PageErrorBoundary resetKey={location.pathname}>
+            <Suspense fallback={<Busy label="Loading page…" />}>{children}</Suspense>
+          </PageErrorBoundary>
         </main>
       </div>
     </div>
