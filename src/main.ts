@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from './platform/config.ts';
+import { CONSOLE_PATH, consoleBuilt } from './platform/http/console.ts';
 import { createLogger } from './platform/logger.ts';
 
 /**
@@ -57,9 +58,10 @@ async function main(): Promise<void> {
 
   const address = await app.server.listen({ port: config.port, host: config.host });
   if (config.schedulerEnabled) app.scheduler.start(config.schedulerTickMs);
+  const consoleNote = consoleBuilt() ? `console at ${address}${CONSOLE_PATH}/` : 'console not built: run npm run build:console';
   app.server.log.info(
     { address, database: app.database.driver, endpoints: app.endpoints.length },
-    `Observatory is serving ${address} (manifest at ${address}/api/observatory/v1/manifest)`,
+    `Observatory is serving ${address} (${consoleNote}; manifest at ${address}/api/observatory/v1/manifest)`,
   );
 }
 
