@@ -1,5 +1,9 @@
 import type { PageDef } from '../app/pages';
+import { agentApiPages } from './agent-api';
+import { docsPages } from './docs';
 import { honeypotPages } from './honeypot';
+import { opsPages } from './ops';
+import { settingsPages } from './settings';
 
 /**
  * The console's route table: every domain's pages, in navigation order. A new domain adds its
@@ -7,4 +11,8 @@ import { honeypotPages } from './honeypot';
  */
 export const PAGES: readonly PageDef[] = [
   ...honeypotPages,
+  ...agentApiPages,
+  ...opsPages,
+  ...settingsPages,
+  ...docsPages,
 ];
