@@ -71,8 +71,13 @@ export default function Operators() {
       label: 'Action',
       render: (o) =>
         o.disabledAt ? null : (
-          <button type="button" aria-pressed={issueFor === o.username} onClick={() => set({ issue: issueFor === o.username ? null : o.username })}>
-            Issue a token<span className="sr-only"> for {o.username}</span>
+          <button
+            type="button"
+            aria-label={`Issue a token for ${o.username}`}
+            aria-pressed={issueFor === o.username}
+            onClick={() => set({ issue: issueFor === o.username ? null : o.username })}
+          >
+            Issue a token
           </button>
         ),
     },
@@ -91,10 +96,10 @@ export default function Operators() {
             <>
               <DataTable caption="Every operator" columns={columns} rows={d.operators} rowKey={(o) => o.id} empty="No operators yet: add one below." />
               {target && (
-                <section className="panel" aria-label={`Issue a token for ${target.username}`}>
+                <section className="panel">
                   <h2>Issue a token for {target.username}</h2>
                   <p className="muted">
-                    The token acts as {target.username}: you must hold every scope they hold, and it can carry only scopes you both hold.
+                    The token acts as {target.username}: you must hold every scope they hold, and it can carry only scopes you both hold (listed below).
                   </p>
                   <TokenForm
                     key={target.username}
@@ -102,6 +107,7 @@ export default function Operators() {
                     submitLabel="Issue token"
                     offered={target.scopes.filter((s) => held.includes(s))}
                     unofferedReason={`not held by both you and ${target.username}`}
+                    onlyOffered
                     busy={issue.busy}
                     error={issue.error}
                     onSubmit={(body) => onIssue(target.username, body)}

@@ -54,7 +54,7 @@ export default function Tokens() {
           <>
             {revoke.error && <ErrorNote error={revoke.error} />}
             <TokenTable
-              caption="Tokens issued to you, newest first"
+              caption="Tokens issued to you"
               tokens={d.tokens}
               action={(t) =>
                 t.revokedAt ? null : (

@@ -21,7 +21,7 @@ export function TopicDetail({ slug, reloadKey, onEdit, onClose }: { slug: string
           {topic.data && (
             <Can scope="write:tenants">
               <button type="button" onClick={() => topic.data && onEdit(topic.data.topic)}>
-                Edit
+                Edit in the form
               </button>
             </Can>
           )}
@@ -56,7 +56,7 @@ export function TopicDetail({ slug, reloadKey, onEdit, onClose }: { slug: string
             <dd>{t.summary}</dd>
           </dl>
           <h3>Body</h3>
-          <pre>{t.body}</pre>
+          <p style={{ whiteSpace: 'pre-wrap' }}>{t.body}</p>
         </>
       )}
     </Panel>

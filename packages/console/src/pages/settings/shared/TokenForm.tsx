@@ -28,6 +28,7 @@ export function TokenForm({
   submitLabel,
   offered,
   unofferedReason,
+  onlyOffered,
   busy,
   error,
   onSubmit,
@@ -36,6 +37,7 @@ export function TokenForm({
   submitLabel: string;
   offered: readonly string[];
   unofferedReason: string;
+  onlyOffered?: boolean;
   busy: boolean;
   error: ApiError | null;
   onSubmit: (token: NewToken) => Promise<boolean>;
@@ -60,7 +62,7 @@ export function TokenForm({
       <Field label="Token name" hint="What the token is for, e.g. grafana-reader.">
         <input name="name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={100} />
       </Field>
-      <ScopeChecklist legend="Scopes" value={scopes} onChange={setScopes} offered={offered} unofferedReason={unofferedReason} />
+      <ScopeChecklist legend="Scopes" value={scopes} onChange={setScopes} offered={offered} unofferedReason={unofferedReason} onlyOffered={onlyOffered} />
       <Field label="Toolsets (optional)" hint="Comma-separated toolset names to bind the token to; empty: not bound.">
         <input name="toolsets" value={toolsets} onChange={(e) => setToolsets(e.target.value)} spellCheck={false} />
       </Field>
