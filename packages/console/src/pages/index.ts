@@ -1,4 +1,8 @@
 import type { PageDef } from '../app/pages';
+import { analyticsPages } from './analytics';
+import { auditPages } from './audit';
+import { backupPages } from './backups';
+import { costPages } from './cost';
 import { honeypotPages } from './honeypot';
 
 /**
@@ -7,4 +11,8 @@ import { honeypotPages } from './honeypot';
  */
 export const PAGES: readonly PageDef[] = [
   ...honeypotPages,
+  ...analyticsPages,
+  ...costPages,
+  ...backupPages,
+  ...auditPages,
 ];
