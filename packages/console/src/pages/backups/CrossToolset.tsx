@@ -3,6 +3,7 @@ import { useAction, useQuery } from '../../app/useQuery';
 import { Can } from '../../auth/session';
 import { Busy, DataTable, ErrorNote, Panel, Time } from '../../components';
 import { checkToolsets, loadCrossToolset, OutcomeBadge } from './shared/api';
+import './shared/backups.css';
 import { RegisterToolsetForm, ToolsetsPanel } from './shared/ToolsetsPanel';
 
 /** Whether each registered toolset's newest snapshot restores, as its last check found; check now. */
@@ -62,7 +63,7 @@ export default function CrossToolset() {
                 { key: 'latestSnapshotAt', label: 'Newest snapshot', sortValue: (r) => r.latestSnapshotAt, render: (r) => <Time at={r.latestSnapshotAt} /> },
                 { key: 'lastVerifiedAt', label: 'Last verified', sortValue: (r) => r.lastVerifiedAt, render: (r) => <Time at={r.lastVerifiedAt} /> },
                 { key: 'checkedAt', label: 'Checked', sortValue: (r) => r.checkedAt, render: (r) => <Time at={r.checkedAt} /> },
-                { key: 'reason', label: 'Why not ok', render: (r) => (r.errorText ? `${r.errorText} (${r.reason})` : <span className="muted">—</span>) },
+                { key: 'reason', label: 'Why not ok', render: (r) => (r.errorText ? <span className="why">{`${r.errorText} (${r.reason})`}</span> : <span className="muted">—</span>) },
                 {
                   key: 'check',
                   label: 'Check',

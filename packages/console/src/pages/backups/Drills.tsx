@@ -5,6 +5,7 @@ import { Can } from '../../auth/session';
 import { Busy, DataTable, ErrorNote, Panel, Time } from '../../components';
 import { type Drill, loadDrills, OutcomeBadge, runDrill } from './shared/api';
 import { ResolveDrill } from './shared/ResolveDrill';
+import './shared/backups.css';
 
 const WEEKS = [4, 12, 52] as const;
 const seconds = (s: number | null) => (s === null ? '—' : `${s.toLocaleString(undefined, { maximumFractionDigits: 1 })} s`);
@@ -72,8 +73,7 @@ export default function Drills() {
               initialSort={{ key: 'startedAt', direction: 'desc' }}
               columns={[
                 { key: 'startedAt', label: 'Started', sortValue: (r) => r.startedAt, render: (r) => <Time at={r.startedAt} /> },
-                { key: 'region', label: 'Region', sortValue: (r) => r.region },
-                { key: 'trigger', label: 'Trigger', sortValue: (r) => r.trigger, render: (r) => (r.actor ? `${r.trigger} (${r.actor})` : r.trigger) },
+                { key: 'trigger', label: 'Region, trigger', sortValue: (r) => r.trigger, render: (r) => `${r.region}, ${r.actor ? `${r.trigger} (${r.actor})` : r.trigger}` },
                 { key: 'outcome', label: 'Outcome', sortValue: (r) => r.outcome, render: (r) => <OutcomeBadge outcome={r.outcome} /> },
                 { key: 'recoverySec', label: 'Recovery', align: 'right', sortValue: (r) => r.recoverySec, render: (r) => seconds(r.recoverySec) },
                 {
@@ -83,17 +83,17 @@ export default function Drills() {
                   sortValue: (r) => r.dataLossWindowSec,
                   render: (r) => `${seconds(r.dataLossWindowSec)} / ${seconds(r.dataLossTargetSec)}`,
                 },
-                { key: 'write', label: 'Live write', align: 'right', render: (r) => (r.writeRoundTripMs === null ? '—' : `${r.writeRoundTripMs} ms`) },
-                { key: 'errorText', label: 'Why not ok', render: (r) => r.errorText ?? <span className="muted">—</span> },
+                { key: 'write', label: 'Live write', align: 'right', render: (r) => (r.writeRoundTripMs === null ? '—' : `${r.writeRoundTripMs.toFixed(1)} ms`) },
+                { key: 'errorText', label: 'Why not ok', render: (r) => (r.errorText ? <span className="why">{r.errorText}</span> : <span className="muted">—</span>) },
                 {
                   key: 'resolved',
                   label: 'Resolved',
                   render: (r) =>
                     r.resolvedAt ? (
-                      <>
+                      <span className="why">
                         <Time at={r.resolvedAt} /> by {r.resolvedBy}
                         {r.resolveNote ? `: ${r.resolveNote}` : ''}
-                      </>
+                      </span>
                     ) : (
                       <span className="muted">—</span>
                     ),

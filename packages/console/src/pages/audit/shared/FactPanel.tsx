@@ -18,7 +18,7 @@ export function FactPanel({ id, onClose }: { id: string; onClose: () => void }) 
       }
     >
       {(d) => (
-        <div className="grid">
+        <div className="grid fact-panel">
           <div>
             <dl className="facts">
               <dt>seqNo</dt>

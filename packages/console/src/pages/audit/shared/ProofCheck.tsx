@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { Busy, Field } from '../../../components';
 import { type ProofVerdict, verifyInclusionProof } from '../verify';
 import type { FactAnswer } from './api';
+import './audit.css';
 
 /**
  * The fact's inclusion proof, checked here with WebCrypto: the leaf recomputed from the fact's
@@ -31,13 +32,13 @@ export function ProofCheck({ answer }: { answer: FactAnswer }) {
   return (
     <div className="proof-check">
       {verdict.ok ? (
-        <p className="proof-verdict" role="status">
-          <span className="badge ok">Proof verified in this browser</span> Fact {verdict.seqNo} is leaf {verdict.leafIndex} of the {verdict.leafCount}-fact tree: its fields hash to its entryHash, and the
+        <p className="proof-verdict ok" role="status">
+          <strong>Proof verified in this browser</strong> Fact {verdict.seqNo} is leaf {verdict.leafIndex} of the {verdict.leafCount}-fact tree: its fields hash to its entryHash, and the
           siblings fold to the published root.
         </p>
       ) : (
-        <p className="proof-verdict" role="alert">
-          <span className="badge bad">Proof does NOT verify</span> {verdict.reason}.
+        <p className="proof-verdict bad" role="alert">
+          <strong>Proof does NOT verify</strong> {verdict.reason}.
         </p>
       )}
       <dl className="facts">

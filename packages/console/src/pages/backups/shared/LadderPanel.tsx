@@ -1,6 +1,7 @@
 import { useQuery } from '../../../app/useQuery';
 import { DataTable, Panel, Time } from '../../../components';
 import { loadLadder, OutcomeBadge } from './api';
+import './backups.css';
 
 /** Restore verifications of the last 30 days, and per database how long since the last ok one. */
 export function LadderPanel({ refreshKey }: { refreshKey: number }) {
@@ -36,7 +37,7 @@ export function LadderPanel({ refreshKey }: { refreshKey: number }) {
               { key: 'outcome', label: 'Outcome', sortValue: (v) => v.outcome, render: (v) => <OutcomeBadge outcome={v.outcome} /> },
               { key: 'durationMs', label: 'Took', align: 'right', sortValue: (v) => v.durationMs, render: (v) => `${(v.durationMs / 1000).toFixed(1)} s` },
               { key: 'trigger', label: 'Trigger', sortValue: (v) => v.trigger },
-              { key: 'errorText', label: 'Why not ok', render: (v) => v.errorText ?? <span className="muted">—</span> },
+              { key: 'errorText', label: 'Why not ok', render: (v) => (v.errorText ? <span className="why">{v.errorText}</span> : <span className="muted">—</span>) },
             ]}
           />
         </>

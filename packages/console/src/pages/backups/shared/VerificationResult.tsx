@@ -4,7 +4,7 @@ import { OutcomeBadge, short, type Verification } from './api';
 /** What one restore verification found. */
 export function VerificationResult({ v }: { v: Verification }) {
   return (
-    <div role="status" aria-label="Verification result">
+    <section className="panel" role="status" aria-label="Verification result">
       <p>
         Verification of the snapshot taken <Time at={v.takenAt} />: <OutcomeBadge outcome={v.outcome} /> in {(v.durationMs / 1000).toLocaleString(undefined, { maximumFractionDigits: 1 })} s
         {v.outcome === 'ok' ? ' — it restores, and every table recounts and re-hashes as recorded.' : '.'}
@@ -26,6 +26,6 @@ export function VerificationResult({ v }: { v: Verification }) {
           <code title={v.determinismDigest}>{short(v.determinismDigest)}</code>
         </dd>
       </dl>
-    </div>
+    </section>
   );
 }
