@@ -7,6 +7,7 @@ import { type AuditChainService, FACT_ID_PATTERN, LIST_LIMIT_DEFAULT, LIST_LIMIT
 
 const generatedAt = '2026-11-25T08:00:00.000Z';
 const TAG = 'audit';
+const UI_PATH = '/audit';
 const Hash = (description: string) => Type.String({ pattern: '^[0-9a-f]{64}$', description });
 
 const FactFields = {
@@ -78,6 +79,7 @@ export function auditChainEndpoints(chain: AuditChainService): Endpoint[] {
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
+      uiPath: UI_PATH,
       query: Type.Object(
         {
           actor: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
@@ -106,6 +108,7 @@ export function auditChainEndpoints(chain: AuditChainService): Endpoint[] {
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
+      uiPath: UI_PATH,
       params: Type.Object(
         { id: Type.String({ pattern: FACT_ID_PATTERN, description: 'A fact id (uuid) or a decimal seqNo.', examples: ['1'] }) },
         { examples: [{ id: '1' }] },
@@ -138,6 +141,7 @@ export function auditChainEndpoints(chain: AuditChainService): Endpoint[] {
       scope: 'write:alerts',
       tag: TAG,
       kind: 'write',
+      uiPath: UI_PATH,
       // A walk of the whole chain: about a minute per million facts on a busy two-core machine.
       timeoutMs: LONG_WORK_TIMEOUT_MS,
       body: EmptyBody,

@@ -18,6 +18,7 @@ const BOUND = 'One backup snapshot or restore verification runs at a time on a d
 
 const generatedAt = '2026-11-25T03:30:00.000Z';
 const TAG = 'backups';
+const UI_PATH = '/backups';
 const Sha256 = Type.String({ pattern: '^[0-9a-f]{64}$' });
 const DATABASE_PATTERN = '^[a-z][a-z0-9_-]{0,62}$';
 
@@ -114,6 +115,7 @@ export function backupEndpoints(backups: BackupService): Endpoint[] {
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
+      uiPath: UI_PATH,
       query: Type.Object(
         {
           database: Type.Optional(Type.String({ pattern: DATABASE_PATTERN, description: 'Only this logical database.' })),
@@ -139,6 +141,7 @@ export function backupEndpoints(backups: BackupService): Endpoint[] {
       timeoutMs: LONG_WORK_TIMEOUT_MS,
       tag: TAG,
       kind: 'write',
+      uiPath: UI_PATH,
       errors: [409],
       body: EmptyBody,
       response: { schemaId: 'svc-backup-snapshot.v1', fields: { ok: Type.Boolean(), snapshot: Snapshot } },
@@ -159,6 +162,7 @@ export function backupEndpoints(backups: BackupService): Endpoint[] {
       scope: 'write:alerts',
       tag: TAG,
       kind: 'write',
+      uiPath: UI_PATH,
       errors: [409],
       body: Type.Object(
         { snapshotId: Type.String({ format: 'uuid', description: 'The id of a snapshot from GET {v1}/backups/snapshots.' }) },
@@ -183,6 +187,7 @@ export function backupEndpoints(backups: BackupService): Endpoint[] {
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
+      uiPath: UI_PATH,
       query: Type.Object(
         {
           days: Type.Optional(Type.Integer({ minimum: 1, maximum: LADDER_DAYS_MAX, default: LADDER_DAYS_DEFAULT, description: `The window of rows in days, 1 to ${LADDER_DAYS_MAX}.` })),

@@ -1,5 +1,9 @@
 import type { PageDef } from '../app/pages';
 import { agentApiPages } from './agent-api';
+import { analyticsPages } from './analytics';
+import { auditPages } from './audit';
+import { backupPages } from './backups';
+import { costPages } from './cost';
 import { docsPages } from './docs';
 import { honeypotPages } from './honeypot';
 import { opsPages } from './ops';
@@ -11,6 +15,10 @@ import { settingsPages } from './settings';
  */
 export const PAGES: readonly PageDef[] = [
   ...honeypotPages,
+  ...analyticsPages,
+  ...costPages,
+  ...backupPages,
+  ...auditPages,
   ...agentApiPages,
   ...opsPages,
   ...settingsPages,
