@@ -365,6 +365,7 @@ export interface ClusterRow {
   firstSeen: Date;
   lastSeen: Date;
   sampleUa: string;
+  sampleFingerprintId: string;
 }
 
 /**
@@ -389,7 +390,8 @@ export async function topClusters(db: Db, tenantId: string | null, window: Windo
     )
     SELECT min(c.ja4) AS ja4, min(c.ua_class) AS "uaClass", min(c.asn) AS asn, t.events::bigint AS "eventCount",
       t.fingerprints::bigint AS "fingerprintCount", min(s.first_seen) AS "firstSeen", max(s.last_seen) AS "lastSeen",
-      (array_agg(s.ua_sample ORDER BY c.${n} DESC, c.fingerprint_id, c.tenant_id))[1] AS "sampleUa"
+      (array_agg(s.ua_sample ORDER BY c.${n} DESC, c.fingerprint_id, c.tenant_id))[1] AS "sampleUa",
+      (array_agg(c.fingerprint_id ORDER BY c.${n} DESC, c.fingerprint_id, c.tenant_id))[1] AS "sampleFingerprintId"
     FROM top t
     JOIN honeypot_rollup_clusters c ON c.cluster_key = t.cluster_key AND ${tenant} AND c.${n} > 0
     JOIN honeypot_rollup_seen s ON s.tenant_id = c.tenant_id AND s.fingerprint_id = c.fingerprint_id
@@ -406,6 +408,7 @@ export async function topClusters(db: Db, tenantId: string | null, window: Windo
     firstSeen: toDate(r.firstSeen),
     lastSeen: toDate(r.lastSeen),
     sampleUa: String(r.sampleUa),
+    sampleFingerprintId: String(r.sampleFingerprintId),
   }));
 }
 

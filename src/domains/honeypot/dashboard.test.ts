@@ -229,6 +229,16 @@ describe('clusters', () => {
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(body).toMatchObject({ schema: 'svc-observatory-clusters.v1', tenant: 'beta', window: '30d' });
+    // Each cluster here has one member, so its sample fingerprint is the one of its events.
+    const fingerprintOf = async (uaClass: string) =>
+      (
+        await query<{ f: string }>(sql`SELECT DISTINCT fingerprint_id AS f FROM honeypot_events
+          WHERE tenant_id = (SELECT id FROM honeypot_tenants WHERE slug = 'beta') AND ua_class = ${uaClass}`)
+      ).map((r) => r.f);
+    const liars = await fingerprintOf('LIAR');
+    const bots = await fingerprintOf('UNKNOWN_BOT');
+    expect([liars.length, bots.length]).toEqual([1, 1]);
+    const [liarFingerprint, botFingerprint] = [liars[0], bots[0]];
     expect(body.clusters).toEqual([
       {
         ja4: null,
@@ -239,6 +249,7 @@ describe('clusters', () => {
         firstSeen: '2026-11-23T08:00:00.000Z',
         lastSeen: '2026-11-23T08:01:00.000Z',
         sampleUa: GPTBOT_UA,
+        sampleFingerprintId: liarFingerprint,
       },
       {
         ja4: null,
@@ -249,6 +260,7 @@ describe('clusters', () => {
         firstSeen: '2026-11-22T23:00:00.000Z',
         lastSeen: '2026-11-22T23:00:00.000Z',
         sampleUa: CURL_UA,
+        sampleFingerprintId: botFingerprint,
       },
     ]);
   });

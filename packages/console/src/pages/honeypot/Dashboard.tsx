@@ -2,6 +2,7 @@ import { api, unwrap } from '../../api/client';
 import { useQuery } from '../../app/useQuery';
 import { useUrlState } from '../../app/urlState';
 import { BarList, DataTable, Freshness, Panel, TimeChart } from '../../components';
+import { Kpi } from './shared/Kpi';
 import { TenantPicker } from './shared/TenantPicker';
 
 const WINDOWS = ['24h', '7d', '30d'] as const;
@@ -80,14 +81,5 @@ export default function Dashboard() {
         )}
       </Panel>
     </>
-  );
-}
-
-function Kpi({ label, value }: { label: string; value: number | string }) {
-  return (
-    <div className="kpi">
-      <div className="value">{typeof value === 'number' ? value.toLocaleString() : value}</div>
-      <div className="label">{label}</div>
-    </div>
   );
 }
