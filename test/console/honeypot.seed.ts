@@ -21,7 +21,7 @@ export const LIAR_IP = '203.0.113.50';
 export const SEED_RULE = 'Liar flood (seeded)';
 
 export interface Seeded {
-  secrets: Record<string, string>;
+  secrets: { 'edge-eu': string; 'docs-mirror': string };
   /** Events stored per tenant. */
   counts: Record<string, number>;
   verifiedFingerprint: string;
