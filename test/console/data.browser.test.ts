@@ -197,7 +197,7 @@ describe.skipIf(skip)('backups pages', () => {
     await rig.screenshot(page, 'data-backups-drills');
   }, 240_000);
 
-  it('registers a toolset through the form and checks it: the peer restores its newest snapshot', async () => {
+  it('registers a toolset through the form, checks it (the peer restores its newest snapshot) and removes it', async () => {
     const peer = await rig.t.secondInstance();
     extraApps.push(peer);
     await peer.server.listen({ port: peerPort, host: '127.0.0.1' });
@@ -223,6 +223,12 @@ describe.skipIf(skip)('backups pages', () => {
     await expect(page.getByRole('table', { name: 'Cross-toolset restore, one row per toolset' }).innerText()).resolves.toMatch(/crawler-lab\s+green\s+ok\s+observatory/);
     await expect(page.getByRole('table', { name: 'Toolsets of the cross-toolset restore view' }).innerText()).resolves.toContain(`127.0.0.1:${peerPort}`);
     await rig.screenshot(page, 'data-backups-cross-toolset');
+
+    // Removing asks for confirmation first, then the registration is gone.
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Remove crawler-lab' }).click();
+    await page.getByText('No toolsets registered: register').waitFor();
+    expect((await get('/backups/toolsets')).toolsets).toEqual([]);
   }, 240_000);
 });
 
