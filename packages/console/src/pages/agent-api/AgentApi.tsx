@@ -42,7 +42,7 @@ export default function AgentApi() {
             <TopicForm
               draft={draft}
               onDraft={setDraft}
-              onSaved={(_answer, slug) => {
+              onSaved={(slug) => {
                 setSaves((n) => n + 1);
                 setDraft(EMPTY_DRAFT);
                 set({ topic: slug });

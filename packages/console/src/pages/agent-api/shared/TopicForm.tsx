@@ -2,7 +2,7 @@ import { useCallback, useState } from 'react';
 import { api, unwrap } from '../../../api/client';
 import { useAction } from '../../../app/useQuery';
 import { Field, Form } from '../../../components';
-import type { Answer, BodyOf } from '../../settings/shared/api-types';
+import type { BodyOf } from '../../settings/shared/api-types';
 import { CATEGORIES, type Category } from './categories';
 
 type NewTopic = BodyOf<'upsertAgentTopics'>['topics'][number];
@@ -20,7 +20,7 @@ export const EMPTY_DRAFT: TopicDraft = { slug: '', title: '', category: 'tech', 
  * Adds a topic, or replaces the one with the same slug (the service upserts by slug). Changes
  * go live on the bait API at once.
  */
-export function TopicForm({ draft, onDraft, onSaved }: { draft: TopicDraft; onDraft: (next: TopicDraft) => void; onSaved: (answer: Answer<'upsertAgentTopics'>, slug: string) => void }) {
+export function TopicForm({ draft, onDraft, onSaved }: { draft: TopicDraft; onDraft: (next: TopicDraft) => void; onSaved: (slug: string) => void }) {
   const [saved, setSaved] = useState<string | null>(null);
   const upsert = useAction(useCallback((topic: NewTopic) => unwrap(api.POST('/api/observatory/v1/agent-api/topics', { body: { topics: [topic] } })), []));
   const field = (name: keyof TopicDraft) => (e: { target: { value: string } }) => onDraft({ ...draft, [name]: e.target.value });
@@ -30,7 +30,7 @@ export function TopicForm({ draft, onDraft, onSaved }: { draft: TopicDraft; onDr
     const answer = await upsert.execute(topic);
     if (!answer) return;
     setSaved(answer.inserted > 0 ? `Topic “${topic.slug}” added.` : `Topic “${topic.slug}” replaced.`);
-    onSaved(answer, topic.slug);
+    onSaved(topic.slug);
   };
   return (
     <>

@@ -14,7 +14,7 @@ export interface NewToken {
 const NO_SCOPES: ApiError = { status: 400, reason: 'no-scopes', human: 'Pick at least one scope for the token.' };
 
 /** Splits "edge-eu, edge-us" or "edge-eu edge-us" into toolset names; none: not bound. */
-export function toolsetList(text: string): string[] | undefined {
+function toolsetList(text: string): string[] | undefined {
   const names = [...new Set(text.split(/[\s,]+/).filter((n) => n !== ''))];
   return names.length === 0 ? undefined : names;
 }

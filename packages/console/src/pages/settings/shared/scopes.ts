@@ -23,7 +23,3 @@ export const SCOPE_DESCRIPTIONS: Record<ScopeName, string> = {
 };
 
 export const SCOPE_NAMES = Object.keys(SCOPE_DESCRIPTIONS) as ScopeName[];
-
-export function isScopeName(value: string): value is ScopeName {
-  return (SCOPE_NAMES as string[]).includes(value);
-}
