@@ -1,0 +1,55 @@
+import { api, unwrap } from '../../../api/client';
+import { useQuery } from '../../../app/useQuery';
+import { useUrlState } from '../../../app/urlState';
+import { useSession } from '../../../auth/session';
+import { useSyncedText } from './useSyncedText';
+
+/** Toolsets exist by sending events; the overview names every one the operator reaches. */
+export function useKnownToolsets(): string[] {
+  // An operator without read:empire (the alerts page needs only read:alerts) types the name instead.
+  const allowed = useSession().can('read:empire');
+  const state = useQuery(() => unwrap(api.GET('/api/observatory/v1/empire/overview')), [], { enabled: allowed });
+  return state.data?.toolsets.map((t) => t.toolset) ?? [];
+}
+
+/**
+ * The toolset a page shows: `?toolset=` when given, else the first toolset that sent events
+ * (when `fallbackToFirst`), else none.
+ */
+export function useToolsetChoice({ fallbackToFirst = true } = {}): { toolset: string; known: string[] } {
+  const { get } = useUrlState();
+  const known = useKnownToolsets();
+  const chosen = get('toolset');
+  return { toolset: chosen || (fallbackToFirst ? (known[0] ?? '') : ''), known };
+}
+
+/**
+ * Picks the toolset (`?toolset=`): the known ones are suggested, any other name can be typed (a
+ * toolset with alert rules or keys but no events yet).
+ */
+export function ToolsetPicker({ toolset, known, allowNone = false }: { toolset: string; known: readonly string[]; allowNone?: boolean }) {
+  const { set } = useUrlState();
+  const [text, setText] = useSyncedText(toolset);
+  return (
+    <form
+      className="toolbar"
+      aria-label="Choose a toolset"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const name = text.trim();
+        if (name !== '' || allowNone) set({ toolset: name || null });
+      }}
+    >
+      <label className="field inline">
+        <span className="sr-only">Toolset</span>
+        <input aria-label="Toolset" list="empire-known-toolsets" value={text} placeholder="toolset name" onChange={(e) => setText(e.target.value)} size={18} />
+      </label>
+      <datalist id="empire-known-toolsets">
+        {known.map((name) => (
+          <option key={name} value={name} />
+        ))}
+      </datalist>
+      <button type="submit">Show</button>
+    </form>
+  );
+}
