@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { useUrlState } from '../../app/urlState';
+import { Busy } from '../../components';
 import { Can } from '../../auth/session';
 import { AlertDeliveries } from './shared/AlertDeliveries';
 import { AlertRuleForm } from './shared/AlertRuleForm';
@@ -10,7 +11,7 @@ import { ToolsetPicker, useToolsetChoice } from './shared/toolsets';
 /** A toolset's alert rules (change, silence, create) and what their notifications became. */
 export default function Alerts() {
   const { get } = useUrlState();
-  const { toolset, known } = useToolsetChoice();
+  const { toolset, known, choosing } = useToolsetChoice();
   const tenant = get('tenant');
   const [created, setCreated] = useState(0);
   return (
@@ -22,7 +23,11 @@ export default function Alerts() {
           <TenantFilter tenant={tenant} suggestions={[]} />
         </div>
       </div>
-      {toolset === '' ? (
+      {choosing ? (
+        <section className="panel" style={{ minHeight: 120 }}>
+          <Busy label="Finding the toolsets…" />
+        </section>
+      ) : toolset === '' ? (
         <section className="panel">
           <p className="empty">Type a toolset's name above to see and make its alert rules.</p>
         </section>

@@ -2,7 +2,7 @@ import { Link } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { useQuery } from '../../app/useQuery';
 import { useUrlState } from '../../app/urlState';
-import { DataTable, Field, Panel, Time } from '../../components';
+import { Busy, DataTable, Field, Panel, Time } from '../../components';
 import { Badge } from './shared/badges';
 import { ToolsetPicker, useToolsetChoice } from './shared/toolsets';
 import { useSyncedText } from './shared/useSyncedText';
@@ -14,7 +14,7 @@ import './shared/empire.css';
  */
 export default function Replay() {
   const { get, set } = useUrlState();
-  const { toolset, known } = useToolsetChoice();
+  const { toolset, known, choosing } = useToolsetChoice();
   const eventId = get('event');
   const [text, setText] = useSyncedText(eventId);
   return (
@@ -40,7 +40,11 @@ export default function Replay() {
           </button>
         </form>
       </section>
-      {toolset === '' ? (
+      {choosing ? (
+        <section className="panel" style={{ minHeight: 120 }}>
+          <Busy label="Finding the toolsets…" />
+        </section>
+      ) : toolset === '' ? (
         <section className="panel">
           <p className="empty">Type a toolset's name above: no toolset has sent events yet.</p>
         </section>

@@ -2,7 +2,7 @@ import { Link } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { useQuery } from '../../app/useQuery';
 import { useUrlState } from '../../app/urlState';
-import { BarList, Panel, Time, TimeChart } from '../../components';
+import { BarList, Busy, Panel, Time, TimeChart } from '../../components';
 import { formatKpi, Kpi } from './shared/Kpi';
 import { TenantFilter } from './shared/TenantFilter';
 import { ToolsetPicker, useToolsetChoice } from './shared/toolsets';
@@ -13,7 +13,7 @@ type DashboardWindow = (typeof WINDOWS)[number];
 /** One toolset's events in a window: KPIs, events per hour, event types and source tenants. */
 export default function ToolsetDashboard() {
   const { get, set } = useUrlState();
-  const { toolset, known } = useToolsetChoice();
+  const { toolset, known, choosing } = useToolsetChoice();
   const tenant = get('tenant');
   const windowName = (WINDOWS as readonly string[]).includes(get('window')) ? (get('window') as DashboardWindow) : '24h';
   const state = useQuery(
@@ -43,7 +43,11 @@ export default function ToolsetDashboard() {
           </div>
         </div>
       </div>
-      {toolset === '' ? (
+      {choosing ? (
+        <section className="panel" style={{ minHeight: 120 }}>
+          <Busy label="Finding the toolsets…" />
+        </section>
+      ) : toolset === '' ? (
         <section className="panel">
           <p className="empty">No toolset has sent events yet: type a toolset's name above, or wait until one posts to the empire ingest.</p>
         </section>

@@ -5,7 +5,7 @@ const READ = ['read:empire'];
 /** The empire's pages (toolset operations) and provenance: the manifest's `/empire…` and `/provenance` uiPaths. */
 export const empirePages: PageDef[] = [
   { path: '/empire', title: 'Overview', section: 'Empire', anyScope: READ, load: () => import('./Overview') },
-  { path: '/empire/toolset', title: 'Toolset dashboard', section: 'Empire', anyScope: READ, load: () => import('./Toolset') },
+  { path: '/empire/toolset', title: 'Per toolset', section: 'Empire', anyScope: READ, load: () => import('./Toolset') },
   { path: '/empire/incidents', title: 'Incidents', section: 'Empire', anyScope: READ, load: () => import('./Incidents') },
   { path: '/empire/forecasts', title: 'Forecasts', section: 'Empire', anyScope: READ, load: () => import('./Forecasts') },
   { path: '/empire/slo', title: 'Ingest SLO', section: 'Empire', anyScope: READ, load: () => import('./Slo') },

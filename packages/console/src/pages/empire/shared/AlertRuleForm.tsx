@@ -1,4 +1,4 @@
-import { useCallback, useState } from 'react';
+import { useState } from 'react';
 import { api, unwrap } from '../../../api/client';
 import { useAction } from '../../../app/useQuery';
 import { Field, Form } from '../../../components';
@@ -43,17 +43,13 @@ export function AlertRuleForm({ toolset, tenant: tenantFilter, onCreated }: { to
   const destination = () =>
     destKind === 'webhook' ? { kind: destKind, url: url.trim(), secret } : destKind === 'slack' ? { kind: destKind, url: url.trim() } : { kind: destKind };
 
-  const create = useAction(
-    useCallback(
-      () =>
-        unwrap(
-          api.POST('/api/observatory/v1/empire/{toolset}/alerts', {
-            params: { path: { toolset } },
-            body: { name: name.trim(), predicate: predicate(), destinations: [destination()], enabled, ...(tenant.trim() ? { tenant: tenant.trim() } : {}) },
-          }),
-        ),
-      // eslint-disable-next-line react-hooks/exhaustive-deps
-      [toolset, name, tenant, kind, count, windowMinutes, eventType, otherToolset, otherEventType, minTenants, lagSec, nodeKind, destKind, url, secret, enabled],
+  // A new function each render is fine: the action runs with the form's values at submit.
+  const create = useAction(() =>
+    unwrap(
+      api.POST('/api/observatory/v1/empire/{toolset}/alerts', {
+        params: { path: { toolset } },
+        body: { name: name.trim(), predicate: predicate(), destinations: [destination()], enabled, ...(tenant.trim() ? { tenant: tenant.trim() } : {}) },
+      }),
     ),
   );
 

@@ -6,21 +6,25 @@ import { useSyncedText } from './useSyncedText';
 
 /** Toolsets exist by sending events; the overview names every one the operator reaches. */
 export function useKnownToolsets(): string[] {
+  return useToolsetList().known;
+}
+
+function useToolsetList(): { known: string[]; settled: boolean } {
   // An operator without read:empire (the alerts page needs only read:alerts) types the name instead.
   const allowed = useSession().can('read:empire');
   const state = useQuery(() => unwrap(api.GET('/api/observatory/v1/empire/overview')), [], { enabled: allowed });
-  return state.data?.toolsets.map((t) => t.toolset) ?? [];
+  return { known: state.data?.toolsets.map((t) => t.toolset) ?? [], settled: !allowed || state.data !== null || state.error !== null };
 }
 
 /**
- * The toolset a page shows: `?toolset=` when given, else the first toolset that sent events
- * (when `fallbackToFirst`), else none.
+ * The toolset a page shows: `?toolset=` when given, else the first toolset that sent events, else
+ * none. `choosing` while the list that picks the first one is still on its way.
  */
-export function useToolsetChoice({ fallbackToFirst = true } = {}): { toolset: string; known: string[] } {
+export function useToolsetChoice(): { toolset: string; known: string[]; choosing: boolean } {
   const { get } = useUrlState();
-  const known = useKnownToolsets();
+  const { known, settled } = useToolsetList();
   const chosen = get('toolset');
-  return { toolset: chosen || (fallbackToFirst ? (known[0] ?? '') : ''), known };
+  return { toolset: chosen || (known[0] ?? ''), known, choosing: chosen === '' && !settled };
 }
 
 /**
