@@ -267,7 +267,7 @@ describe.skipIf(skip)('empire pages', () => {
     await page.locator('dl.facts').filter({ hasText: 'Active keys1' }).waitFor();
     const retired = await json<{ keys: { publicKeyB64: string; status: string; retiredAt: string | null }[] }>(`${V1}/provenance/keys?toolset=crawler-lab&status=retired`);
     expect(retired.keys).toEqual([expect.objectContaining({ publicKeyB64: rotated, status: 'retired' })]);
-    await rig.screenshot(page, 'provenance');
+    await rig.screenshot(page, 'empire-provenance');
 
     // Every toolset's refused events.
     await openPage(page, '/provenance');
