@@ -61,6 +61,7 @@ export function empireForecastEndpoints(deps: { forecaster: Forecaster; incident
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
+      uiPath: '/empire/forecasts',
       response: { schemaId: 'svc-empire-forecast.v1', fields: { forecasts: Type.Array(Forecast), freshness: Freshness } },
       example: {
         schema: 'svc-empire-forecast.v1',
@@ -82,6 +83,7 @@ export function empireForecastEndpoints(deps: { forecaster: Forecaster; incident
       spansEveryToolset: 'a forecaster run (it scores every toolset and opens their incidents)',
       tag: TAG,
       kind: 'write',
+      uiPath: '/empire/forecasts',
       body: Type.Object({ stub: Type.Optional(Type.Boolean({ default: false })) }, { additionalProperties: false, examples: [{ stub: false }] }),
       response: {
         schemaId: 'svc-empire-forecast-run.v1',
@@ -100,6 +102,7 @@ export function empireForecastEndpoints(deps: { forecaster: Forecaster; incident
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
+      uiPath: '/empire/incidents',
       query: Type.Object({
         toolset: Type.Optional(Type.String({ maxLength: 128 })),
         status: Type.Optional(StringEnum(INCIDENT_STATUSES)),
@@ -121,6 +124,7 @@ export function empireForecastEndpoints(deps: { forecaster: Forecaster; incident
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
+      uiPath: '/empire/incidents',
       params: Type.Object({ id: Type.String({ maxLength: 64 }) }, { examples: [{ id: 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f' }] }),
       response: { schemaId: 'svc-empire-incident.v1', fields: { incident: Incident } },
       example: { schema: 'svc-empire-incident.v1', generatedAt, incident: exampleIncident },
@@ -138,6 +142,7 @@ export function empireForecastEndpoints(deps: { forecaster: Forecaster; incident
       scope: 'write:alerts',
       tag: TAG,
       kind: 'write',
+      uiPath: '/empire/incidents',
       params: Type.Object({ id: Type.String({ maxLength: 64 }) }, { examples: [{ id: 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f' }] }),
       body: Type.Object(
         { status: StringEnum(['acknowledged', 'resolved'] as const), notes: Type.Optional(Type.String({ maxLength: 2000 })) },

@@ -71,6 +71,7 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
+      uiPath: '/empire/toolset',
       params: ToolsetParams,
       query: Type.Object({
         tenant: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Only events from this source tenant.' })),
@@ -135,6 +136,7 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
+      uiPath: '/empire',
       query: Type.Object(
         { federated: Type.Optional(StringEnum(['0', '1'] as const, { description: '`1` fans out to every active region.' })) },
         { examples: [{ federated: '0' }] },
@@ -185,6 +187,7 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
+      uiPath: '/empire/slo',
       query: Type.Object({ window: Type.Optional(StringEnum(windowKeys(EMPIRE_SLO_WINDOWS), { default: '24h' })) }, { examples: [{ window: '24h' }] }),
       response: {
         schemaId: 'svc-empire-slo.v1',
@@ -233,6 +236,7 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
+      uiPath: '/empire/replay',
       params: ToolsetParams,
       query: Type.Object({
         eventId: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),

@@ -61,6 +61,7 @@ export function empireReadEndpoints(deps: { db: Db; notes: NoteService }): Endpo
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
+      uiPath: '/empire/lineage',
       params: Type.Object(
         { eventId: Type.String({ maxLength: 64, description: 'The eventId the ingest answered (a UUID).' }) },
         { examples: [{ eventId: '7b8c9d0e-1f2a-4b3c-8d4e-5f6a7b8c9d01' }] },
@@ -102,6 +103,7 @@ export function empireReadEndpoints(deps: { db: Db; notes: NoteService }): Endpo
       scope: 'read:events',
       tag: TAG,
       kind: 'read',
+      uiPath: '/empire/incidents',
       query: Type.Object(
         { eventId: Type.String({ ...TargetId, examples: ['7b8c9d0e-1f2a-4b3c-8d4e-5f6a7b8c9d01'] }), tenant: Tenant, targetKind: TargetKind },
         { examples: [{ eventId: '7b8c9d0e-1f2a-4b3c-8d4e-5f6a7b8c9d01', tenant: 'acme', targetKind: 'event' }] },
@@ -126,6 +128,7 @@ export function empireReadEndpoints(deps: { db: Db; notes: NoteService }): Endpo
       scope: 'write:tenants',
       tag: TAG,
       kind: 'write',
+      uiPath: '/empire/incidents',
       body: Type.Object(
         {
           eventId: TargetId,

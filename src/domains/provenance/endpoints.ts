@@ -92,6 +92,7 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
+      uiPath: '/provenance',
       query: Type.Object({
         toolset: Type.Optional(Type.String({ maxLength: 128 })),
         status: Type.Optional(StringEnum(['active', 'retired'] as const)),
@@ -113,6 +114,7 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
       scope: 'write:alerts',
       tag: TAG,
       kind: 'write',
+      uiPath: '/provenance',
       refusedStatus: 400,
       body: Type.Object({
         // Checked by the endpoint, so a missing one is refused with ok false (spec C, Errors item 3); the documents say required.
@@ -134,6 +136,7 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
       scope: 'write:alerts',
       tag: TAG,
       kind: 'write',
+      uiPath: '/provenance',
       refusedStatus: 400,
       params: Type.Object({ id: Type.String({ maxLength: 64 }) }, { examples: [{ id: '6f7a8b9c-0d1e-4f2a-8b3c-4d5e6f7a8b9c' }] }),
       body: Type.Object({}, { examples: [{}] }),
@@ -152,6 +155,7 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
+      uiPath: '/provenance',
       params: ToolsetParams,
       response: { schemaId: 'svc-provenance-toolset-policy.v1', fields: PolicyFields },
       example: examplePolicy,
@@ -168,6 +172,7 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
       scope: 'write:alerts',
       tag: TAG,
       kind: 'write',
+      uiPath: '/provenance',
       params: ToolsetParams,
       body: Type.Object(
         { requireSigned: Type.Boolean({ description: 'true: refuse the toolset\'s unsigned events; false: admit them in compatibility mode unless OBSERVATORY_REQUIRE_SIGNED_EVENTS=1.' }) },
@@ -188,6 +193,7 @@ export function provenanceEndpoints(provenance: ProvenanceService): Endpoint[] {
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
+      uiPath: '/provenance',
       query: Type.Object({
         toolset: Type.Optional(Type.String({ maxLength: 128 })),
         source: Type.Optional(Type.String({ maxLength: 64 })),

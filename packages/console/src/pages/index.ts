@@ -5,6 +5,7 @@ import { auditPages } from './audit';
 import { backupPages } from './backups';
 import { costPages } from './cost';
 import { docsPages } from './docs';
+import { empirePages } from './empire';
 import { honeypotPages } from './honeypot';
 import { opsPages } from './ops';
 import { settingsPages } from './settings';
@@ -15,6 +16,7 @@ import { settingsPages } from './settings';
  */
 export const PAGES: readonly PageDef[] = [
   ...honeypotPages,
+  ...empirePages,
   ...analyticsPages,
   ...costPages,
   ...backupPages,
