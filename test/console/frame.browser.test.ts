@@ -75,7 +75,7 @@ describe.skipIf(skip)('console frame', () => {
     const page = await rig.page({ token });
     await openPage(page, '/');
     const nav = page.getByRole('navigation', { name: 'Console' }).last();
-    await expect(nav.getByRole('link', { name: 'Dashboard' }).count()).resolves.toBe(0);
+    await expect(nav.getByRole('link', { name: 'Dashboard', exact: true }).count()).resolves.toBe(0);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API token').waitFor();
   });
@@ -85,7 +85,7 @@ describe.skipIf(skip)('console frame', () => {
     await openPage(page, '/honeypot');
     await expect(page.locator('aside.sidebar').isVisible()).resolves.toBe(false);
     await page.getByText('Menu').click();
-    await expect(page.locator('details.nav-menu').getByRole('link', { name: 'Dashboard' }).isVisible()).resolves.toBe(true);
+    await expect(page.locator('details.nav-menu').getByRole('link', { name: 'Dashboard', exact: true }).isVisible()).resolves.toBe(true);
     await rig.screenshot(page, 'narrow');
   });
 });
