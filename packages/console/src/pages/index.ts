@@ -5,9 +5,11 @@ import { auditPages } from './audit';
 import { backupPages } from './backups';
 import { costPages } from './cost';
 import { docsPages } from './docs';
+import { graphPages } from './graph';
 import { honeypotPages } from './honeypot';
 import { opsPages } from './ops';
 import { settingsPages } from './settings';
+import { triagePages } from './triage';
 
 /**
  * The console's route table: every domain's pages, in navigation order. A new domain adds its
@@ -15,6 +17,8 @@ import { settingsPages } from './settings';
  */
 export const PAGES: readonly PageDef[] = [
   ...honeypotPages,
+  ...graphPages,
+  ...triagePages,
   ...analyticsPages,
   ...costPages,
   ...backupPages,
