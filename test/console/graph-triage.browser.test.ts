@@ -244,6 +244,7 @@ describe.skipIf(skip)('the triage pages', () => {
     await page.getByLabel(/Select every pending proposal listed/).check();
     await page.getByLabel('Destination URL').fill('https://hooks.example.net/triage-console');
     await page.getByLabel('Signing secret').fill('whsec-console-0123456789');
+    await rig.screenshot(page, 'triage-inbox-rules');
     await page.getByRole('button', { name: `Accept selected (${rules.length})` }).click();
     await page.getByText(`${rules.length} accepted.`).waitFor();
     for (const rule of rules) {
@@ -252,7 +253,6 @@ describe.skipIf(skip)('the triage pages', () => {
       expect(proposal.createdAlertRuleId).toMatch(/^[0-9a-f-]{36}$/);
     }
     expect(((await api('GET', 'empire/billing-kit/alerts')).rules as Json[]).length).toBeGreaterThan(0);
-    await rig.screenshot(page, 'triage-inbox-rules');
   });
 
   it('shows the postmortem the accepted proposal seeded, and drafts and stores a new one', async () => {
