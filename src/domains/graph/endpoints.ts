@@ -3,6 +3,7 @@ import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, Strin
 import { badRequest } from '../../platform/errors.ts';
 import { exampleFreshness, Freshness } from '../../platform/freshness.ts';
 import { type NodeKind, type Visibility, visibilityOf } from './kinds.ts';
+import { GRAPH_QUERY_EXAMPLES } from './query/examples.ts';
 import { GRAPH_PRODUCER } from './materialiser/service.ts';
 import type { GraphQueryService } from './query/service.ts';
 import { GraphEdgeView, GraphNodeView, kindsRead, MATCH_ROW_CAP, QUERY_LIMIT_DEFAULT, QUERY_LIMIT_MAX, QUERY_TEXT_MAX, TRUNCATION_CAUSES, WALK_ROW_CAP } from './query/service.ts';
@@ -22,6 +23,15 @@ const who = (principal: Principal | null) => principal as Principal;
 /** A query the manifest shows and tests send as is: fingerprints seen on more than one tenant. */
 export const EXAMPLE_QUERY =
   "MATCH (f:Fingerprint)-[:SEEN_ON]->(t:Tenant) WHERE f.lastUaClass IN ['LIAR', 'UNVERIFIED_AGENT'] RETURN f.key AS fingerprint, count(t) AS tenants ORDER BY tenants DESC LIMIT 10";
+
+/**
+ * The request examples: EXAMPLE_QUERY first (the one sent as is), then the other worked examples
+ * of docs/graph-query.md, which the console offers to pick from.
+ */
+const QUERY_BODY_EXAMPLES = [
+  { query: EXAMPLE_QUERY, limit: 50 },
+  ...GRAPH_QUERY_EXAMPLES.filter((e) => e.query.split(/\s+/).join(' ') !== EXAMPLE_QUERY).map((e) => ({ query: e.query, limit: 100 })),
+];
 
 const SavedQuery = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -87,7 +97,7 @@ export function graphQueryEndpoints(deps: {
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: QUERY_LIMIT_MAX, description: `Most rows answered (default ${QUERY_LIMIT_DEFAULT}).` })),
           savedName: Type.Optional(Type.String({ minLength: 1, maxLength: SAVED_QUERY_NAME_MAX, description: 'Runs this saved query instead of `query`.' })),
         },
-        { additionalProperties: false, examples: [{ query: EXAMPLE_QUERY, limit: 50 }] },
+        { additionalProperties: false, examples: QUERY_BODY_EXAMPLES },
       ),
       response: {
         schemaId: 'svc-empire-graph-query.v1',

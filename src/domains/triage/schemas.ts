@@ -6,7 +6,12 @@ import { PROPOSAL_STATUSES } from './proposals/service.ts';
 /** Response shapes the triage endpoints share, and the examples they show (docs/triage.md). */
 
 export const TAG = 'triage';
+/** The console's triage pages (under /console) that show these endpoints: the inbox, one proposal, runs, metrics and the budget, postmortems. */
 export const UI_PATH = '/empire/triage';
+export const UI_PROPOSAL = '/empire/triage/proposal';
+export const UI_RUNS = '/empire/triage/runs';
+export const UI_METRICS = '/empire/triage/metrics';
+export const UI_POSTMORTEMS = '/empire/triage/postmortems';
 export const generatedAt = '2026-11-26T08:00:00.000Z';
 /**
  * What an endpoint that calls the model declares: a run may wait minutes on a live model (its

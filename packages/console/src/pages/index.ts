@@ -6,9 +6,11 @@ import { backupPages } from './backups';
 import { costPages } from './cost';
 import { docsPages } from './docs';
 import { empirePages } from './empire';
+import { graphPages } from './graph';
 import { honeypotPages } from './honeypot';
 import { opsPages } from './ops';
 import { settingsPages } from './settings';
+import { triagePages } from './triage';
 
 /**
  * The console's route table: every domain's pages, in navigation order. A new domain adds its
@@ -17,6 +19,8 @@ import { settingsPages } from './settings';
 export const PAGES: readonly PageDef[] = [
   ...honeypotPages,
   ...empirePages,
+  ...graphPages,
+  ...triagePages,
   ...analyticsPages,
   ...costPages,
   ...backupPages,

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } from '../../../platform/http/registry.ts';
-import { generatedAt, TAG, UI_PATH } from '../schemas.ts';
+import { generatedAt, TAG, UI_METRICS } from '../schemas.ts';
 import { BUDGET_MAX_CENTS, type BudgetService } from './service.ts';
 
 /** The monthly model budget (spec B `GET`/`POST triage/budget`; docs/triage.md, "Budget"). */
@@ -28,7 +28,7 @@ export function budgetEndpoints(deps: { budget: BudgetService }): Endpoint[] {
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
-      uiPath: UI_PATH,
+      uiPath: UI_METRICS,
       query: Type.Object({ month: Type.Optional(Type.String({ maxLength: 7, description: 'YYYY-MM; the current month when absent.' })) }, { examples: [{ month: '2026-11' }] }),
       response: { schemaId: 'svc-triage-budget.v1', fields: { month: Type.String(), budgets: Type.Array(Type.Object(Budget)) } },
       example: { schema: 'svc-triage-budget.v1', generatedAt, month: '2026-11', budgets: [example] },
@@ -46,7 +46,7 @@ export function budgetEndpoints(deps: { budget: BudgetService }): Endpoint[] {
       scope: 'write:alerts',
       tag: TAG,
       kind: 'write',
-      uiPath: UI_PATH,
+      uiPath: UI_METRICS,
       body: Type.Object(
         {
           budgetUsdCents: Type.Optional(Type.Integer({ minimum: 0, maximum: BUDGET_MAX_CENTS })),

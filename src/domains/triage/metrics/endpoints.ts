@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, StringEnum, V1 } from '../../../platform/http/registry.ts';
-import { generatedAt, TAG, UI_PATH } from '../schemas.ts';
+import { generatedAt, TAG, UI_METRICS } from '../schemas.ts';
 import { type AgentService, BADGE_GREEN_FROM, METRICS_DAYS, MIN_DECISIONS, ROLLBACK_BELOW } from './service.ts';
 
 /** Trust metrics of the agents (spec B `GET triage/metrics`; docs/triage.md, "Metrics and rollback"). */
@@ -19,7 +19,7 @@ export function metricsEndpoints(deps: { agents: AgentService }): Endpoint[] {
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
-      uiPath: UI_PATH,
+      uiPath: UI_METRICS,
       response: {
         schemaId: 'svc-triage-metrics.v1',
         fields: {

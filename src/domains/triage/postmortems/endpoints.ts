@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, StringEnum, V1 } from '../../../platform/http/registry.ts';
-import { Draft, EXAMPLE_EVENT_ID, EXAMPLE_INCIDENT_ID, EXAMPLE_RUN_ID, exampleDraft, generatedAt, MODEL_CALL, TAG, UI_PATH } from '../schemas.ts';
+import { Draft, EXAMPLE_EVENT_ID, EXAMPLE_INCIDENT_ID, EXAMPLE_RUN_ID, exampleDraft, generatedAt, MODEL_CALL, TAG, UI_POSTMORTEMS } from '../schemas.ts';
 import type { PostmortemService } from './service.ts';
 
 /** Incident postmortems (spec B `incidents/{id}/auto-draft`; docs/triage.md, "Postmortems"). */
@@ -19,7 +19,7 @@ export function postmortemEndpoints(deps: { postmortems: PostmortemService }): E
       scope: 'write:alerts',
       tag: TAG,
       kind: 'write',
-      uiPath: UI_PATH,
+      uiPath: UI_POSTMORTEMS,
       ...MODEL_CALL,
       errors: [404, 429, 502],
       params: Params,
@@ -64,7 +64,7 @@ export function postmortemEndpoints(deps: { postmortems: PostmortemService }): E
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
-      uiPath: UI_PATH,
+      uiPath: UI_POSTMORTEMS,
       params: Params,
       response: {
         schemaId: 'svc-empire-incident-postmortem.v1',

@@ -3,7 +3,7 @@ import { defineEndpoint, type Endpoint, IsoDate, Nullable, PageLimitParam, type 
 import { Destinations } from '../../../platform/outbound/destinations.ts';
 import { forbidden } from '../../../platform/errors.ts';
 import { LOOKBACK_DAYS_DEFAULT, LOOKBACK_DAYS_MAX, type RunService, WINDOW_MINUTES_DEFAULT, WINDOW_MINUTES_MAX } from '../runs/service.ts';
-import { EXAMPLE_EVENT_ID, EXAMPLE_PROPOSAL_ID, EXAMPLE_RUN_ID, exampleProposal, generatedAt, MODEL_CALL, Proposal, PROPOSAL_KINDS, TAG, UI_PATH } from '../schemas.ts';
+import { EXAMPLE_EVENT_ID, EXAMPLE_PROPOSAL_ID, EXAMPLE_RUN_ID, exampleProposal, generatedAt, MODEL_CALL, Proposal, PROPOSAL_KINDS, TAG, UI_PATH, UI_PROPOSAL, UI_RUNS } from '../schemas.ts';
 import { BULK_IDS_MAX, PROPOSAL_STATUSES, PROPOSALS_LIMIT_DEFAULT, PROPOSALS_LIMIT_MAX, type ProposalService } from './service.ts';
 
 /** Triage proposals: the three agents' runs, the lists, decisions and bulk acceptance (spec B group 2; docs/triage.md). */
@@ -38,7 +38,7 @@ const RUN_ERRORS = 'At or over the month\'s model budget the non-safety agents a
 
 export function proposalEndpoints(deps: { proposals: ProposalService; runs: RunService }): Endpoint[] {
   const { proposals, runs } = deps;
-  const list = (id: string, title: string, path: string, kind: (typeof PROPOSAL_KINDS)[number] | null, schemaId: string, example: object) =>
+  const list = (id: string, title: string, path: string, kind: (typeof PROPOSAL_KINDS)[number] | null, schemaId: string, example: object, uiPath: string) =>
     defineEndpoint({
       id,
       title,
@@ -49,7 +49,7 @@ export function proposalEndpoints(deps: { proposals: ProposalService; runs: RunS
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
-      uiPath: UI_PATH,
+      uiPath,
       query: ListQuery(kind === null),
       response: { schemaId, fields: ListFields },
       example: { schema: schemaId, generatedAt, proposals: [example], nextCursor: null },
@@ -57,7 +57,7 @@ export function proposalEndpoints(deps: { proposals: ProposalService; runs: RunS
     });
 
   return [
-    list('listTriageProposals', 'List triage proposals', `${V1}/empire/triage/proposals`, null, 'svc-triage-proposals.v1', exampleProposal),
+    list('listTriageProposals', 'List triage proposals', `${V1}/empire/triage/proposals`, null, 'svc-triage-proposals.v1', exampleProposal, UI_PATH),
     list('listTriageInvestigations', 'List investigation proposals', `${V1}/empire/triage/investigations`, 'investigation', 'svc-triage-investigations.v1', {
       ...exampleProposal,
       kind: 'investigation',
@@ -72,7 +72,7 @@ export function proposalEndpoints(deps: { proposals: ProposalService; runs: RunS
         filters: { toolset: 'honeypot', tenant: 'edge-eu', eventType: null, uaClass: 'LIAR', fingerprintId: null, focalEventId: null, from: '2026-11-26T07:45:00.000Z', to: '2026-11-26T08:00:00.000Z' },
         evidenceEventIds: [EXAMPLE_EVENT_ID],
       },
-    }),
+    }, UI_RUNS),
     list('listTriageRules', 'List rule proposals', `${V1}/empire/triage/rules`, 'alert-rule', 'svc-triage-rules.v1', {
       ...exampleProposal,
       kind: 'alert-rule',
@@ -82,7 +82,7 @@ export function proposalEndpoints(deps: { proposals: ProposalService; runs: RunS
       evidenceEventIds: [],
       payload: { kind: 'alert-rule', toolset: 'crawler-lab', name: 'crawler-lab: ≥ 300 events an hour', predicate: { kind: 'empire_count_gte', count: 300, windowMinutes: 60 }, rationale: 'Caught 3 of 4 incidents, 1 false alarm.' },
       backtest: { method: 'hourly-count', lookbackDays: 30, TP: 3, FP: 1, meanLeadTimeSec: 5400, incidents: 4, caught: 3, firings: 4 },
-    }),
+    }, UI_RUNS),
     defineEndpoint({
       id: 'readTriageProposal',
       title: 'Read a triage proposal',
@@ -93,7 +93,7 @@ export function proposalEndpoints(deps: { proposals: ProposalService; runs: RunS
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
-      uiPath: UI_PATH,
+      uiPath: UI_PROPOSAL,
       params: Type.Object({ id: Type.String({ maxLength: 64 }) }, { examples: [{ id: EXAMPLE_PROPOSAL_ID }] }),
       response: { schemaId: 'svc-triage-proposal.v1', fields: { proposal: Proposal } },
       example: { schema: 'svc-triage-proposal.v1', generatedAt, proposal: exampleProposal },
@@ -111,7 +111,7 @@ export function proposalEndpoints(deps: { proposals: ProposalService; runs: RunS
       scope: 'write:alerts',
       tag: TAG,
       kind: 'write',
-      uiPath: UI_PATH,
+      uiPath: UI_RUNS,
       ...MODEL_CALL,
       errors: [502],
       body: Type.Object({ windowMinutes: Type.Optional(WindowMinutes), stub: Type.Optional(Stub) }, { additionalProperties: false, examples: [{ windowMinutes: 15, stub: false }] }),
@@ -132,7 +132,7 @@ export function proposalEndpoints(deps: { proposals: ProposalService; runs: RunS
       scope: 'write:alerts',
       tag: TAG,
       kind: 'write',
-      uiPath: UI_PATH,
+      uiPath: UI_RUNS,
       ...MODEL_CALL,
       errors: [404, 429, 502],
       body: Type.Object(
@@ -157,7 +157,7 @@ export function proposalEndpoints(deps: { proposals: ProposalService; runs: RunS
       scope: 'write:alerts',
       tag: TAG,
       kind: 'write',
-      uiPath: UI_PATH,
+      uiPath: UI_RUNS,
       ...MODEL_CALL,
       errors: [429, 502],
       body: Type.Object(

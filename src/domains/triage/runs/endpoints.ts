@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, StringEnum, V1 } from '../../../platform/http/registry.ts';
-import { EXAMPLE_PROPOSAL_ID, EXAMPLE_RUN_ID, generatedAt, TAG, UI_PATH } from '../schemas.ts';
+import { EXAMPLE_PROPOSAL_ID, EXAMPLE_RUN_ID, generatedAt, TAG, UI_RUNS } from '../schemas.ts';
 import type { RunService } from './service.ts';
 
 /** A triage run's replay envelope (spec B `GET triage/replay/{runId}`; docs/triage.md, "Replay"). */
@@ -19,7 +19,7 @@ export function runEndpoints(deps: { runs: RunService }): Endpoint[] {
       scope: 'read:empire',
       tag: TAG,
       kind: 'read',
-      uiPath: UI_PATH,
+      uiPath: UI_RUNS,
       params: Type.Object({ runId: Type.String({ maxLength: 64 }) }, { examples: [{ runId: EXAMPLE_RUN_ID }] }),
       response: {
         schemaId: 'svc-triage-replay.v1',
