@@ -20,6 +20,10 @@ const KIND_COLOURS: Record<string, string> = {
   Vendor: '#d97706',
   Incident: '#dc2626',
   Toolset: '#0891b2',
+  EmpireEvent: '#1e40af',
+  Key: '#a16207',
+  Attestation: '#be185d',
+  Cluster: '#65a30d',
 };
 
 /**

@@ -8,5 +8,6 @@ export { type GraphEdge, type GraphNode, GraphView } from './GraphView';
 export { Panel } from './Panel';
 export { Sparkline } from './Sparkline';
 export { Time } from './Time';
-export { WindowPicker } from './WindowPicker';
+export { Segmented, useChoiceParam } from './Segmented';
+export { useWindowParam, WindowPicker } from './WindowPicker';
 export { Field, Form } from './Form';

@@ -1,12 +1,11 @@
 import { useState } from 'react';
 import { useUrlState } from '../../app/urlState';
-import { Busy } from '../../components';
 import { Can } from '../../auth/session';
 import { AlertDeliveries } from './shared/AlertDeliveries';
 import { AlertRuleForm } from './shared/AlertRuleForm';
 import { AlertRules } from './shared/AlertRules';
 import { TenantFilter } from './shared/TenantFilter';
-import { ToolsetPicker, useToolsetChoice } from './shared/toolsets';
+import { ToolsetGate, ToolsetPicker, useToolsetChoice } from './shared/toolsets';
 
 /** A toolset's alert rules (change, silence, create) and what their notifications became. */
 export default function Alerts() {
@@ -23,23 +22,13 @@ export default function Alerts() {
           <TenantFilter tenant={tenant} suggestions={[]} />
         </div>
       </div>
-      {choosing ? (
-        <section className="panel" style={{ minHeight: 120 }}>
-          <Busy label="Finding the toolsets…" />
-        </section>
-      ) : toolset === '' ? (
-        <section className="panel">
-          <p className="empty">Type a toolset's name above to see and make its alert rules.</p>
-        </section>
-      ) : (
-        <>
-          <AlertRules key={`${toolset}/${tenant}`} toolset={toolset} tenant={tenant} created={created} />
-          <Can scope="write:alerts">
-            <AlertRuleForm key={toolset} toolset={toolset} tenant={tenant} onCreated={() => setCreated((n) => n + 1)} />
-          </Can>
-          <AlertDeliveries key={`d/${toolset}/${tenant}`} toolset={toolset} tenant={tenant} />
-        </>
-      )}
+      <ToolsetGate toolset={toolset} choosing={choosing} none="Type a toolset's name above to see and make its alert rules.">
+        <AlertRules key={`${toolset}/${tenant}`} toolset={toolset} tenant={tenant} created={created} />
+        <Can scope="write:alerts">
+          <AlertRuleForm key={toolset} toolset={toolset} tenant={tenant} onCreated={() => setCreated((n) => n + 1)} />
+        </Can>
+        <AlertDeliveries key={`d/${toolset}/${tenant}`} toolset={toolset} tenant={tenant} />
+      </ToolsetGate>
     </>
   );
 }

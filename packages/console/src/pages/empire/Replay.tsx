@@ -2,9 +2,9 @@ import { Link } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { useQuery } from '../../app/useQuery';
 import { useUrlState } from '../../app/urlState';
-import { Busy, DataTable, Field, Panel, Time } from '../../components';
+import { DataTable, Field, Panel, Time } from '../../components';
 import { Badge } from './shared/badges';
-import { ToolsetPicker, useToolsetChoice } from './shared/toolsets';
+import { ToolsetGate, ToolsetPicker, useToolsetChoice } from './shared/toolsets';
 import { useSyncedText } from './shared/useSyncedText';
 import './shared/empire.css';
 
@@ -40,19 +40,9 @@ export default function Replay() {
           </button>
         </form>
       </section>
-      {choosing ? (
-        <section className="panel" style={{ minHeight: 120 }}>
-          <Busy label="Finding the toolsets…" />
-        </section>
-      ) : toolset === '' ? (
-        <section className="panel">
-          <p className="empty">Type a toolset's name above: no toolset has sent events yet.</p>
-        </section>
-      ) : eventId ? (
-        <ReplayOne toolset={toolset} eventId={eventId} />
-      ) : (
-        <ReplayList toolset={toolset} />
-      )}
+      <ToolsetGate toolset={toolset} choosing={choosing} none="Type a toolset's name above: no toolset has sent events yet.">
+        {eventId ? <ReplayOne toolset={toolset} eventId={eventId} /> : <ReplayList toolset={toolset} />}
+      </ToolsetGate>
     </>
   );
 }

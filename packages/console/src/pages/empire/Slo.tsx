@@ -1,33 +1,24 @@
 import { Link } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { useQuery } from '../../app/useQuery';
-import { useUrlState } from '../../app/urlState';
-import { DataTable, Panel, Time } from '../../components';
+import { DataTable, Panel, Time, useWindowParam, WindowPicker } from '../../components';
 import { SloBadge } from './shared/badges';
 import './shared/empire.css';
 
 const WINDOWS = ['1h', '24h', '7d'] as const;
-type SloWindow = (typeof WINDOWS)[number];
 
 const ms = (v: number | null) => (v === null ? '—' : `${v.toLocaleString(undefined, { maximumFractionDigits: 1 })} ms`);
 const pct = (v: number | null) => (v === null ? '—' : `${v.toLocaleString(undefined, { maximumFractionDigits: 2 })}%`);
 
 /** Per toolset, how its ingest requests went: a badge (ok, warn, bad), the ok rate and latency. */
 export default function Slo() {
-  const { get, set } = useUrlState();
-  const windowName = (WINDOWS as readonly string[]).includes(get('window')) ? (get('window') as SloWindow) : '24h';
+  const windowName = useWindowParam(WINDOWS, '24h');
   const state = useQuery(() => unwrap(api.GET('/api/observatory/v1/empire/slo', { params: { query: { window: windowName } } })), [windowName], { refreshMs: 60_000 });
   return (
     <>
       <div className="page-head">
         <h1>Ingest SLO</h1>
-        <div className="segmented" role="group" aria-label="Time window">
-          {WINDOWS.map((w) => (
-            <button key={w} type="button" aria-pressed={windowName === w} onClick={() => set({ window: w })}>
-              {w}
-            </button>
-          ))}
-        </div>
+        <WindowPicker windows={WINDOWS} fallback="24h" />
       </div>
       <Panel
         state={state}

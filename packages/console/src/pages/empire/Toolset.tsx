@@ -2,20 +2,19 @@ import { Link } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { useQuery } from '../../app/useQuery';
 import { useUrlState } from '../../app/urlState';
-import { BarList, Busy, Panel, Time, TimeChart } from '../../components';
+import { BarList, Panel, Time, TimeChart, useWindowParam, WindowPicker } from '../../components';
 import { formatKpi, Kpi } from './shared/Kpi';
 import { TenantFilter } from './shared/TenantFilter';
-import { ToolsetPicker, useToolsetChoice } from './shared/toolsets';
+import { ToolsetGate, ToolsetPicker, useToolsetChoice } from './shared/toolsets';
 
 const WINDOWS = ['24h', '7d', '30d'] as const;
-type DashboardWindow = (typeof WINDOWS)[number];
 
 /** One toolset's events in a window: KPIs, events per hour, event types and source tenants. */
 export default function ToolsetDashboard() {
-  const { get, set } = useUrlState();
+  const { get } = useUrlState();
   const { toolset, known, choosing } = useToolsetChoice();
   const tenant = get('tenant');
-  const windowName = (WINDOWS as readonly string[]).includes(get('window')) ? (get('window') as DashboardWindow) : '24h';
+  const windowName = useWindowParam(WINDOWS, '24h');
   const state = useQuery(
     () =>
       unwrap(
@@ -34,24 +33,10 @@ export default function ToolsetDashboard() {
         <div className="toolbar">
           <ToolsetPicker toolset={toolset} known={known} />
           <TenantFilter tenant={tenant} suggestions={state.data?.tenantBreakdown.flatMap((t) => (t.tenant ? [t.tenant] : [])) ?? []} />
-          <div className="segmented" role="group" aria-label="Time window">
-            {WINDOWS.map((w) => (
-              <button key={w} type="button" aria-pressed={windowName === w} onClick={() => set({ window: w })}>
-                {w}
-              </button>
-            ))}
-          </div>
+          <WindowPicker windows={WINDOWS} fallback="24h" />
         </div>
       </div>
-      {choosing ? (
-        <section className="panel" style={{ minHeight: 120 }}>
-          <Busy label="Finding the toolsets…" />
-        </section>
-      ) : toolset === '' ? (
-        <section className="panel">
-          <p className="empty">No toolset has sent events yet: type a toolset's name above, or wait until one posts to the empire ingest.</p>
-        </section>
-      ) : (
+      <ToolsetGate toolset={toolset} choosing={choosing} none="No toolset has sent events yet: type a toolset's name above, or wait until one posts to the empire ingest.">
         <Panel state={state} minHeight={420}>
           {(d) => (
             <>
@@ -87,7 +72,7 @@ export default function ToolsetDashboard() {
             </>
           )}
         </Panel>
-      )}
+      </ToolsetGate>
     </>
   );
 }

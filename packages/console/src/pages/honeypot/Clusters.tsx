@@ -2,11 +2,10 @@ import { Link } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import { useQuery } from '../../app/useQuery';
 import { useUrlState } from '../../app/urlState';
-import { DataTable, Freshness, Panel, Time } from '../../components';
+import { DataTable, Freshness, Panel, Time, useWindowParam, WindowPicker } from '../../components';
 import { investigateHref } from './shared/links';
 import { TenantPicker } from './shared/TenantPicker';
 import { UaClassBadge } from './shared/uaClasses';
-import { useWindowParam, WindowButtons } from './shared/WindowButtons';
 import './shared/honeypot.css';
 
 const WINDOWS = ['24h', '7d', '30d'] as const;
@@ -26,7 +25,7 @@ export default function Clusters() {
         <h1>Clusters</h1>
         <div className="toolbar">
           <TenantPicker />
-          <WindowButtons windows={WINDOWS} fallback="24h" />
+          <WindowPicker windows={WINDOWS} fallback="24h" />
         </div>
       </div>
       <Panel state={state} minHeight={360} isEmpty={(d) => d.clusters.length === 0} empty="No events in this window, so no clusters: pick a longer window or another tenant.">

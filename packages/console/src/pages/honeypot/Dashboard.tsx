@@ -1,18 +1,17 @@
 import { api, unwrap } from '../../api/client';
 import { useQuery } from '../../app/useQuery';
 import { useUrlState } from '../../app/urlState';
-import { BarList, DataTable, Freshness, Panel, TimeChart } from '../../components';
+import { BarList, DataTable, Freshness, Panel, TimeChart, useWindowParam, WindowPicker } from '../../components';
 import { Kpi } from './shared/Kpi';
 import { TenantPicker } from './shared/TenantPicker';
 
 const WINDOWS = ['24h', '7d', '30d'] as const;
-type DashboardWindow = (typeof WINDOWS)[number];
 
 /** Per tenant and window: events per hour, verdict classes, top paths, agents, countries. */
 export default function Dashboard() {
-  const { get, set } = useUrlState();
+  const { get } = useUrlState();
   const tenant = get('tenant');
-  const windowName = (WINDOWS as readonly string[]).includes(get('window')) ? (get('window') as DashboardWindow) : '24h';
+  const windowName = useWindowParam(WINDOWS, '24h');
   const state = useQuery(
     () => unwrap(api.GET('/api/observatory/v1/honeypot/dashboard', { params: { query: { window: windowName, ...(tenant ? { tenant } : {}) } } })),
     [tenant, windowName],
@@ -24,13 +23,7 @@ export default function Dashboard() {
         <h1>Honeypot dashboard</h1>
         <div className="toolbar">
           <TenantPicker />
-          <div className="segmented" role="group" aria-label="Time window">
-            {WINDOWS.map((w) => (
-              <button key={w} type="button" aria-pressed={windowName === w} onClick={() => set({ window: w })}>
-                {w}
-              </button>
-            ))}
-          </div>
+          <WindowPicker windows={WINDOWS} fallback="24h" />
         </div>
       </div>
       <Panel state={state} minHeight={400}>

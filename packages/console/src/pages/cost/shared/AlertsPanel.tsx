@@ -1,7 +1,6 @@
 import { useAction, useQuery } from '../../../app/useQuery';
-import { useUrlState } from '../../../app/urlState';
 import { Can } from '../../../auth/session';
-import { Busy, DataTable, ErrorNote, Panel, Time } from '../../../components';
+import { Busy, DataTable, ErrorNote, Panel, Segmented, Time, useChoiceParam } from '../../../components';
 import { acknowledgeAlert, ALERT_FILTERS, type AlertFilter, type CostAlert, loadAlerts, resolveAlert, usd } from './api';
 
 const STATUS_BADGE: Record<CostAlert['status'], string> = { open: 'badge bad', acknowledged: 'badge warn', resolved: 'badge ok' };
@@ -35,8 +34,7 @@ function AlertActions({ alert, onDone }: { alert: CostAlert; onDone: () => void 
 
 /** Cost alerts of one status (`?alerts=`), newest first, with acknowledge and resolve. */
 export function AlertsPanel({ refreshKey, onChanged }: { refreshKey: number; onChanged: () => void }) {
-  const { get, set } = useUrlState();
-  const status: AlertFilter = (ALERT_FILTERS as readonly string[]).includes(get('alerts')) ? (get('alerts') as AlertFilter) : 'open';
+  const status: AlertFilter = useChoiceParam('alerts', ALERT_FILTERS, 'open');
   const state = useQuery(() => loadAlerts(status), [status, refreshKey], { refreshMs: 60_000 });
   return (
     <Panel
@@ -46,13 +44,7 @@ export function AlertsPanel({ refreshKey, onChanged }: { refreshKey: number; onC
       isEmpty={(d) => d.alerts.length === 0}
       empty={status === 'open' ? 'No open cost alerts: every budget is under its thresholds, or its alerts were handled.' : `No ${status === 'all' ? '' : `${status} `}cost alerts.`}
       actions={
-        <div className="segmented" role="group" aria-label="Alert status">
-          {ALERT_FILTERS.map((s) => (
-            <button key={s} type="button" aria-pressed={status === s} onClick={() => set({ alerts: s })}>
-              {s}
-            </button>
-          ))}
-        </div>
+        <Segmented label="Alert status" param="alerts" options={ALERT_FILTERS} fallback="open" />
       }
     >
       {(d) => (

@@ -1,14 +1,13 @@
 import { useMemo } from 'react';
 import { useQuery } from '../../../app/useQuery';
 import { useUrlState } from '../../../app/urlState';
-import { BarList, Busy, DataTable, ErrorNote, Field, Panel, TimeChart } from '../../../components';
+import { BarList, Busy, DataTable, ErrorNote, Field, Panel, Segmented, TimeChart, useChoiceParam } from '../../../components';
 import { dayStart } from '../../analytics/shared/days';
 import { loadByToolset, loadRollup, ROLLUP_GROUPS, type RollupGroup, usd } from './api';
 
 /** The spend of the range summed per toolset, vendor or sku (`?group=`). */
 export function RollupPanel({ from, to }: { from: string; to: string }) {
-  const { get, set } = useUrlState();
-  const group: RollupGroup = (ROLLUP_GROUPS as readonly string[]).includes(get('group')) ? (get('group') as RollupGroup) : 'toolset';
+  const group: RollupGroup = useChoiceParam('group', ROLLUP_GROUPS, 'toolset');
   const state = useQuery(() => loadRollup({ from, to, group }), [from, to, group]);
   return (
     <Panel
@@ -18,13 +17,7 @@ export function RollupPanel({ from, to }: { from: string; to: string }) {
       isEmpty={(d) => d.rows.length === 0}
       empty="No cost records in this range. Records arrive through POST {v1}/cost/records (docs/cost.md)."
       actions={
-        <div className="segmented" role="group" aria-label="Group spend by">
-          {ROLLUP_GROUPS.map((g) => (
-            <button key={g} type="button" aria-pressed={group === g} onClick={() => set({ group: g })}>
-              {g}
-            </button>
-          ))}
-        </div>
+        <Segmented label="Group spend by" param="group" options={ROLLUP_GROUPS} fallback="toolset" />
       }
     >
       {(d) => (

@@ -1,7 +1,9 @@
+import type { ReactNode } from 'react';
 import { api, unwrap } from '../../../api/client';
 import { useQuery } from '../../../app/useQuery';
 import { useUrlState } from '../../../app/urlState';
 import { useSession } from '../../../auth/session';
+import { Busy } from '../../../components';
 import { useSyncedText } from './useSyncedText';
 
 /** Toolsets exist by sending events; the overview names every one the operator reaches. */
@@ -56,4 +58,26 @@ export function ToolsetPicker({ toolset, known, allowNone = false }: { toolset: 
       <button type="submit">Show</button>
     </form>
   );
+}
+
+/**
+ * What a per-toolset page shows before it has a toolset: progress while the list that picks the
+ * first one loads, `none` when there is no toolset to show; the page itself once there is one.
+ */
+export function ToolsetGate({ toolset, choosing, none, children }: { toolset: string; choosing: boolean; none: string; children: ReactNode }) {
+  if (choosing) {
+    return (
+      <section className="panel" style={{ minHeight: 120 }}>
+        <Busy label="Finding the toolsets…" />
+      </section>
+    );
+  }
+  if (toolset === '') {
+    return (
+      <section className="panel">
+        <p className="empty">{none}</p>
+      </section>
+    );
+  }
+  return <>{children}</>;
 }

@@ -1,8 +1,7 @@
 import { api, unwrap } from '../../../api/client';
 import { useQuery } from '../../../app/useQuery';
-import { BarList, Panel, Time } from '../../../components';
+import { BarList, Panel, Time, useWindowParam, WindowPicker } from '../../../components';
 import { Kpi } from './Kpi';
-import { useWindowParam, WindowButtons } from './WindowButtons';
 
 const WINDOWS = ['1h', '24h', '7d'] as const;
 const ms = (v: number | null) => (v === null ? null : `${v.toLocaleString(undefined, { maximumFractionDigits: 1 })} ms`);
@@ -19,7 +18,7 @@ export function IngestSlo({ refreshKey = 0 }: { refreshKey?: number }) {
       title="Ingest SLO"
       state={state}
       minHeight={260}
-      actions={<WindowButtons windows={WINDOWS} fallback="24h" />}
+      actions={<WindowPicker windows={WINDOWS} fallback="24h" />}
       isEmpty={(d) => d.totalSamples === 0}
       empty="No ingest request in this window: pick a longer one, or send a test event below."
     >
