@@ -11,3 +11,4 @@ export { Time } from './Time';
 export { Segmented, useChoiceParam } from './Segmented';
 export { useWindowParam, WindowPicker } from './WindowPicker';
 export { Field, Form } from './Form';
+export { FilterSelect } from './FilterSelect';

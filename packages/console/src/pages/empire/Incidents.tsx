@@ -1,4 +1,5 @@
 import { useUrlState } from '../../app/urlState';
+import { FilterSelect } from '../../components';
 import { IncidentDetail } from './shared/IncidentDetail';
 import { IncidentList } from './shared/IncidentList';
 import { ToolsetPicker, useKnownToolsets } from './shared/toolsets';
@@ -25,28 +26,8 @@ export default function Incidents() {
         <h1>Incidents</h1>
         <div className="toolbar">
           <ToolsetPicker toolset={toolset} known={known} allowNone />
-          <label className="field inline">
-            <span className="sr-only">Status</span>
-            <select aria-label="Status" value={status ?? ''} onChange={(e) => set({ status: e.target.value || null })}>
-              <option value="">Every status</option>
-              {STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label className="field inline">
-            <span className="sr-only">Severity</span>
-            <select aria-label="Severity" value={severity ?? ''} onChange={(e) => set({ severity: e.target.value || null })}>
-              <option value="">Every severity</option>
-              {SEVERITIES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect label="Status" value={status ?? ''} options={STATUSES} anyLabel="Every status" onChange={(value) => set({ status: value || null })} />
+          <FilterSelect label="Severity" value={severity ?? ''} options={SEVERITIES} anyLabel="Every severity" onChange={(value) => set({ severity: value || null })} />
         </div>
       </div>
       {selected && <IncidentDetail key={selected} id={selected} onClose={() => set({ incident: null })} />}

@@ -2,7 +2,7 @@ import { useState } from 'react';
 import { api, unwrap } from '../../api/client';
 import { useQuery } from '../../app/useQuery';
 import { useUrlState } from '../../app/urlState';
-import { Panel, Time } from '../../components';
+import { FilterSelect, Panel, Time } from '../../components';
 import { EventsTable } from './shared/EventsTable';
 import { TenantPicker } from './shared/TenantPicker';
 import { UA_CLASSES } from './shared/uaClasses';
@@ -41,17 +41,7 @@ export default function Recent() {
         <h1>Recent events</h1>
         <div className="toolbar">
           <TenantPicker />
-          <label className="field inline">
-            <span className="sr-only">Verdict class</span>
-            <select aria-label="Verdict class" value={uaClass} onChange={(e) => set({ class: e.target.value || null })}>
-              <option value="">Every class</option>
-              {UA_CLASSES.map((c) => (
-                <option key={c} value={c}>
-                  {c}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect label="Verdict class" value={uaClass} options={UA_CLASSES} anyLabel="Every class" onChange={(value) => set({ class: value || null })} />
           <label className="field inline">
             <span className="sr-only">Path or user agent contains</span>
             <input

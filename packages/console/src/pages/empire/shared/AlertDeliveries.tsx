@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, unwrap } from '../../../api/client';
 import { useQuery } from '../../../app/useQuery';
-import { DataTable, Panel, Time } from '../../../components';
+import { DataTable, FilterSelect, Panel, Time } from '../../../components';
 import { Badge } from './badges';
 import { CursorPager, useCursorStack } from './cursor';
 
@@ -31,21 +31,16 @@ export function AlertDeliveries({ toolset, tenant }: { toolset: string; tenant: 
       isEmpty={(d) => d.deliveries.length === 0}
       empty={`No ${status ? `${status} ` : ''}notification for these rules: deliveries appear here once a rule fires.`}
       actions={
-        <select
-          aria-label="Delivery status"
+        <FilterSelect
+          label="Delivery status"
           value={status}
-          onChange={(e) => {
-            setStatus(e.target.value as Status | '');
+          options={STATUSES}
+          anyLabel="Every status"
+          onChange={(value) => {
+            setStatus(value as Status | '');
             pager.reset();
           }}
-        >
-          <option value="">Every status</option>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
+        />
       }
     >
       {(d) => (

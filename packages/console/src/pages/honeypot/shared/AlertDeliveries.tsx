@@ -1,7 +1,7 @@
 import { api, unwrap } from '../../../api/client';
 import { useQuery } from '../../../app/useQuery';
 import { useUrlState } from '../../../app/urlState';
-import { DataTable, Panel, Time } from '../../../components';
+import { DataTable, FilterSelect, Panel, Time } from '../../../components';
 import { describeDestination } from './predicate';
 import type { DeliveryStatus } from './types';
 
@@ -29,17 +29,7 @@ export function AlertDeliveries({ tenant }: { tenant: string }) {
       state={state}
       minHeight={200}
       actions={
-        <label className="field inline">
-          <span className="sr-only">Delivery status</span>
-          <select aria-label="Delivery status" value={status ?? ''} onChange={(e) => set({ status: e.target.value || null, cursor: null })}>
-            <option value="">Every status</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
+        <FilterSelect label="Delivery status" value={status ?? ''} options={STATUSES} anyLabel="Every status" onChange={(value) => set({ status: value || null, cursor: null })} />
       }
     >
       {(d) => (
