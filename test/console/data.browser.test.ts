@@ -65,8 +65,11 @@ describe.skipIf(skip)('analytics and cost pages', () => {
     await expect(chart.locator('.kpi .value').first().innerText()).resolves.toBe(String(total));
     await expect(chart.getByRole('img', { name: 'Honeypot events per day' }).count()).resolves.toBe(1);
 
-    await chart.getByLabel('workspaceId').check();
+    // The box follows the address, which React Router changes in a transition: click, then wait
+    // for the address (check() would look at the box before the transition lands).
+    await chart.getByLabel('workspaceId').click();
     await page.waitForURL(/dims=workspaceId/);
+    await expect.poll(() => chart.getByLabel('workspaceId').isChecked()).toBe(true);
     await page.waitForFunction(() => document.querySelectorAll('[aria-busy="true"]').length === 0);
     await chart.getByText(/The numbers/).click();
     const numbers = chart.getByRole('table', { name: 'honeypot.events per day' });
@@ -127,7 +130,8 @@ describe.skipIf(skip)('analytics and cost pages', () => {
     await page.getByText('Budget of empire * set to $250.00').waitFor();
     const empire = ((await get('/cost/budgets')).budgets as Json[]).find((b) => b.scope === 'empire');
     expect(empire).toMatchObject({ scopeKey: '*', monthlyUsd: 250, alertAtPct: [75, 90], observedUsd: 16.248878 });
-    await expect(budgets.innerText()).resolves.toContain('$250.00');
+    // The list reloads after the save.
+    await expect.poll(() => budgets.innerText(), { timeout: 10_000 }).toContain('$250.00');
     await page.getByRole('button', { name: 'all', exact: true }).click();
     await page.waitForURL(/alerts=all/);
     await page.waitForFunction(() => document.querySelectorAll('[aria-busy="true"]').length === 0);
