@@ -351,6 +351,9 @@ const RECIPES: Record<string, Recipe> = {
   getAgentJsonFeed: plain,
   getRobotsTxt: plain,
   getLlmsTxt: plain,
+  // Its topics, read by operators: the fleet's bait, of no toolset (rule 5).
+  listAgentApiTopics: { holds: 'none', probes: () => [okProbe({ category: 'tech', page: '2', limit: '5' })] },
+  getAgentApiTopic: { holds: 'none', probes: () => [{ params: { slug: 'no-such-topic' }, expected: 'unknown' }] },
   // The empire.
   empireLineage: byId('eventId', () => own.eventIds[5]!, () => other.eventIds[5]!),
   readEmpireNote: {

@@ -27,9 +27,6 @@ beforeAll(async () => {
       OBSERVATORY_ALLOW_PRIVATE_OUTBOUND: '1',
       OBSERVATORY_OUTBOUND_ALLOWED_PORTS: String(receiver.port),
       OBSERVATORY_CHAT_WEBHOOK_URL: 'https://hooks.chat.example/services/T0/B0/console-test',
-      // The agent API page reads topics anonymously, like an agent; this run reads more than a minute's allowance.
-      OBSERVATORY_AGENT_API_ANON_PER_MINUTE: '1000',
-      OBSERVATORY_AGENT_API_IP_PER_MINUTE: '1000',
     },
   });
   await createTenant(rig.t, 'audit-probe', 'Audit probe');
@@ -261,8 +258,17 @@ describe.skipIf(skip)('settings pages', () => {
   });
 });
 
+/** The calls the public agent API has recorded as honeypot events so far. */
+async function agentApiEvents(): Promise<number> {
+  await rig.t.app.agentApi.recorder.flush();
+  const res = await rig.t.call({ method: 'GET', url: `${V1}/honeypot/recent`, query: { tenant: 'agent-api', limit: '100' } });
+  expect(res.statusCode).toBe(200);
+  return res.json<{ events: unknown[] }>().events.length;
+}
+
 describe.skipIf(skip)('agent API page', () => {
   it('lists the topics, opens one, filters by category, and saves topics and a key through the forms', async () => {
+    const recordedBefore = await agentApiEvents();
     const page = await rig.page();
     await openPage(page, '/agent-api');
     await page.getByRole('button', { name: 'DNS for operators' }).click();
@@ -274,6 +280,8 @@ describe.skipIf(skip)('agent API page', () => {
     await page.getByRole('button', { name: 'Index funds basics' }).waitFor();
     await page.waitForFunction(() => ![...document.querySelectorAll('main tbody td')].some((td) => td.textContent === 'tech'));
     await rig.screenshot(page, 'agent-api');
+    // The page reads with the operator's credential: browsing the bait is no agent call.
+    expect(await agentApiEvents()).toBe(recordedBefore);
 
     // Edit: the open topic is copied into the form, changed and saved under the same slug.
     await page.getByRole('button', { name: 'Edit in the form' }).click();

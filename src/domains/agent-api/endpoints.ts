@@ -19,9 +19,10 @@ import {
 } from './service.ts';
 
 /**
- * The public agent API (spec B group 6) and the operator writes it needs (D6). The public routes
- * take no operator credential (`agent-key`): the caller check applies the API key and the rate
- * limit, and every call is recorded as a honeypot event once it has been answered.
+ * The public agent API (spec B group 6), the operator writes it needs (D6) and the operator reads
+ * the console browses topics with. The public routes take no operator credential (`agent-key`):
+ * the caller check applies the API key and the rate limit, and every call is recorded as a
+ * honeypot event once it has been answered. The operator routes do neither.
  */
 
 export const AGENT_TAG = 'agent-api';
@@ -99,6 +100,30 @@ const searchExample = {
   totalPages: 1,
   nextPage: null,
 };
+
+/** Browsing topics: the public list's parameters, which the operator list takes too (without `agent_name`). */
+const topicsQueryFields = {
+  category: Type.Optional(CategorySchema),
+  page: searchFields.page,
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: TOPICS_LIMIT_MAX, default: TOPICS_LIMIT_DEFAULT, description: `Topics per page, at most ${TOPICS_LIMIT_MAX}.` })),
+};
+const topicsPageFields = { topics: Type.Array(Type.Omit(TopicResult, ['score'])), ...Paging };
+const TopicParams = Type.Object({ slug: Type.String({ minLength: 1, maxLength: 128 }) }, { examples: [{ slug: 'how-compound-interest-works' }] });
+const topicsExample = (schema: string) => ({
+  schema,
+  generatedAt: '2026-11-24T12:00:00.000Z',
+  topics: [exampleTopic],
+  page: 1,
+  limit: 20,
+  total: 1,
+  totalPages: 1,
+  nextPage: null,
+});
+const topicExample = (schema: string) => ({
+  schema,
+  generatedAt: '2026-11-24T12:00:00.000Z',
+  topic: { ...exampleTopic, body: 'A resolver asks the root, then the TLD, then the authoritative server.', updatedAt: '2025-03-02T10:00:00.000Z' },
+});
 
 /** The recording hook: what a call was, as a honeypot event (the query string holds a POST body's fields). */
 export function recordCall(recorder: CallRecorder) {
@@ -214,24 +239,9 @@ export function agentApiEndpoints(deps: {
       description: `Topics newest first, optionally of one category; \`limit\` defaults to ${TOPICS_LIMIT_DEFAULT}, at most ${TOPICS_LIMIT_MAX}.`,
       method: 'GET',
       path: PATHS.topics,
-      uiPath: '/agent-api',
-      query: Type.Object({
-        category: Type.Optional(CategorySchema),
-        page: searchFields.page,
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: TOPICS_LIMIT_MAX, default: TOPICS_LIMIT_DEFAULT })),
-        agent_name: searchFields.agent_name,
-      }, { examples: [{ category: 'finance', page: 1, limit: 20, agent_name: 'example-agent' }] }),
-      response: { schemaId: 'svc-agent-topics.v1', fields: { topics: Type.Array(Type.Omit(TopicResult, ['score'])), ...Paging } },
-      example: {
-        schema: 'svc-agent-topics.v1',
-        generatedAt: '2026-11-24T12:00:00.000Z',
-        topics: [exampleTopic],
-        page: 1,
-        limit: 20,
-        total: 1,
-        totalPages: 1,
-        nextPage: null,
-      },
+      query: Type.Object({ ...topicsQueryFields, agent_name: searchFields.agent_name }, { examples: [{ category: 'finance', page: 1, limit: 20, agent_name: 'example-agent' }] }),
+      response: { schemaId: 'svc-agent-topics.v1', fields: topicsPageFields },
+      example: topicsExample('svc-agent-topics.v1'),
       handler: async ({ query }) => service.listTopics(query),
     }),
     defineEndpoint({
@@ -241,15 +251,10 @@ export function agentApiEndpoints(deps: {
       description: 'A topic with its body; 404 for an unknown slug.',
       method: 'GET',
       path: PATHS.topic,
-      uiPath: '/agent-api',
-      params: Type.Object({ slug: Type.String({ minLength: 1, maxLength: 128 }) }, { examples: [{ slug: 'how-compound-interest-works' }] }),
+      params: TopicParams,
       errors: [404],
       response: { schemaId: 'svc-agent-topic.v1', fields: { topic: TopicFull } },
-      example: {
-        schema: 'svc-agent-topic.v1',
-        generatedAt: '2026-11-24T12:00:00.000Z',
-        topic: { ...exampleTopic, body: 'A resolver asks the root, then the TLD, then the authoritative server.', updatedAt: '2025-03-02T10:00:00.000Z' },
-      },
+      example: topicExample('svc-agent-topic.v1'),
       handler: async ({ params }) => ({ topic: await service.topic(params.slug) }),
     }),
     defineEndpoint<never, never, never, never, true>({
@@ -342,6 +347,43 @@ export function agentApiEndpoints(deps: {
       response: { raw: Type.String(), contentType: 'text/markdown; charset=utf-8' },
       example: llmsTxt('http://localhost:8080', limits, CATEGORIES),
       handler: async () => llms,
+    }),
+
+    // Operator reads: the same topics for the console, with an operator credential. They pass no
+    // caller check and have no recording hook, so an operator's browsing is neither a honeypot
+    // event nor counted against the public rate limit.
+    defineEndpoint({
+      id: 'listAgentApiTopics',
+      title: 'Browse agent API topics (operator)',
+      description: `The public browse list (GET /api/topics) for operators: topics newest first, optionally of one category; \`limit\` defaults to ${TOPICS_LIMIT_DEFAULT}, at most ${TOPICS_LIMIT_MAX}. Unlike the public route it is not recorded as a honeypot event and not rate limited as an agent. Scope \`read:tenants\`: the topics are the bait of the agent API's recording tenant, written with \`write:tenants\` (POST {v1}/agent-api/topics).`,
+      method: 'GET',
+      path: `${V1}/agent-api/topics`,
+      uiPath: '/agent-api',
+      auth: 'session-or-bearer',
+      scope: 'read:tenants',
+      tag: AGENT_TAG,
+      kind: 'read',
+      query: Type.Object(topicsQueryFields, { examples: [{ category: 'finance', page: 1, limit: 20 }] }),
+      response: { schemaId: 'svc-agent-api-topics.v1', fields: topicsPageFields },
+      example: topicsExample('svc-agent-api-topics.v1'),
+      handler: async ({ query }) => service.listTopics(query),
+    }),
+    defineEndpoint({
+      id: 'getAgentApiTopic',
+      title: 'One agent API topic (operator)',
+      description: 'A topic with its body, as GET /api/topics/{slug} answers it, for operators; 404 `not-found` for an unknown slug. Not recorded as a honeypot event, not rate limited as an agent; scope `read:tenants` like the list.',
+      method: 'GET',
+      path: `${V1}/agent-api/topics/{slug}`,
+      uiPath: '/agent-api',
+      auth: 'session-or-bearer',
+      scope: 'read:tenants',
+      tag: AGENT_TAG,
+      kind: 'read',
+      params: TopicParams,
+      errors: [404],
+      response: { schemaId: 'svc-agent-api-topic.v1', fields: { topic: TopicFull } },
+      example: topicExample('svc-agent-api-topic.v1'),
+      handler: async ({ params }) => ({ topic: await service.topic(params.slug) }),
     }),
 
     // Operator writes (D6)

@@ -192,6 +192,7 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
       return pages.map((p) => ({ query: p.query, total: p.total, results: p.results, nextPage: p.nextPage }));
     },
 
+    /** Browsing, for the public route and the operator one alike (a read: nothing recorded here). */
     async listTopics(input: { category?: Category | undefined; page?: number | undefined; limit?: number | undefined }) {
       const page = input.page ?? 1;
       const limit = input.limit ?? TOPICS_LIMIT_DEFAULT;

@@ -19,22 +19,21 @@ export default function AgentApi() {
       <div className="page-head">
         <h1>Agent API</h1>
       </div>
-      <p className="muted">
-        Topics are read here through the public API, anonymously, as any agent reads them; those reads are recorded like any agent's call (agent name{' '}
-        <code>observatory-console</code>).
-      </p>
-      {open && (
-        <TopicDetail
-          slug={open}
-          reloadKey={saves}
-          onEdit={(t) => {
-            setDraft({ slug: t.slug, title: t.title, category: isCategory(t.category) ? t.category : EMPTY_DRAFT.category, summary: t.summary, body: t.body });
-            document.getElementById('topic-form')?.scrollIntoView();
-          }}
-          onClose={() => set({ topic: null })}
-        />
-      )}
-      <TopicList reloadKey={saves} />
+      <p className="muted">Topics as agents get them from the public API; reading them here is not recorded as an agent's call.</p>
+      <Can scope="read:tenants">
+        {open && (
+          <TopicDetail
+            slug={open}
+            reloadKey={saves}
+            onEdit={(t) => {
+              setDraft({ slug: t.slug, title: t.title, category: isCategory(t.category) ? t.category : EMPTY_DRAFT.category, summary: t.summary, body: t.body });
+              document.getElementById('topic-form')?.scrollIntoView();
+            }}
+            onClose={() => set({ topic: null })}
+          />
+        )}
+        <TopicList reloadKey={saves} />
+      </Can>
       <div className="grid">
         <Can scope="write:tenants">
           <section className="panel" id="topic-form">

@@ -1,12 +1,11 @@
-import { unwrap } from '../../../api/client';
+import { api, unwrap } from '../../../api/client';
 import { useQuery } from '../../../app/useQuery';
 import { Can } from '../../../auth/session';
 import { Panel, Time } from '../../../components';
-import { publicApi } from './publicApi';
 
 export type TopicFull = Awaited<ReturnType<typeof loadTopic>>['topic'];
 
-const loadTopic = (slug: string) => unwrap(publicApi.GET('/api/topics/{slug}', { params: { path: { slug } } }));
+const loadTopic = (slug: string) => unwrap(api.GET('/api/observatory/v1/agent-api/topics/{slug}', { params: { path: { slug } } }));
 
 /** One topic as agents get it, with its body; "Edit" copies it into the form. */
 export function TopicDetail({ slug, reloadKey, onEdit, onClose }: { slug: string; reloadKey: number; onEdit: (topic: TopicFull) => void; onClose: () => void }) {

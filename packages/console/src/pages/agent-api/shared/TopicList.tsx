@@ -1,13 +1,12 @@
-import { unwrap } from '../../../api/client';
+import { api, unwrap } from '../../../api/client';
 import { useUrlState } from '../../../app/urlState';
 import { useQuery } from '../../../app/useQuery';
 import { DataTable, Panel, Time } from '../../../components';
 import { CATEGORIES, isCategory } from './categories';
-import { CONSOLE_AGENT_NAME, publicApi } from './publicApi';
 
 const PAGE_SIZE = 20;
 
-/** The bait API's topics, newest first, by category and page (both in the address); a title opens one. */
+/** The bait API's topics (read with the operator's credential, so not recorded as agent calls), newest first, by category and page (both in the address); a title opens one. */
 export function TopicList({ reloadKey }: { reloadKey: number }) {
   const { get, set } = useUrlState();
   const category = isCategory(get('category')) ? get('category') : '';
@@ -15,8 +14,8 @@ export function TopicList({ reloadKey }: { reloadKey: number }) {
   const topics = useQuery(
     () =>
       unwrap(
-        publicApi.GET('/api/topics', {
-          params: { query: { page, limit: PAGE_SIZE, agent_name: CONSOLE_AGENT_NAME, ...(isCategory(category) ? { category } : {}) } },
+        api.GET('/api/observatory/v1/agent-api/topics', {
+          params: { query: { page, limit: PAGE_SIZE, ...(isCategory(category) ? { category } : {}) } },
         }),
       ),
     [category, page, reloadKey],
