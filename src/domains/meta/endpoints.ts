@@ -120,6 +120,8 @@ export function metaEndpoints(deps: MetaDeps): Endpoint[] {
   let manifest: ReturnType<typeof buildManifest> | null = null;
   let openapi: ReturnType<typeof buildOpenApi> | null = null;
   const clock = deps.clock ?? systemClock;
+  // Read once, as the server reads the build it serves once at start (http/console.ts).
+  const withConsole = consoleBuilt();
   return [
     defineEndpoint<never, never, never, never, true>({
       id: 'getIndex',
@@ -138,7 +140,7 @@ export function metaEndpoints(deps: MetaDeps): Endpoint[] {
         void reply.header('vary', 'Accept');
         // The registry declares one content type per endpoint; the HTML form is sent here, and
         // returning the reply tells the server it is answered.
-        if (prefersHtml(request.headers.accept)) return sendHtml(reply, indexHtml(PACKAGE.version, consoleBuilt()));
+        if (prefersHtml(request.headers.accept)) return sendHtml(reply, indexHtml(PACKAGE.version, withConsole));
         return {
           schema: 'svc-observatory-index.v1' as const,
           generatedAt: clock.now().toISOString(),

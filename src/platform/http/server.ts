@@ -8,7 +8,7 @@ import { REQUEST_LIMIT_DEFAULTS, type RequestLimits } from '../config.ts';
 import { badRequest, ServiceError } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
 import { authenticate, type CredentialResolver } from './auth.ts';
-import { CONSOLE_DIST, consolePlugin } from './console.ts';
+import { consolePlugin } from './console.ts';
 import type { AuthFailureLimiter } from './auth-failures.ts';
 import { type ConcurrencyLimit, type ConcurrencyPool, createConcurrencyLimit, holdForRequest, overloaded, type RequestSlot } from './concurrency.ts';
 import { formatBytes, formatDuration, renderError } from './errors.ts';
@@ -32,8 +32,6 @@ export interface ServerOptions {
   authFailures?: AuthFailureLimiter | null;
   /** Deadlines, header size and work-slot caps (config.requestLimits); REQUEST_LIMIT_DEFAULTS where absent. */
   limits?: Partial<RequestLimits>;
-  /** The built console's directory, served at /console (http/console.ts); null serves none. */
-  consoleDir?: string | null;
 }
 
 declare module 'fastify' {
@@ -129,7 +127,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     }
   });
   void app.register(cookie);
-  if (options.consoleDir !== null) void app.register(consolePlugin(options.consoleDir ?? CONSOLE_DIST));
+  void app.register(consolePlugin());
 
   // An empty body on a JSON POST means "no fields", which is friendlier than a 400 for calls like
   // rotate-secret that take none. Anything else goes through Fastify's hardened JSON parser.
