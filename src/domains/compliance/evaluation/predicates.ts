@@ -1,0 +1,262 @@
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+/**
+ * The predicates controls point at (docs/compliance.md, "Controls and predicates"). Each is a pure
+ * function of its `observed` input: everything it decides on, the evaluation time included, is in
+ * that payload, so replaying a stored evaluation recomputes the same outcome and summary. What a
+ * predicate reads from the live system is gathered by observe.ts; an input the deployment does not
+ * have (a domain not built yet) is observed as `available: false` with why, and answers `n/a`.
+ */
+
+export type PredicateOutcome = 'pass' | 'fail' | 'manual-review' | 'n/a';
+
+export interface Verdict {
+  outcome: PredicateOutcome;
+  summary: string;
+}
+
+// No `format`: Value.Check knows no formats unless registered, and the payload is ours anyway.
+const Iso = Type.String({ minLength: 1 });
+const NullableIso = Type.Union([Iso, Type.Null()]);
+const Unavailable = Type.Object({ asOf: Iso, available: Type.Literal(false), reason: Type.String() });
+
+/** How many listed items an observation carries at most; counts are always whole. */
+export const LISTED_MAX = 20;
+
+export const TOKEN_MAX_IDLE_DAYS = 90;
+export const CHAIN_VERIFY_MAX_AGE_DAYS = 7;
+export const RESTORE_MAX_AGE_DAYS = 7;
+export const DRILL_MAX_AGE_DAYS = 90;
+export const SUBPROCESSOR_REVIEW_MAX_AGE_DAYS = 365;
+export const TRIAGE_DECISION_MAX_HOURS = 72;
+
+const DAY_MS = 86_400_000;
+const ageDays = (asOf: string, at: string) => (Date.parse(asOf) - Date.parse(at)) / DAY_MS;
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+const listed = (names: string[], count: number) => (count > names.length ? `${names.join(', ')} and ${count - names.length} more` : names.join(', '));
+
+interface PredicateDefinition<S extends TSchema> {
+  title: string;
+  /** Where an operator sees the evidence (an API path under the versioned prefix, `{v1}` stands for it). */
+  evidencePath: string;
+  observed: S;
+  evaluate(observed: Static<S>): Verdict;
+}
+
+const define = <S extends TSchema>(d: PredicateDefinition<S>) => d;
+
+const AdminToken = Type.Object({
+  asOf: Iso,
+  adminTokenConfigured: Type.Boolean(),
+  firstStartTokens: Type.Array(Type.Object({ prefix: Type.String(), createdAt: Iso, lastUsedAt: NullableIso })),
+});
+
+const TokenIdle = Type.Object({
+  asOf: Iso,
+  maxIdleDays: Type.Integer(),
+  liveTokens: Type.Integer({ minimum: 0 }),
+  idleCount: Type.Integer({ minimum: 0 }),
+  idle: Type.Array(Type.Object({ prefix: Type.String(), name: Type.String(), createdAt: Iso, lastUsedAt: NullableIso })),
+});
+
+const Outbound = Type.Object({ asOf: Iso, allowPrivateOutbound: Type.Boolean() });
+
+const ChainVerified = Type.Object({
+  asOf: Iso,
+  maxAgeDays: Type.Integer(),
+  headSeqNo: Type.Union([Type.String(), Type.Null()]),
+  lastVerification: Type.Union([
+    Type.Null(),
+    Type.Object({ at: Iso, intact: Type.Boolean(), walkedCount: Type.Integer(), headSeqNo: Type.Union([Type.String(), Type.Null()]), divergence: Type.Unknown() }),
+  ]),
+});
+
+const TriageDecided = Type.Object({
+  asOf: Iso,
+  maxWaitHours: Type.Integer(),
+  pendingIncidents: Type.Integer({ minimum: 0 }),
+  overdueCount: Type.Integer({ minimum: 0 }),
+  oldestPendingAt: NullableIso,
+});
+
+const SubprocessorsReviewed = Type.Object({
+  asOf: Iso,
+  maxAgeDays: Type.Integer(),
+  inUse: Type.Integer({ minimum: 0 }),
+  unreviewedCount: Type.Integer({ minimum: 0 }),
+  unreviewed: Type.Array(Type.Object({ name: Type.String(), lastReviewedAt: NullableIso })),
+});
+
+const CostOverruns = Type.Object({
+  asOf: Iso,
+  openCount: Type.Integer({ minimum: 0 }),
+  open: Type.Array(Type.Object({ alertId: Type.String(), scope: Type.String(), scopeKey: Type.String(), monthBucket: Type.String(), thresholdPct: Type.Number(), firedAt: Iso })),
+});
+
+const LastRecord = Type.Union([Type.Null(), Type.Object({ id: Type.String(), at: Iso, outcome: Type.String(), subject: Type.String() })]);
+const Recency = Type.Object({ asOf: Iso, maxAgeDays: Type.Integer(), lastOk: LastRecord, latest: LastRecord });
+
+const SignedEvents = Type.Object({
+  asOf: Iso,
+  requireSignedGlobally: Type.Boolean(),
+  toolsetsWithKeys: Type.Array(Type.Object({ toolset: Type.String(), requireSigned: Type.Boolean() })),
+});
+
+function unavailable(title: string, evidencePath: string) {
+  return define({
+    title,
+    evidencePath,
+    observed: Unavailable,
+    evaluate: (o) => ({ outcome: 'n/a', summary: `Not applicable: ${o.reason}` }),
+  });
+}
+
+function recency(title: string, evidencePath: string, what: string, how: string) {
+  return define({
+    title,
+    evidencePath,
+    observed: Recency,
+    evaluate(o) {
+      if (o.lastOk !== null && ageDays(o.asOf, o.lastOk.at) <= o.maxAgeDays) {
+        return { outcome: 'pass', summary: `The last ${what} that ended ok (${o.lastOk.subject}) was at ${o.lastOk.at}, within ${o.maxAgeDays} days.` };
+      }
+      const last = o.latest === null ? `No ${what} is recorded.` : `The latest ${what} (${o.latest.subject}) at ${o.latest.at} ended ${o.latest.outcome}.`;
+      const lastOk = o.lastOk === null ? `none ever ended ok` : `the last ok one was at ${o.lastOk.at}`;
+      return { outcome: 'fail', summary: `No ${what} ended ok in the last ${o.maxAgeDays} days (${lastOk}). ${last} ${how}` };
+    },
+  });
+}
+
+export const PREDICATES = {
+  'admin-token-not-first-start': define({
+    title: 'The admin token is not the first-start default',
+    evidencePath: '{v1}/honeypot/ops/audit',
+    observed: AdminToken,
+    evaluate(o) {
+      if (o.firstStartTokens.length === 0) {
+        return { outcome: 'pass', summary: o.adminTokenConfigured ? 'No first-start token is live; the admin token is the one OBSERVATORY_ADMIN_TOKEN names.' : 'No first-start token is live.' };
+      }
+      const prefixes = o.firstStartTokens.map((t) => t.prefix).join(', ');
+      return {
+        outcome: 'fail',
+        summary: `The token printed on stdout at first start is still live (${prefixes}): create named tokens, then revoke it, or set OBSERVATORY_ADMIN_TOKEN.`,
+      };
+    },
+  }),
+  'tokens-expire-or-recently-used': define({
+    title: 'Every live token expires or was used in the last 90 days',
+    evidencePath: '{v1}/honeypot/ops/audit',
+    observed: TokenIdle,
+    evaluate(o) {
+      if (o.idleCount === 0) return { outcome: 'pass', summary: `All ${plural(o.liveTokens, 'live token')} were used (or created) in the last ${o.maxIdleDays} days.` };
+      const names = o.idle.map((t) => `${t.prefix} "${t.name}"`);
+      return {
+        outcome: 'fail',
+        summary: `${plural(o.idleCount, 'live token')} of ${o.liveTokens} went unused for more than ${o.maxIdleDays} days and never expire: ${listed(names, o.idleCount)}. Revoke them.`,
+      };
+    },
+  }),
+  'outbound-private-addresses-blocked': define({
+    title: 'Outbound destinations cannot reach private addresses',
+    evidencePath: '{v1}/integrations/status',
+    observed: Outbound,
+    evaluate: (o) =>
+      o.allowPrivateOutbound
+        ? { outcome: 'fail', summary: 'OBSERVATORY_ALLOW_PRIVATE_OUTBOUND is on: webhooks may reach private, loopback and link-local addresses. Turn it off outside a lab.' }
+        : { outcome: 'pass', summary: 'Webhooks and other outbound destinations are refused private, loopback and link-local addresses (OBSERVATORY_ALLOW_PRIVATE_OUTBOUND is off).' },
+  }),
+  'no-open-critical-drift': unavailable('No critical trust drift event is open', '{v1}/compliance/posture'),
+  'audit-chain-verified': define({
+    title: 'The audit chain was verified intact in the last 7 days',
+    evidencePath: '{v1}/audit/chain',
+    observed: ChainVerified,
+    evaluate(o) {
+      const v = o.lastVerification;
+      if (v === null) return { outcome: 'fail', summary: `The audit chain was never verified: run POST {v1}/audit/chain/verify.` };
+      if (!v.intact) return { outcome: 'fail', summary: `The last verification of the audit chain (${v.at}) found it broken after ${v.walkedCount} facts.` };
+      if (ageDays(o.asOf, v.at) > o.maxAgeDays) {
+        return { outcome: 'fail', summary: `The audit chain was last verified at ${v.at}, more than ${o.maxAgeDays} days ago: run POST {v1}/audit/chain/verify.` };
+      }
+      return { outcome: 'pass', summary: `The audit chain was verified intact at ${v.at} (${v.walkedCount} facts, up to seqNo ${v.headSeqNo ?? 'none'}).` };
+    },
+  }),
+  'triage-incidents-decided': define({
+    title: 'No incident proposal waits more than 72 hours for a decision',
+    evidencePath: '{v1}/empire/triage/proposals?status=pending&kind=incident',
+    observed: TriageDecided,
+    evaluate(o) {
+      if (o.overdueCount === 0) {
+        return { outcome: 'pass', summary: o.pendingIncidents === 0 ? 'No incident proposal is pending.' : `${plural(o.pendingIncidents, 'incident proposal')} pending, none for more than ${o.maxWaitHours} hours.` };
+      }
+      return {
+        outcome: 'fail',
+        summary: `${plural(o.overdueCount, 'incident proposal')} waited more than ${o.maxWaitHours} hours for a decision (the oldest since ${o.oldestPendingAt ?? 'unknown'}).`,
+      };
+    },
+  }),
+  'chaos-recovery-within-slo': unavailable('Chaos experiments recovered within their objective', '{v1}/compliance/posture'),
+  'federation-region-parity': unavailable('Every region reports the same digests', '{v1}/compliance/posture'),
+  'subprocessors-reviewed': define({
+    title: 'Every subprocessor in use was reviewed in the last 12 months',
+    evidencePath: '{v1}/compliance/subprocessors',
+    observed: SubprocessorsReviewed,
+    evaluate(o) {
+      if (o.inUse === 0) {
+        return { outcome: 'manual-review', summary: 'No subprocessor is registered: register those the service uses (POST {v1}/compliance/subprocessors), or confirm it uses none.' };
+      }
+      if (o.unreviewedCount === 0) return { outcome: 'pass', summary: `All ${plural(o.inUse, 'subprocessor')} in use were reviewed in the last ${o.maxAgeDays} days.` };
+      const names = o.unreviewed.map((s) => (s.lastReviewedAt === null ? `${s.name} (never)` : `${s.name} (${s.lastReviewedAt.slice(0, 10)})`));
+      return { outcome: 'fail', summary: `${plural(o.unreviewedCount, 'subprocessor')} of ${o.inUse} not reviewed in the last ${o.maxAgeDays} days: ${listed(names, o.unreviewedCount)}.` };
+    },
+  }),
+  'cost-overruns-acknowledged': define({
+    title: 'No cost budget overrun stands unacknowledged',
+    evidencePath: '{v1}/cost/alerts?status=open',
+    observed: CostOverruns,
+    evaluate(o) {
+      if (o.openCount === 0) return { outcome: 'pass', summary: 'No cost alert at or over 100% of its budget is open.' };
+      const names = o.open.map((a) => `${a.scope} ${a.scopeKey} ${a.monthBucket} at ${a.thresholdPct}%`);
+      return { outcome: 'fail', summary: `${plural(o.openCount, 'cost alert')} at or over 100% of budget not acknowledged: ${listed(names, o.openCount)}.` };
+    },
+  }),
+  'restore-verified-7d': recency(
+    'A backup was restored and verified in the last 7 days',
+    '{v1}/backups/ladder',
+    'restore verification',
+    'Run POST {v1}/backups/verify, or let the nightly backup-verify job run.',
+  ),
+  'failover-drill-90d': recency('A failover drill ended ok in the last 90 days', '{v1}/backups/drills', 'region failover drill', 'Run POST {v1}/backups/drills/run.'),
+  'signed-events-required': define({
+    title: 'Signed events are required for every toolset with keys',
+    evidencePath: '{v1}/provenance/keys?status=active',
+    observed: SignedEvents,
+    evaluate(o) {
+      if (o.toolsetsWithKeys.length === 0) return { outcome: 'n/a', summary: 'Not applicable: no toolset has an active signing key.' };
+      if (o.requireSignedGlobally) return { outcome: 'pass', summary: 'OBSERVATORY_REQUIRE_SIGNED_EVENTS=1: unsigned events of every toolset are refused.' };
+      const open = o.toolsetsWithKeys.filter((t) => !t.requireSigned).map((t) => t.toolset);
+      if (open.length === 0) return { outcome: 'pass', summary: `All ${plural(o.toolsetsWithKeys.length, 'toolset')} with signing keys refuse unsigned events.` };
+      return {
+        outcome: 'fail',
+        summary: `${plural(open.length, 'toolset')} with a signing key still admit unsigned events in compatibility mode: ${listed(open.slice(0, LISTED_MAX), open.length)}.`,
+      };
+    },
+  }),
+} as const;
+
+export type PredicateKey = keyof typeof PREDICATES;
+export const PREDICATE_KEYS = Object.keys(PREDICATES) as PredicateKey[];
+export const isPredicateKey = (key: string): key is PredicateKey => Object.hasOwn(PREDICATES, key);
+
+/**
+ * Decides an outcome from an observed payload. A payload that is not the shape the predicate
+ * reads (an override's free-form `observed`, a row edited by hand) cannot be decided: manual-review.
+ */
+export function evaluatePredicate(key: string, observed: unknown): Verdict {
+  if (!isPredicateKey(key)) return { outcome: 'manual-review', summary: `The predicate ${key} is not one this version ships; an operator must decide.` };
+  const predicate = PREDICATES[key] as PredicateDefinition<TSchema>;
+  if (!Value.Check(predicate.observed, observed)) {
+    return { outcome: 'manual-review', summary: `The observed payload is not the input predicate ${key} reads; an operator must decide.` };
+  }
+  return predicate.evaluate(observed);
+}
