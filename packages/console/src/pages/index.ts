@@ -3,6 +3,7 @@ import { agentApiPages } from './agent-api';
 import { analyticsPages } from './analytics';
 import { auditPages } from './audit';
 import { backupPages } from './backups';
+import { compliancePages } from './compliance';
 import { costPages } from './cost';
 import { docsPages } from './docs';
 import { empirePages } from './empire';
@@ -25,6 +26,7 @@ export const PAGES: readonly PageDef[] = [
   ...costPages,
   ...backupPages,
   ...auditPages,
+  ...compliancePages,
   ...agentApiPages,
   ...opsPages,
   ...settingsPages,

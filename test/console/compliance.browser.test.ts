@@ -1,0 +1,160 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { V1 } from '../helpers/app.ts';
+import { browserSkipReason, type ConsoleRig, openPage, startConsoleRig } from './browser.ts';
+import { settled } from './ops.seed.ts';
+
+/**
+ * The compliance pages in a real browser over a seeded instance: the evaluation run from the
+ * posture page and its badges; controls with their outcome, evidence and replay, and an override
+ * that is then in force. Every number the pages show is held against what the API answers.
+ */
+const skip = browserSkipReason();
+let rig: ConsoleRig;
+
+type Json = Record<string, any>;
+async function call(method: 'GET' | 'POST', url: string, payload?: object): Promise<Json> {
+  const res = await rig.t.call({ method, url: `${V1}${url}`, ...(payload ? { payload } : {}) });
+  expect(res.statusCode, `${method} ${url}: ${res.body}`).toBe(200);
+  return res.json();
+}
+const get = (url: string) => call('GET', url);
+
+/** Every body row of a table (by its caption) as its cells' text. */
+async function rowsOf(page: Page, table: string): Promise<string[][]> {
+  return page
+    .getByRole('table', { name: table })
+    .evaluate((el) => [...el.querySelectorAll('tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => (td as HTMLElement).innerText.trim())));
+}
+
+/** The cells of the row whose first cell is `first` (or, for a framework, ends with its key's line). */
+async function rowOf(page: Page, table: string, first: string | RegExp): Promise<string[]> {
+  const rows = await rowsOf(page, table);
+  const row = rows.find((cells) => (typeof first === 'string' ? cells[0] === first : first.test(cells[0] ?? '')));
+  expect(row, `a row ${String(first)} in ${table}: ${JSON.stringify(rows)}`).toBeDefined();
+  return row!;
+}
+
+beforeAll(async () => {
+  if (skip) return;
+  rig = await startConsoleRig();
+  // A verified audit chain: the controls that read it pass, the backup controls (nothing restored yet) fail.
+  expect((await call('POST', '/audit/chain/verify', {})).intact).toBe(true);
+}, 240_000);
+afterAll(() => rig?.close());
+
+describe.skipIf(skip)('compliance posture and controls', () => {
+  it('runs the evaluation from the posture page and shows each framework\'s badge, pass rate and counts', async () => {
+    const page = await rig.page();
+    await openPage(page, '/compliance');
+    const before = (await get('/compliance/posture')).frameworks as Json[];
+    expect(before.map((f) => f.badge)).toEqual(['unknown', 'unknown']);
+    await page.getByText('No evaluation yet').waitFor();
+
+    await page.getByRole('button', { name: 'Run the evaluation now' }).click();
+    const run = page.getByRole('region', { name: 'Run of compliance-evaluate' });
+    await run.waitFor({ timeout: 60_000 });
+    const recorded = ((await get('/honeypot/ops/cron-health')).recent as Json[]).find((r) => r.job === 'compliance-evaluate')!;
+    await expect(run.innerText()).resolves.toContain(recorded.outcome);
+    await page.getByText('No evaluation yet').waitFor({ state: 'detached' });
+    await settled(page);
+
+    const posture = (await get('/compliance/posture')).frameworks as Json[];
+    expect(posture.map((f) => f.framework)).toEqual(['soc2', 'iso27001']);
+    for (const f of posture) {
+      expect(f.asOf).not.toBeNull();
+      expect(f.badge).not.toBe('unknown');
+      const cells = await rowOf(page, 'Posture per framework', new RegExp(`\\s${f.framework}\\n`));
+      expect(cells.slice(1, 8)).toEqual([f.badge, `${f.ratePct}%`, String(f.passing), String(f.failing), String(f.manualReview), String(f.nA), String(f.totalControls)]);
+    }
+    await rig.screenshot(page, 'compliance-posture');
+
+    await page.getByRole('link', { name: `Controls of ${posture[1]!.title}` }).click();
+    await page.waitForURL(/\/compliance\/controls\?framework=iso27001$/);
+    await settled(page);
+    await page.getByRole('table', { name: 'Controls of iso27001 with the outcome in force' }).waitFor();
+  }, 120_000);
+
+  it('lists a framework\'s controls with the outcome in force, evidence and replay, and overrides one', async () => {
+    const page = await rig.page();
+    await openPage(page, '/compliance/controls?framework=soc2');
+    const table = 'Controls of soc2 with the outcome in force';
+    const view = await get('/compliance/frameworks/soc2');
+    const controls = view.controls as Json[];
+    expect(await page.getByRole('table', { name: table }).locator('tbody tr').count()).toBe(controls.length);
+    for (const c of controls) {
+      const cells = await rowOf(page, table, c.controlId);
+      expect(cells.slice(0, 5), c.id).toEqual([c.controlId, c.title, c.category, c.severity, c.latestOutcome ?? 'not evaluated']);
+      expect(cells[5], c.id).toBe(c.latestSummary ?? '—');
+      expect(cells[6], c.id).toBe(c.latestEvaluatedBy ?? '—');
+    }
+
+    // A1.2 (a restore verified within 7 days) fails: nothing was restored. Its evidence is the
+    // backups ladder, which the console shows on /backups.
+    const a12 = controls.find((c) => c.controlId === 'A1.2')!;
+    expect(a12).toMatchObject({ latestOutcome: 'fail', latestEvaluatedBy: 'job', latestEvidenceUrl: expect.stringMatching(/\/backups\/ladder$/) });
+    const evidence = page.getByRole('table', { name: table }).getByRole('link', { name: 'Evidence of A1.2' });
+    await expect(evidence.getAttribute('href')).resolves.toBe('/console/backups');
+    await expect(evidence.getAttribute('title')).resolves.toBe(a12.latestEvidenceUrl);
+
+    // The outcome filter lives in the address.
+    await page.getByLabel('Outcome').selectOption('fail');
+    await page.waitForURL(/outcome=fail/);
+    const failing = controls.filter((c) => c.latestOutcome === 'fail').map((c) => c.controlId);
+    await expect.poll(() => page.getByRole('table', { name: table }).locator('tbody tr td:first-child').allInnerTexts()).toEqual(failing);
+
+    // Its detail: the replay recomputes the stored evaluation.
+    await page.getByRole('link', { name: 'Open A1.2' }).click();
+    await page.waitForURL(/control=A1\.2/);
+    const replay = await get(`/compliance/replay/${a12.latestEvaluationId}`);
+    expect(replay).toMatchObject({ storedOutcome: 'fail', replayedOutcome: 'fail', matches: true, digestMatches: true });
+    const replayBox = page.getByRole('region', { name: `Replay of evaluation ${a12.latestEvaluationId}` });
+    await replayBox.waitFor();
+    await expect(replayBox.innerText()).resolves.toContain('replay matches');
+    await expect(replayBox.innerText()).resolves.toContain('digest matches');
+    await expect(replayBox.getByTestId('stored-outcome').innerText()).resolves.toBe(`fail ${replay.storedSummary}`);
+    await expect(replayBox.getByTestId('replayed-outcome').innerText()).resolves.toBe(`fail ${replay.replayedSummary}`);
+    await expect(replayBox.innerText()).resolves.toContain(replay.observedSha256);
+    await replayBox.getByText('Observed input (JSON)').click();
+    expect(JSON.parse(await replayBox.getByTestId('observed').innerText())).toEqual(replay.observed);
+    await rig.screenshot(page, 'compliance-controls-replay');
+
+    // The override: pass, with why and evidence; it is the outcome in force at once.
+    const form = page.getByRole('form', { name: 'Override A1.2' });
+    await form.getByLabel('Outcome').selectOption('pass');
+    await form.getByLabel('Note').fill('Restores are rehearsed in the staging region; see ticket OPS-2211.');
+    await form.getByLabel('Evidence (optional JSON)').fill('{ticket: OPS-2211}');
+    await form.getByRole('button', { name: 'Override the outcome' }).click();
+    await form.getByText('The evidence is not JSON').waitFor();
+    await form.getByLabel('Evidence (optional JSON)').fill('{"ticket": "OPS-2211"}');
+    await form.getByRole('button', { name: 'Override the outcome' }).click();
+    const stored = await page.getByText(/^Override stored as evaluation /).innerText();
+    const evaluationId = stored.replace(/^Override stored as evaluation /, '').replace(/\.$/, '');
+
+    const after = ((await get('/compliance/frameworks/soc2')).controls as Json[]).find((c) => c.controlId === 'A1.2')!;
+    expect(after).toMatchObject({ latestOutcome: 'pass', latestEvaluationId: evaluationId, latestEvaluatedBy: expect.stringMatching(/^operator:/) });
+    expect(after.latestSummary).toContain('Restores are rehearsed in the staging region');
+    await expect.poll(() => page.getByTestId('outcome-in-force').innerText()).toBe(`pass override by ${after.latestEvaluatedBy}`);
+    // The table follows (the filter still shows failing controls only: A1.2 has left it).
+    await expect.poll(() => page.getByRole('table', { name: table }).locator('tbody tr td:first-child').allInnerTexts()).toEqual(failing.filter((id) => id !== 'A1.2'));
+    // The replay follows the evaluation now in force: the override's own input.
+    const overrideReplay = await get(`/compliance/replay/${evaluationId}`);
+    expect(overrideReplay).toMatchObject({ storedOutcome: 'pass', observed: { ticket: 'OPS-2211' }, digestMatches: true });
+    const newReplay = page.getByRole('region', { name: `Replay of evaluation ${evaluationId}` });
+    await newReplay.waitFor();
+    await expect(newReplay.getByTestId('replayed-outcome').innerText()).resolves.toBe(`${overrideReplay.replayedOutcome} ${overrideReplay.replayedSummary}`);
+    await expect(newReplay.innerText()).resolves.toContain(overrideReplay.matches ? 'replay matches' : 'replay differs');
+    await rig.screenshot(page, 'compliance-controls-override');
+
+    // The posture counts it.
+    await openPage(page, '/compliance');
+    const soc2 = ((await get('/compliance/posture')).frameworks as Json[]).find((f) => f.framework === 'soc2')!;
+    const cells = await rowOf(page, 'Posture per framework', /\ssoc2\n/);
+    expect(cells[3]).toBe(String(soc2.passing));
+
+    // The evidence link opens the console's backups page.
+    await openPage(page, '/compliance/controls?framework=soc2&control=CC7.2');
+    await page.getByRole('region', { name: 'Control CC7.2' }).getByRole('link', { name: 'Evidence of CC7.2' }).click();
+    await page.waitForURL(/\/console\/audit$/);
+  }, 120_000);
+});
