@@ -448,6 +448,8 @@ const RECIPES: Record<string, Recipe> = {
   getGraphSlo: plain,
   replayGraphMaterialisation: { holds: 'toolset-data', probes: () => [{ params: { materialisationId }, expected: 'spans' }] },
   listGraphSavedQueries: plain,
+  // Compliance: the subprocessor registry belongs to no toolset (rule 5).
+  listComplianceSubprocessors: { holds: 'none', probes: () => [okProbe(), okProbe({ includeArchived: '1' })] },
   // Backups: fleet-wide by nature; their owner narrows or refuses them.
   listBackupSnapshots: fleetWide,
   backupLadder: fleetWide,
