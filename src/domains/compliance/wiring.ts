@@ -18,12 +18,15 @@ import { type Catalogue, createCatalogue } from './frameworks/catalogue.ts';
 import { frameworkEndpoints } from './frameworks/endpoints.ts';
 import { createFrameworkService } from './frameworks/service.ts';
 import type { ComplianceReads } from './frameworks/views.ts';
+import { subprocessorEndpoints } from './subprocessors/endpoints.ts';
+import { createSubprocessorService, type SubprocessorService } from './subprocessors/service.ts';
 
 export interface ComplianceDomain {
   catalogue: Catalogue;
   /** Framework reads and posture (what a trust snapshot reads). */
   reads: ComplianceReads;
   evaluations: EvaluationService;
+  subprocessors: SubprocessorService;
   endpoints(): Endpoint[];
   jobs(): JobDefinition[];
 }
@@ -44,6 +47,7 @@ export interface ComplianceInputs {
 export function createComplianceDomain(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; inputs: ComplianceInputs }): ComplianceDomain {
   const { db, clock, audit, config, inputs } = deps;
   const catalogue = createCatalogue();
+  const subprocessors = createSubprocessorService({ db, clock, audit });
   const sources: ComplianceSources = {
     adminTokenConfigured: config.adminToken !== null,
     allowPrivateOutbound: config.outbound.allowPrivate,
@@ -54,9 +58,7 @@ export function createComplianceDomain(deps: { db: Db; clock: Clock; audit: Audi
     },
     chainHeadSeqNo: () => chainHeadSeqNo(db),
     pendingIncidentAges: (overdueBefore) => inputs.triageProposals.pendingIncidentAges(overdueBefore),
-    subprocessorReviewState: async () => {
-      throw new Error('subprocessors are not wired yet');
-    },
+    subprocessorReviewState: (now, maxAgeDays, listedMax) => subprocessors.reviewState(now, maxAgeDays, listedMax),
     openCostOverruns: (minThresholdPct, listedMax) => inputs.costBudgets.openOverruns(minThresholdPct, listedMax),
     async latestRestoreVerifications() {
       const { latest, lastOk } = await inputs.backups.service.latestVerifications();
@@ -76,7 +78,8 @@ export function createComplianceDomain(deps: { db: Db; clock: Clock; audit: Audi
     catalogue,
     reads,
     evaluations,
-    endpoints: () => [...frameworkEndpoints(reads), ...evaluationEndpoints(evaluations)],
+    subprocessors,
+    endpoints: () => [...frameworkEndpoints(reads), ...evaluationEndpoints(evaluations), ...subprocessorEndpoints(subprocessors)],
     jobs: () => evaluationJobs(evaluations),
   };
 }

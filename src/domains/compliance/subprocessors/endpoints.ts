@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, StringEnum, V1 } from '../../../platform/http/registry.ts';
+import { COMPLIANCE_TAG } from '../frameworks/endpoints.ts';
 import {
   DATA_ACCESS_MAX,
   NAME_MAX,
@@ -20,7 +21,7 @@ import {
  */
 
 const generatedAt = '2026-11-24T08:00:00.000Z';
-const TAG = 'compliance';
+const TAG = COMPLIANCE_TAG;
 const UI_PATH = '/compliance/subprocessors';
 
 const Role = StringEnum(SUBPROCESSOR_ROLES, { description: 'What the subprocessor does for the service.' });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../platform/clock.ts';
-import { startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
+import { runJob, startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
 
 /**
  * The subprocessor registry through the HTTP API of the real app (docs/compliance.md,
@@ -280,5 +280,40 @@ describe('refusals', () => {
     expect((await list({}, bound.json().token)).map((r) => r.id)).toContain(row.id);
     const res = await t.call({ method: 'POST', url: `${URL_BASE}/${row.id}`, payload: { action: 'review' }, token: bound.json().token });
     expect(res.statusCode, res.body).toBe(200);
+  });
+});
+
+describe('the compliance check subprocessors-reviewed', () => {
+  /** The control of the registry in a framework, after an evaluation at the clock's time. */
+  async function evaluated(framework: 'soc2' | 'iso27001' = 'soc2'): Promise<{ latestOutcome: string; latestSummary: string }> {
+    // Each evaluation a minute after the changes before it: the newest one is the one in force.
+    clock.advance(60_000);
+    await runJob(t, 'compliance-evaluate');
+    const res = await t.call({ method: 'GET', url: `${V1}/compliance/frameworks/${framework}` });
+    expect(res.statusCode, res.body).toBe(200);
+    const control = (res.json().controls as { predicateKey: string; latestOutcome: string; latestSummary: string }[]).find((c) => c.predicateKey === 'subprocessors-reviewed');
+    expect(control, `${framework} has a subprocessors-reviewed control`).toBeDefined();
+    return control!;
+  }
+
+  it('reads the registry through the evaluation job: none in use, all reviewed, one past 365 days, reviewed again', async () => {
+    clock.set(new Date('2027-06-01T00:00:00.000Z'));
+    for (const row of await list()) await act(row.id, 'archive');
+    expect((await evaluated()).latestOutcome).toBe('manual-review');
+
+    const vendor = await upsert({ name: 'Yearly Vendor', role: 'infra', markReviewed: true });
+    await upsert({ name: 'Retired Vendor', role: 'infra' }).then((r) => act(r.id, 'archive'));
+    let control = await evaluated();
+    expect(control).toMatchObject({ latestOutcome: 'pass' });
+    expect(control.latestSummary).toContain('All 1 subprocessor');
+
+    clock.advance(366 * 86_400_000);
+    control = await evaluated();
+    expect(control.latestOutcome).toBe('fail');
+    expect(control.latestSummary).toContain('Yearly Vendor (2027-06-01)');
+    expect(control.latestSummary).not.toContain('Retired Vendor');
+
+    await act(vendor.id, 'review');
+    expect((await evaluated('iso27001')).latestOutcome).toBe('pass');
   });
 });
