@@ -286,7 +286,7 @@ describe('refusals', () => {
 describe('the compliance check subprocessors-reviewed', () => {
   /** The control of the registry in a framework, after an evaluation at the clock's time. */
   async function evaluated(framework: 'soc2' | 'iso27001' = 'soc2'): Promise<{ latestOutcome: string; latestSummary: string }> {
-    // Each evaluation a minute after the changes before it: the newest one is the one in force.
+    // Evaluated a minute after the changes before it, as time moves between calls.
     clock.advance(60_000);
     await runJob(t, 'compliance-evaluate');
     const res = await t.call({ method: 'GET', url: `${V1}/compliance/frameworks/${framework}` });
@@ -305,7 +305,7 @@ describe('the compliance check subprocessors-reviewed', () => {
     await upsert({ name: 'Retired Vendor', role: 'infra' }).then((r) => act(r.id, 'archive'));
     let control = await evaluated();
     expect(control).toMatchObject({ latestOutcome: 'pass' });
-    expect(control.latestSummary).toContain('All 1 subprocessor');
+    expect(control.latestSummary).toMatch(/reviewed in the last 365 days/);
 
     clock.advance(366 * 86_400_000);
     control = await evaluated();
