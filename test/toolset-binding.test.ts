@@ -457,6 +457,8 @@ const RECIPES: Record<string, Recipe> = {
   // The audit chain: one order over every toolset's facts (rule 4).
   listAuditChain: spans({ limit: '200' }, { source: 'OperatorAudit', limit: '200' }),
   getAuditFact: { holds: 'toolset-data', probes: () => [{ params: { id: otherFactSeq }, expected: 'spans' }, { params: { id: '1' }, expected: 'spans' }] },
+  // Compliance: posture is evaluated over the whole deployment (rule 4).
+  readComplianceNarration: fleetWide,
 };
 
 /** Calls beyond the GETs that read toolset data: the graph query. */

@@ -59,7 +59,7 @@ describe('narrateCompliance (1.0.0)', () => {
         `${ISO} (badge yellow, as of ${AS_OF}): 2 of 3 applicable controls pass (66.7%); 1 fails, 0 await manual review and 0 do not apply.`,
         'CC6.1 Title of CC6.1 (critical) fails: The token printed on stdout at first start is still live (svctok_ab…).',
         'A.8.13 Title of A.8.13 (major) fails: No restore ended ok in the last 7 days.',
-        'CC9.2 Title of CC9.2 (major) awaits manual review (an operator set this outcome): No subprocessor is registered.',
+        'CC9.2 Title of CC9.2 (major, set by an operator) awaits manual review: No subprocessor is registered.',
         'These outcomes come from automated checks of the live system, not from an audit.',
       ].join(' '),
     );
@@ -86,6 +86,20 @@ describe('narrateCompliance (1.0.0)', () => {
     for (const id of ['A.8.2', 'A.8.4', 'A.8.6', 'A.8.1', 'A.8.3', 'A.8.5']) expect(paragraph).toContain(`${id} Title of ${id}`);
     expect(paragraph).toContain('Also failing: A.8.7. Also awaiting manual review: A.8.8, A.8.9.');
     expect(paragraph.indexOf('A.8.6 Title')).toBeLessThan(paragraph.indexOf('A.8.1 Title'));
+  });
+
+  it('tells controls sharing an outcome and a summary in one sentence', () => {
+    const shared = 'The audit chain was never verified.';
+    const { paragraph } = narrateCompliance(
+      {
+        frameworks: [
+          framework('soc2', SOC2, [c('CC7.2', 'fail', 'critical', shared), c('CC6.1', 'fail', 'major', 'Other.')]),
+          framework('iso27001', ISO, [c('A.8.15', 'fail', 'critical', shared), c('A.5.22', 'manual-review', 'major', shared)]),
+        ],
+      },
+      V100,
+    );
+    expect(paragraph).toContain(`CC7.2 Title of CC7.2 (critical) and A.8.15 Title of A.8.15 (critical) fail: ${shared} CC6.1 Title of CC6.1 (major) fails: Other. A.5.22 Title of A.5.22 (major) awaits manual review: ${shared}`);
   });
 
   it('answers within its schema, whatever the input', () => {
@@ -116,7 +130,7 @@ describe('compliance narrator versions', () => {
       expect(v.systemPrompt.endsWith(`\n\n${UNTRUSTED_DATA_RULES}`)).toBe(true);
       expect(v.systemPrompt.slice(0, -UNTRUSTED_DATA_RULES.length).split('\n').length).toBeLessThanOrEqual(40);
       expect(v.systemPrompt).toContain('{"paragraph":string}');
-      expect(v.systemPrompt).toContain(`at most ${v.params.maxDetailed} with their summary`);
+      expect(v.systemPrompt).toContain(`at most ${v.params.maxDetailed} such sentences`);
       expect(v.systemPrompt).toContain('Never name any other framework');
     }
   });

@@ -16,7 +16,10 @@ import { clip, fmt, plural } from './text.ts';
 import { type ComplianceSnapshot, type Narration, type NarratorControl, SEVERITY_RANK } from './types.ts';
 
 export interface ComplianceNarratorParams {
-  /** Controls named with their summary at most (failing ones first); the others needing attention are listed by id. */
+  /**
+   * Sentences telling controls with their summary at most (failing ones first; controls sharing an
+   * outcome and a summary share a sentence); the others needing attention are listed by id.
+   */
   maxDetailed: number;
   /** A summary quoted in the paragraph is cut to this many characters. */
   summaryMax: number;
@@ -39,8 +42,8 @@ Rules:
   them. Never name any other framework, standard, regulation or control id: a sentence that does is removed.
 - Give each framework's counts as the data has them: applicable controls passing, failing, awaiting manual review, not
   applicable; its badge and asOf. Say so when a framework has not been evaluated yet (asOf null).
-- Then the controls needing attention: failing before manual-review, most severe first, each with what its summary says;
-  at most ${p.maxDetailed} with their summary, the rest by controlId only.
+- Then the controls needing attention: failing before manual-review, most severe first, each with what its summary says
+  (controls with the same summary together); at most ${p.maxDetailed} such sentences, the rest by controlId only.
 - Do not invent controls, numbers, dates or causes. Never claim the service is compliant or certified: these are
   automated checks of the live system, not an audit.
 - Plain sentences only: no lists, headings, markdown or links.`);
@@ -122,13 +125,22 @@ export function narrateCompliance(snapshot: ComplianceSnapshot, params: Complian
         a.framework - b.framework ||
         a.order - b.order,
     );
-  const detailed = attention.slice(0, params.maxDetailed);
-  for (const { control: c } of detailed) {
-    const verb = c.outcome === 'fail' ? 'fails' : 'awaits manual review';
-    const by = c.override ? ' (an operator set this outcome)' : '';
-    sentences.push(c.summary === null || oneLine(c.summary) === '' ? `${c.controlId} ${c.title} (${c.severity}) ${verb}${by}.` : `${c.controlId} ${c.title} (${c.severity}) ${verb}${by}: ${sentenceOf(c.summary, params.summaryMax)}`);
+  // Controls of one outcome and one summary (frameworks share predicates) are told in one sentence.
+  const groups: Attention[][] = [];
+  for (const a of attention) {
+    const same = groups.find((g) => g[0]!.control.outcome === a.control.outcome && a.control.summary !== null && g[0]!.control.summary === a.control.summary);
+    if (same) same.push(a);
+    else groups.push([a]);
   }
-  const rest = attention.slice(params.maxDetailed);
+  for (const group of groups.slice(0, params.maxDetailed)) {
+    const first = group[0]!.control;
+    const names = group.map(({ control: c }) => `${c.controlId} ${c.title} (${c.severity}${c.override ? ', set by an operator' : ''})`);
+    const subject = names.length === 1 ? names[0]! : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
+    const one = group.length === 1;
+    const verb = first.outcome === 'fail' ? (one ? 'fails' : 'fail') : one ? 'awaits manual review' : 'await manual review';
+    sentences.push(first.summary === null || oneLine(first.summary) === '' ? `${subject} ${verb}.` : `${subject} ${verb}: ${sentenceOf(first.summary, params.summaryMax)}`);
+  }
+  const rest = groups.slice(params.maxDetailed).flat();
   const restFailing = rest.filter((a) => a.control.outcome === 'fail').map((a) => a.control.controlId);
   const restReview = rest.filter((a) => a.control.outcome === 'manual-review').map((a) => a.control.controlId);
   if (restFailing.length > 0) sentences.push(`Also failing: ${restFailing.join(', ')}.`);
