@@ -222,6 +222,12 @@ beforeAll(async () => {
     fixtureParams.replayGraphMaterialisation = { materialisationId: materialised.json().run.stats.materialisationId };
   }
 
+  // A stored compliance evaluation to replay.
+  const compliance = await t.call({ method: 'POST', url: `${V1}/ops/jobs/compliance-evaluate/run`, payload: {} });
+  if (compliance.statusCode !== 200 || compliance.json().run.outcome !== 'ok') throw new Error(`compliance evaluation fixture failed: ${compliance.statusCode} ${compliance.body}`);
+  const soc2 = await t.call({ method: 'GET', url: `${V1}/compliance/frameworks/soc2` });
+  fixtureParams.replayComplianceEvaluation = { evaluationId: soc2.json().controls[0].latestEvaluationId };
+
   for (const [id, params] of Object.entries({ ...fixtureParams, ...fixtureBody })) {
     for (const [name, value] of Object.entries(params)) if (typeof value !== 'string') throw new Error(`fixture for ${id}.${name} failed`);
   }
