@@ -471,6 +471,7 @@ const RECIPES: Record<string, Recipe> = {
   getCompliancePosture: fleetWide,
   getComplianceFramework: { holds: 'toolset-data', probes: () => [{ params: { framework: 'soc2' }, expected: 'spans' }] },
   replayComplianceEvaluation: { holds: 'toolset-data', probes: () => [{ params: { evaluationId: complianceEvaluationId }, expected: 'spans' }] },
+  readComplianceNarration: fleetWide,
 };
 
 /** Calls beyond the GETs that read toolset data: the graph query. */
