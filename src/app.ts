@@ -124,6 +124,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       audit,
       config,
       inputs: { identity, backups, costBudgets: cost.budgets, provenance: empire.provenance, triageProposals: triage.proposals },
+      triage,
     });
     // The fleet gauges of /metrics: facts of the shared database, read at scrape time (platform/metrics.ts).
     metrics.useFleetReadings(async () => ({

@@ -215,6 +215,11 @@ beforeAll(async () => {
   );
   fixtureParams.resolveRegionFailoverDrill = { id: drillId };
 
+  // A subprocessor to review.
+  const subprocessor = await t.call({ method: 'POST', url: `${V1}/compliance/subprocessors`, payload: { name: 'Fixture Processor', role: 'other' } });
+  if (subprocessor.statusCode !== 200) throw new Error(`subprocessor fixture failed: ${subprocessor.statusCode} ${subprocessor.body}`);
+  fixtureParams.actOnComplianceSubprocessor = { id: subprocessor.json().row.id };
+
   // A completed knowledge-graph materialisation to replay (once app.ts serves the graph endpoints and job).
   if (endpoints.some((e) => e.id === 'replayGraphMaterialisation')) {
     const materialised = await t.call({ method: 'POST', url: `${V1}/ops/jobs/graph-materialise/run`, payload: {} });

@@ -59,6 +59,8 @@ let other: Side;
 /** A triage run id (its input spans both toolsets) and a graph materialisation id. */
 let triageRunId = '';
 let materialisationId = '';
+/** A compliance evaluation whose observed input names both toolsets. */
+let complianceEvaluationId = '';
 /**
  * An incident of the own toolset that cites events of both, as triage's cross-toolset signal could
  * (written through the repository: no API call makes one on demand).
@@ -237,6 +239,11 @@ beforeAll(async () => {
   // A key registered since: the replay of the materialisation finds it missing from the graph.
   for (const side of [own, other]) side.keyIds.push(await registerKey(t, side.toolset, nodeKeyPair().publicKeyB64));
   await ok(await post('/empire/graph/saved-queries', { name: 'every-node', query: 'MATCH (n) RETURN n LIMIT 10' }), 'saved query');
+  // A compliance evaluation over both toolsets: the signing control names every toolset with keys.
+  await runJob(t, 'compliance-evaluate');
+  const soc2 = await ok(await get('/compliance/frameworks/soc2'), 'compliance framework');
+  complianceEvaluationId = (soc2.controls as { predicateKey: string; latestEvaluationId: string }[]).find((c) => c.predicateKey === 'signed-events-required')!.latestEvaluationId;
+  expect(JSON.stringify(await ok(await get(`/compliance/replay/${complianceEvaluationId}`), 'compliance replay'))).toContain(OTHER);
   await ok(await t.call({ method: 'PUT', url: `${V1}/backups/toolsets/${OTHER}`, payload: { verifyUrl: `http://127.0.0.1:${deadPeer}${V1}/backups/bridge/verify`, database: 'observatory' } }), 'backup peer');
 
   // An audit fact about the other toolset (its backup peer, the last write).
@@ -448,6 +455,8 @@ const RECIPES: Record<string, Recipe> = {
   getGraphSlo: plain,
   replayGraphMaterialisation: { holds: 'toolset-data', probes: () => [{ params: { materialisationId }, expected: 'spans' }] },
   listGraphSavedQueries: plain,
+  // Compliance: the subprocessor registry belongs to no toolset (rule 5).
+  listComplianceSubprocessors: { holds: 'none', probes: () => [okProbe(), okProbe({ includeArchived: '1' })] },
   // Backups: fleet-wide by nature; their owner narrows or refuses them.
   listBackupSnapshots: fleetWide,
   backupLadder: fleetWide,
@@ -458,9 +467,11 @@ const RECIPES: Record<string, Recipe> = {
   listAuditChain: spans({ limit: '200' }, { source: 'OperatorAudit', limit: '200' }),
   getAuditFact: { holds: 'toolset-data', probes: () => [{ params: { id: otherFactSeq }, expected: 'spans' }, { params: { id: '1' }, expected: 'spans' }] },
   // Compliance posture is evaluated over the whole deployment (rule 4).
-  getCompliancePosture: spans({}),
+  // Its counts name no toolset, but they are counted over every toolset's data.
+  getCompliancePosture: fleetWide,
   getComplianceFramework: { holds: 'toolset-data', probes: () => [{ params: { framework: 'soc2' }, expected: 'spans' }] },
-  replayComplianceEvaluation: { holds: 'toolset-data', probes: () => [{ params: { evaluationId: '7f3e2d1c-0b9a-4877-8665-544332211000' }, expected: 'spans' }] },
+  replayComplianceEvaluation: { holds: 'toolset-data', probes: () => [{ params: { evaluationId: complianceEvaluationId }, expected: 'spans' }] },
+  readComplianceNarration: fleetWide,
 };
 
 /** Calls beyond the GETs that read toolset data: the graph query. */
