@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { V1 } from '../helpers/app.ts';
@@ -7,7 +8,8 @@ import { settled } from './ops.seed.ts';
 /**
  * The compliance pages in a real browser over a seeded instance: the evaluation run from the
  * posture page and its badges; controls with their outcome, evidence and replay, and an override
- * that is then in force. Every number the pages show is held against what the API answers.
+ * that is then in force; the narrator's paragraphs; subprocessors registered, changed, reviewed and
+ * archived. What the pages show is held against what the API answers.
  */
 const skip = browserSkipReason();
 let rig: ConsoleRig;
@@ -19,6 +21,7 @@ async function call(method: 'GET' | 'POST', url: string, payload?: object): Prom
   return res.json();
 }
 const get = (url: string) => call('GET', url);
+const sha256 = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
 
 /** Every body row of a table (by its caption) as its cells' text. */
 async function rowsOf(page: Page, table: string): Promise<string[][]> {
@@ -156,5 +159,139 @@ describe.skipIf(skip)('compliance posture and controls', () => {
     await openPage(page, '/compliance/controls?framework=soc2&control=CC7.2');
     await page.getByRole('region', { name: 'Control CC7.2' }).getByRole('link', { name: 'Evidence of CC7.2' }).click();
     await page.waitForURL(/\/console\/audit$/);
+  }, 120_000);
+});
+
+describe.skipIf(skip)('the narrator', () => {
+  it('shows the built-in paragraph at once, and the asked one with its scrub and its run\'s replay', async () => {
+    const page = await rig.page();
+    await openPage(page, '/compliance/narrator');
+    const template = await get('/compliance/narrator');
+    expect(template.text.length).toBeGreaterThan(40);
+    const builtIn = page.getByRole('region', { name: 'Built-in paragraph' });
+    await expect(builtIn.getByTestId('paragraph').innerText()).resolves.toBe(template.text);
+    await expect(builtIn.getByTestId('cited-frameworks').locator('code').allInnerTexts()).resolves.toEqual(template.citedFrameworks);
+    await expect(builtIn.getByTestId('cited-controls').locator('code').allInnerTexts()).resolves.toEqual(template.citedControlIds);
+    await expect(builtIn.innerText()).resolves.toContain(template.inputDigest);
+    await expect(builtIn.innerText()).resolves.toContain('none recorded');
+
+    const [asked] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/compliance/narrator') && r.request().method() === 'POST'),
+      page.getByRole('button', { name: 'Ask the model' }).click(),
+    ]);
+    expect(asked.status()).toBe(200);
+    const answer = (await asked.json()) as Json;
+    const box = page.getByRole('region', { name: 'Asked paragraph' });
+    await box.waitFor();
+    await expect(box.getByTestId('paragraph').innerText()).resolves.toBe(answer.text);
+    await expect(box.innerText()).resolves.toContain(answer.modelOrStub);
+    await expect(box.getByTestId('cited-controls').locator('code').allInnerTexts()).resolves.toEqual(answer.citedControlIds);
+    await expect(box.getByTestId('stripped-frameworks').locator('code').allInnerTexts()).resolves.toEqual(answer.strippedFrameworks);
+    await expect(box.getByTestId('scrubbed').innerText()).resolves.toBe(answer.scrubbedText || 'none');
+    expect(answer.replayUrl).toMatch(new RegExp(`/empire/triage/replay/${answer.runId}$`));
+    const replay = box.getByRole('link', { name: `Replay of run ${answer.runId}` });
+    await expect(replay.getAttribute('href')).resolves.toBe(`/console/empire/triage/runs?run=${answer.runId}`);
+    await rig.screenshot(page, 'compliance-narrator');
+    await replay.click();
+    await page.waitForURL(new RegExp(`/empire/triage/runs\\?run=${answer.runId}$`));
+    await settled(page);
+  }, 120_000);
+});
+
+describe.skipIf(skip)('subprocessors', () => {
+  it('registers, changes, reviews and archives subprocessors through the page', async () => {
+    const page = await rig.page();
+    await openPage(page, '/compliance/subprocessors');
+    await page.getByText('No subprocessor is registered').waitFor();
+    const form = page.getByRole('form', { name: 'Register or change a subprocessor' });
+    const table = 'Subprocessors, by name';
+
+    await form.getByLabel('Name').fill('Postmark');
+    await form.getByLabel('Role').selectOption('email');
+    await form.getByLabel('Data it can reach').fill('Operator email addresses and alert texts');
+    await form.getByLabel('Region').fill('US');
+    await form.getByLabel('Notes').fill('Sends alert notifications.');
+    await form.getByLabel('Website URL').fill('https://postmarkapp.com');
+    await form.getByLabel('Contract or DPA URL').fill('https://postmarkapp.com/eu-privacy');
+    await form.getByLabel('Record a review by me now').check();
+    await form.getByRole('button', { name: 'Save the subprocessor' }).click();
+    await page.getByRole('status').filter({ hasText: 'Postmark saved.' }).waitFor();
+    let rows = (await get('/compliance/subprocessors')).rows as Json[];
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      name: 'Postmark',
+      role: 'email',
+      dataAccess: 'Operator email addresses and alert texts',
+      region: 'US',
+      notes: 'Sends alert notifications.',
+      websiteUrl: 'https://postmarkapp.com',
+      contractUrl: 'https://postmarkapp.com/eu-privacy',
+      archivedAt: null,
+    });
+    expect(rows[0]!.lastReviewedAt).not.toBeNull();
+    await expect.poll(async () => (await rowOf(page, table, 'Postmark')).slice(0, 4)).toEqual(['Postmark', 'email', 'Operator email addresses and alert texts', 'US']);
+    // The form starts empty again.
+    await expect(form.getByLabel('Name').inputValue()).resolves.toBe('');
+
+    await form.getByLabel('Name').fill('Sentry');
+    await form.getByLabel('Role').selectOption('observability');
+    await form.getByLabel('Region').fill('US');
+    await form.getByRole('button', { name: 'Save the subprocessor' }).click();
+    await page.getByRole('status').filter({ hasText: 'Sentry saved.' }).waitFor();
+    await expect.poll(async () => (await rowOf(page, table, 'Sentry'))[5]).toBe('never');
+
+    // Changing a row starts from its values; the name picks the row.
+    await page.getByRole('button', { name: 'Change Sentry' }).click();
+    await page.getByRole('heading', { name: 'Change Sentry' }).waitFor();
+    await expect(form.getByLabel('Region').inputValue()).resolves.toBe('US');
+    await expect(form.getByLabel('Role').inputValue()).resolves.toBe('observability');
+    await form.getByLabel('Region').fill('EU');
+    await form.getByRole('button', { name: 'Save the subprocessor' }).click();
+    await page.getByRole('status').filter({ hasText: 'Sentry saved.' }).waitFor();
+    await expect.poll(async () => (await rowOf(page, table, 'Sentry'))[3]).toBe('EU');
+
+    await page.getByRole('button', { name: 'Review Sentry' }).click();
+    await page.getByRole('status').filter({ hasText: 'Sentry reviewed.' }).waitFor();
+    const sentry = ((await get('/compliance/subprocessors')).rows as Json[]).find((r) => r.name === 'Sentry')!;
+    expect(sentry).toMatchObject({ region: 'EU', role: 'observability', archivedAt: null });
+    expect(sentry.lastReviewedAt).not.toBeNull();
+    expect(sentry.reviewerOperatorId).toEqual(expect.any(String));
+    await expect.poll(async () => (await rowOf(page, table, 'Sentry'))[5]).not.toBe('never');
+
+    await page.getByRole('button', { name: 'Archive Sentry' }).click();
+    await page.getByRole('status').filter({ hasText: 'Sentry archived.' }).waitFor();
+    await expect.poll(async () => (await rowsOf(page, table)).map((r) => r[0])).toEqual(['Postmark']);
+    rows = (await call('GET', '/compliance/subprocessors?includeArchived=1')).rows as Json[];
+    expect(rows.find((r) => r.name === 'Sentry')!.archivedAt).not.toBeNull();
+
+    // The box follows the address, which React Router changes in a transition: click, then wait for the address.
+    await page.getByLabel('Show archived').click();
+    await page.waitForURL(/archived=1/);
+    await expect.poll(() => page.getByLabel('Show archived').isChecked()).toBe(true);
+    await settled(page);
+    await expect.poll(async () => (await rowsOf(page, table)).map((r) => [r[0], r[6]!.split(/\s/)[0]])).toEqual([
+      ['Postmark', 'in'],
+      ['Sentry', 'archived'],
+    ]);
+    await expect(page.getByRole('button', { name: 'Archive Sentry' }).count()).resolves.toBe(0);
+    await rig.screenshot(page, 'compliance-subprocessors');
+  }, 120_000);
+});
+
+describe.skipIf(skip)('in a narrow window', () => {
+  it('every compliance page fits 420 pixels without scrolling sideways (wide tables scroll inside their box)', async () => {
+    const page = await rig.page({ width: 420 });
+    for (const path of ['/compliance', '/compliance/controls?framework=soc2&control=A1.2', '/compliance/narrator', '/compliance/subprocessors?archived=1']) {
+      await openPage(page, path);
+      const wide = await page.evaluate(() =>
+        [...document.querySelectorAll('main *')]
+          .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1 && !el.closest('.table-wrap'))
+          .map((el) => `${el.tagName.toLowerCase()}.${el.className} "${(el.textContent ?? '').slice(0, 30)}" ${Math.round(el.getBoundingClientRect().right)}px`)
+          .reverse()
+          .slice(0, 5),
+      );
+      expect(wide, path).toEqual([]);
+    }
+    await rig.screenshot(page, 'compliance-narrow');
   }, 120_000);
 });

@@ -2,31 +2,28 @@ import { useState } from 'react';
 import { Link } from 'react-router';
 import { useUrlState } from '../../app/urlState';
 import { useQuery } from '../../app/useQuery';
-import { DataTable, FilterSelect, Panel, Segmented, Time } from '../../components';
+import { DataTable, FilterSelect, Panel, Time } from '../../components';
 import { Severity } from '../empire/shared/badges';
-import { type Control, loadFramework, loadManifest, loadPosture, OUTCOMES } from './shared/api';
+import { type Control, loadFramework, loadManifest, OUTCOMES } from './shared/api';
 import { OutcomeBadge } from './shared/badges';
 import { ControlDetail } from './shared/ControlDetail';
 import { EvidenceLink } from './shared/EvidenceLink';
+import { FrameworkPicker, useFrameworkParam } from './shared/FrameworkPicker';
 import './shared/compliance.css';
 
 const NOT_EVALUATED = 'not evaluated';
-const DEFAULT_FRAMEWORK = 'soc2';
 
 /** A framework's controls with the outcome in force and its evidence; one control opened (`?control=`) with its replay and the override form. */
 export default function Controls() {
   const { get, set, params } = useUrlState();
-  const framework = get('framework', DEFAULT_FRAMEWORK);
+  const framework = useFrameworkParam();
   const outcome = get('outcome');
   const opened = get('control');
   const [changes, setChanges] = useState(0);
-  const posture = useQuery(loadPosture, []);
   const state = useQuery(() => loadFramework(framework), [framework, changes]);
   // The manifest says which console page shows each evidence URL's endpoint.
   const manifest = useQuery(loadManifest, []);
   const endpoints = manifest.data?.endpoints ?? null;
-  const frameworks = posture.data?.frameworks ?? [];
-  const keys = frameworks.length > 0 ? frameworks.map((f) => f.framework) : [framework];
 
   const control = opened && state.data ? state.data.controls.find((c) => c.controlId === opened || c.id === opened) : undefined;
   // Opening or closing a control keeps the framework and the filter.
@@ -43,7 +40,7 @@ export default function Controls() {
       <div className="page-head">
         <h1>Controls</h1>
         <div className="toolbar">
-          <Segmented label="Framework" param="framework" options={keys} fallback={framework} labelOf={(k) => frameworks.find((f) => f.framework === k)?.title ?? k} />
+          <FrameworkPicker />
           <FilterSelect label="Outcome" value={outcome} options={[...OUTCOMES, NOT_EVALUATED]} anyLabel="Every outcome" onChange={(v) => set({ outcome: v })} />
         </div>
       </div>

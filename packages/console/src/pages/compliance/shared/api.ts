@@ -25,3 +25,27 @@ export type Replay = Awaited<ReturnType<typeof loadReplay>>;
 /** The controls page of one framework, with one control opened when given. */
 export const controlsPath = (framework: string, controlId?: string) =>
   `/compliance/controls?${new URLSearchParams({ framework, ...(controlId ? { control: controlId } : {}) })}`;
+
+export const loadNarration = () => unwrap(api.GET('/api/observatory/v1/compliance/narrator'));
+export const narrate = () => unwrap(api.POST('/api/observatory/v1/compliance/narrator', { body: {} }));
+export type Narration = Awaited<ReturnType<typeof loadNarration>>;
+
+export const loadSubprocessors = (includeArchived: boolean) =>
+  unwrap(api.GET('/api/observatory/v1/compliance/subprocessors', { params: { query: includeArchived ? { includeArchived: '1' } : {} } }));
+export type Subprocessor = Awaited<ReturnType<typeof loadSubprocessors>>['rows'][number];
+export const SUBPROCESSOR_ROLES = ['ai', 'auth', 'billing', 'cdn', 'email', 'infra', 'observability', 'other', 'storage'] as const;
+export type SubprocessorRole = (typeof SUBPROCESSOR_ROLES)[number];
+export const rolesAreTheServices: SameChoices<SubprocessorRole, Subprocessor['role']> = true;
+export type SubprocessorBody = {
+  name: string;
+  role: SubprocessorRole;
+  dataAccess: string;
+  region: string;
+  notes: string;
+  websiteUrl: string | null;
+  contractUrl: string | null;
+  markReviewed: boolean;
+};
+export const upsertSubprocessor = (body: SubprocessorBody) => unwrap(api.POST('/api/observatory/v1/compliance/subprocessors', { body }));
+export const actOnSubprocessor = (id: string, action: 'review' | 'archive') =>
+  unwrap(api.POST('/api/observatory/v1/compliance/subprocessors/{id}', { params: { path: { id } }, body: { action } }));
