@@ -5,12 +5,12 @@ import type { Config } from '../../platform/config.ts';
 import type { Database } from '../../platform/db/client.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
+import { createFileStores } from '../../platform/storage/files.ts';
 import { createDrillsAndCrossToolset } from './drills/wiring.ts';
 import { createBackupEngine } from './engines.ts';
 import { backupEndpoints } from './endpoints.ts';
 import { backupJobs } from './jobs.ts';
 import { type BackupService, createBackupService } from './service.ts';
-import { createSnapshotStores } from './storage.ts';
 import { createBackupTurn } from './turn.ts';
 
 export interface BackupsDomain {
@@ -28,7 +28,7 @@ export function createBackupsDomain(deps: { database: Database; clock: Clock; au
     audit: deps.audit,
     config: deps.config.backups,
     engine: createBackupEngine(deps.database, deps.config.backups),
-    stores: createSnapshotStores(deps.config.backups, deps.log),
+    stores: createFileStores(deps.config.backups, deps.log),
     turn: createBackupTurn(deps.database),
   });
   // Failover drills and the cross-toolset view (drills/, cross-toolset/) restore through this service.
