@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { type AgentApiDomain, createAgentApiDomain } from './domains/agent-api/wiring.ts';
 import { createAuditChainDomain } from './domains/audit-chain/wiring.ts';
 import { createBackupsDomain } from './domains/backups/wiring.ts';
+import { createComplianceDomain } from './domains/compliance/wiring.ts';
 import { createAnalyticsDomain } from './domains/analytics/wiring.ts';
 import { createCostDomain } from './domains/cost/wiring.ts';
 import { createEmpireDomain, type EmpireDomain } from './domains/empire/wiring.ts';
@@ -117,6 +118,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     const cost = createCostDomain({ db: database.db, clock, audit, outbound, config });
     const analytics = createAnalyticsDomain({ db: database.db, clock, config, identity, empire, triage });
     const backups = createBackupsDomain({ database, clock, audit, config, log: logger });
+    const compliance = createComplianceDomain({
+      db: database.db,
+      clock,
+      audit,
+      config,
+      inputs: { identity, backups, costBudgets: cost.budgets, provenance: empire.provenance, triageProposals: triage.proposals },
+    });
     // The fleet gauges of /metrics: facts of the shared database, read at scrape time (platform/metrics.ts).
     metrics.useFleetReadings(async () => ({
       activeTarpits: await honeypot.ingest.countActiveTarpits(),
@@ -135,7 +143,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       // A tick runs due jobs in this order: outbound-dispatch comes after every job that enqueues
       // notifications (alert-evaluate, empire-alert-evaluate, cost-budget-evaluate), so a firing
       // is sent in the tick that raised it rather than a minute later.
-      jobs: [...identityJobs(identity), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs(), ...outboundJobs(outbound)],
+      jobs: [...identityJobs(identity), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs(), ...compliance.jobs(), ...outboundJobs(outbound)],
     });
     const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
     const auditChain = createAuditChainDomain({ db: database.db, clock, audit, log: logger });
@@ -154,6 +162,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...graph.endpoints(),
       ...backups.endpoints(),
       ...auditChain.endpoints(),
+      ...compliance.endpoints(),
     ];
     const authFailures =
       config.authFailuresPerMinute > 0

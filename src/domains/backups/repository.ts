@@ -101,3 +101,12 @@ function toDate(value: unknown): Date | null {
   if (value === null || value === undefined) return null;
   return value instanceof Date ? value : new Date(String(value));
 }
+
+/** The newest verification, and the newest that ended `ok` (either may be null); both index reads. */
+export async function latestVerifications(db: Db): Promise<{ latest: VerificationRow | null; lastOk: VerificationRow | null }> {
+  const newest = (where?: ReturnType<typeof eq>) =>
+    db.select().from(restoreVerifications).where(where).orderBy(desc(restoreVerifications.verifiedAt), desc(restoreVerifications.id)).limit(1);
+  const [latest] = await newest();
+  const [lastOk] = await newest(eq(restoreVerifications.outcome, 'ok'));
+  return { latest: latest ?? null, lastOk: lastOk ?? null };
+}

@@ -113,6 +113,8 @@ export interface BackupService {
   exclusive<T>(work: () => Promise<T>, options: { wait: boolean }): Promise<T>;
   /** When the newest verification with this trigger was stored, or null. */
   lastVerifiedAt(trigger: VerificationTrigger): Promise<Date | null>;
+  /** The newest verification and the newest that ended ok (the compliance predicate restore-verified-7d). */
+  latestVerifications(): Promise<{ latest: repo.VerificationRow | null; lastOk: repo.VerificationRow | null }>;
   /** The newest snapshot of a database (this instance's own when not named), or null. */
   latestSnapshot(database?: string): Promise<SnapshotView | null>;
   /** Snapshots newest first. */
@@ -351,6 +353,7 @@ export function createBackupService(deps: BackupDeps): BackupService {
     verifySnapshot,
     exclusive: (work, options) => turn.run(work, options),
     lastVerifiedAt: (trigger) => repo.lastVerifiedAt(db, trigger),
+    latestVerifications: () => repo.latestVerifications(db),
     async latestSnapshot(database = config.database) {
       const [row] = await repo.listSnapshots(db, { database, limit: 1 });
       return row ? toSnapshotView(row) : null;

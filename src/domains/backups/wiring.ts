@@ -6,6 +6,7 @@ import type { Database } from '../../platform/db/client.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import { createFileStores } from '../../platform/storage/files.ts';
+import type { DrillService } from './drills/service.ts';
 import { createDrillsAndCrossToolset } from './drills/wiring.ts';
 import { createBackupEngine } from './engines.ts';
 import { backupEndpoints } from './endpoints.ts';
@@ -16,6 +17,8 @@ import { createBackupTurn } from './turn.ts';
 export interface BackupsDomain {
   /** takeSnapshot, verifySnapshot, latestSnapshot, listSnapshots, … (service.ts). */
   service: BackupService;
+  /** Region failover drills (drills/service.ts). */
+  drills: DrillService;
   endpoints(): Endpoint[];
   jobs(): JobDefinition[];
 }
@@ -35,6 +38,7 @@ export function createBackupsDomain(deps: { database: Database; clock: Clock; au
   const drills = createDrillsAndCrossToolset({ db: deps.database.db, clock: deps.clock, audit: deps.audit, config: deps.config, log: deps.log, backups: service });
   return {
     service,
+    drills: drills.drills,
     endpoints: () => [...backupEndpoints(service), ...drills.endpoints()],
     jobs: () => [...backupJobs(service), ...drills.jobs()],
   };

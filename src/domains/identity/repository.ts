@@ -169,3 +169,34 @@ export async function deleteExpired(db: Db, now: Date): Promise<{ sessions: numb
     .returning({ id: webauthnChallenges.id });
   return { sessions: goneSessions.length, challenges: goneChallenges.length };
 }
+
+/**
+ * Token hygiene for the compliance predicates (docs/compliance.md): live tokens, those neither used
+ * nor created since `idleBefore` (tokens here never expire), and live first-start tokens. The
+ * tokens table is small (operators' tokens), so one pass over it is the index.
+ */
+export async function tokenHygiene(db: Db, idleBefore: Date, listedMax: number) {
+  const live = isNull(apiTokens.revokedAt);
+  const idle = and(live, lt(sql`coalesce(${apiTokens.lastUsedAt}, ${apiTokens.createdAt})`, idleBefore));
+  const [counts] = await db
+    .select({ live: sql<number>`count(*) filter (where ${live})`, idle: sql<number>`count(*) filter (where ${idle})` })
+    .from(apiTokens);
+  const columns = { prefix: apiTokens.prefix, name: apiTokens.name, createdAt: apiTokens.createdAt, lastUsedAt: apiTokens.lastUsedAt };
+  const idleRows = await db
+    .select(columns)
+    .from(apiTokens)
+    .where(idle)
+    .orderBy(sql`coalesce(${apiTokens.lastUsedAt}, ${apiTokens.createdAt})`, asc(apiTokens.id))
+    .limit(listedMax);
+  const firstStart = await db
+    .select(columns)
+    .from(apiTokens)
+    .innerJoin(users, eq(users.id, apiTokens.userId))
+    .where(and(live, eq(apiTokens.name, FIRST_START_TOKEN_NAME), eq(users.username, 'admin')))
+    .orderBy(asc(apiTokens.createdAt), asc(apiTokens.id))
+    .limit(listedMax);
+  return { liveTokens: Number(counts?.live ?? 0), idleCount: Number(counts?.idle ?? 0), idle: idleRows, firstStart };
+}
+
+/** The name of the token the first start creates and prints on stdout (spec D1). */
+export const FIRST_START_TOKEN_NAME = 'first-start';

@@ -244,6 +244,18 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
   return {
     credentials,
 
+    /** Live tokens idle since `idleBefore`, and live first-start tokens (the compliance predicates read these). */
+    async tokenHygiene(idleBefore: Date, listedMax: number) {
+      const found = await repo.tokenHygiene(db, idleBefore, listedMax);
+      const view = (t: { prefix: string; name: string; createdAt: Date; lastUsedAt: Date | null }) => ({
+        prefix: t.prefix,
+        name: t.name,
+        createdAt: t.createdAt.toISOString(),
+        lastUsedAt: t.lastUsedAt?.toISOString() ?? null,
+      });
+      return { liveTokens: found.liveTokens, idleCount: found.idleCount, idle: found.idle.map(view), firstStart: found.firstStart.map(view) };
+    },
+
     /**
      * Start-up (spec D1): with `adminToken`, make sure a token with that plaintext and every scope
      * exists for `admin`; without it, create one when the database holds no token and return its
@@ -281,7 +293,7 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
         }
         if ((await repo.countTokens(tx)) > 0) return { firstToken: null };
         const plaintext = generateTokenPlaintext();
-        const row = newTokenRow(admin.id, 'first-start', allScopes, null, plaintext);
+        const row = newTokenRow(admin.id, repo.FIRST_START_TOKEN_NAME, allScopes, null, plaintext);
         await repo.insertToken(tx, row);
         await audit.record(tx, { verb: 'token.create', target: `token:${row.id}`, surface: 'startup', actor, after: toTokenView(row) });
         return { firstToken: plaintext };

@@ -133,3 +133,24 @@ export async function updatePolicy(tx: Db, row: PolicyRow): Promise<void> {
     .set({ requireSigned: row.requireSigned, updatedBy: row.updatedBy, updatedAt: row.updatedAt })
     .where(eq(toolsetPolicies.toolset, row.toolset));
 }
+
+/**
+ * Toolsets with at least one active key, and those of them whose own policy does not require
+ * signed events (oldest toolset name first, at most `listedMax` named): the compliance predicate
+ * signed-events-required.
+ */
+export async function signingCoverage(db: Db, listedMax: number): Promise<{ withKeys: number; admittingUnsigned: number; listed: string[] }> {
+  const result = await db.execute(sql`
+    WITH keyed AS (
+      SELECT DISTINCT k.toolset FROM ${provenanceKeys} k WHERE k.status = 'active'
+    ), open AS (
+      SELECT keyed.toolset FROM keyed LEFT JOIN ${toolsetPolicies} p ON p.toolset = keyed.toolset
+      WHERE coalesce(p.require_signed, false) = false
+    )
+    SELECT (SELECT count(*) FROM keyed)::int AS with_keys,
+           (SELECT count(*) FROM open)::int AS admitting_unsigned,
+           coalesce((SELECT json_agg(toolset ORDER BY toolset) FROM (SELECT toolset FROM open ORDER BY toolset LIMIT ${listedMax}) o), '[]'::json) AS listed`);
+  const row = ((result as unknown as { rows: Record<string, unknown>[] }).rows[0] ?? {}) as { with_keys?: number; admitting_unsigned?: number; listed?: string[] | string };
+  const listed = typeof row.listed === 'string' ? (JSON.parse(row.listed) as string[]) : (row.listed ?? []);
+  return { withKeys: Number(row.with_keys ?? 0), admittingUnsigned: Number(row.admitting_unsigned ?? 0), listed };
+}

@@ -166,6 +166,11 @@ export function createProvenanceService(deps: {
     });
 
   return {
+    /** Whether every toolset with an active key refuses unsigned events (the compliance predicate signed-events-required). */
+    async signingCoverage(listedMax: number) {
+      const coverage = await repo.signingCoverage(db, listedMax);
+      return { requireSignedGlobally: deps.requireSignedGlobally, ...coverage };
+    },
     /**
      * The keys and the effective signing rule ingest admits a toolset's events with, read at most
      * KEY_CACHE_MS before. `fresh` reads them again (a signature that failed against the cached

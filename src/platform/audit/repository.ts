@@ -102,3 +102,9 @@ export async function listOperatorAudit(
 export async function listFactsAscending(db: Db): Promise<AuditFactRow[]> {
   return db.select().from(auditFacts).orderBy(auditFacts.seqNo);
 }
+
+/** The chain head's seqNo without locking it (0 before the first fact). */
+export async function chainHeadSeqNo(db: Db): Promise<number> {
+  const [row] = await db.select({ seqNo: auditChainHead.seqNo }).from(auditChainHead).where(eq(auditChainHead.id, 1)).limit(1);
+  return Number(row?.seqNo ?? 0);
+}

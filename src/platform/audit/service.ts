@@ -157,3 +157,12 @@ export async function catchUpMerkleTree(db: Db, batchSize = MERKLE_CATCH_UP_BATC
     added += step;
   }
 }
+
+/** The newest operator audit row with `verb`, or null (an index read: operator_audit_verb_idx). */
+export async function latestOperatorRecord(db: Db, verb: string): Promise<repo.OperatorAuditRow | null> {
+  const [row] = await repo.listOperatorAudit(db, { limit: 1, verb });
+  return row ?? null;
+}
+
+/** The chain head's seqNo (0 before the first fact). */
+export const chainHeadSeqNo = (db: Db) => repo.chainHeadSeqNo(db);

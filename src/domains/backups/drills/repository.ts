@@ -101,3 +101,17 @@ export async function runningCount(db: Db): Promise<number> {
   const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(d).where(isNull(d.endedAt));
   return row?.n ?? 0;
 }
+
+/** The newest finished drill, and the newest that ended `ok` (either may be null). */
+export async function latestFinishedDrills(db: Db): Promise<{ latest: DrillRow | null; lastOk: DrillRow | null }> {
+  const newest = (outcome: string | null) =>
+    db
+      .select()
+      .from(d)
+      .where(outcome === null ? sql`${d.outcome} IS NOT NULL` : eq(d.outcome, outcome))
+      .orderBy(desc(d.startedAt), desc(d.id))
+      .limit(1);
+  const [latest] = await newest(null);
+  const [lastOk] = await newest('ok');
+  return { latest: latest ?? null, lastOk: lastOk ?? null };
+}

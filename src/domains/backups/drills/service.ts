@@ -172,6 +172,8 @@ export interface DrillService {
   /** The one orchestrator: the weekly job and `drills/run`. A refusal is a result, never an error. */
   run(request: { trigger: 'schedule' | 'manual'; ctx: CallContext | null }): Promise<DrillRunResult>;
   list(query: { weeks?: number | undefined; limit?: number | undefined }): Promise<{ drills: DrillView[] }>;
+  /** The newest finished drill and the newest that ended ok (the compliance predicate failover-drill-90d). */
+  latestFinished(): Promise<{ latest: repo.DrillRow | null; lastOk: repo.DrillRow | null }>;
   resolve(ctx: CallContext, id: string, note: string): Promise<{ ok: true; drill: DrillView }>;
 }
 
@@ -386,6 +388,7 @@ export function createDrillService(deps: {
       return { skipped: false, skipReason: null, drill: toDrillView(finished) };
     },
 
+    latestFinished: () => repo.latestFinishedDrills(db),
     async list({ weeks = LIST_WEEKS_DEFAULT, limit = LIST_LIMIT_DEFAULT }) {
       const since = new Date(clock.now().getTime() - weeks * 7 * 24 * 60 * 60 * 1000);
       const rows = await repo.listDrills(db, since, limit);

@@ -100,7 +100,10 @@ const Recency = Type.Object({ asOf: Iso, maxAgeDays: Type.Integer(), lastOk: Las
 const SignedEvents = Type.Object({
   asOf: Iso,
   requireSignedGlobally: Type.Boolean(),
-  toolsetsWithKeys: Type.Array(Type.Object({ toolset: Type.String(), requireSigned: Type.Boolean() })),
+  toolsetsWithKeys: Type.Integer({ minimum: 0 }),
+  /** Of those, the toolsets whose own policy leaves compatibility mode on. */
+  admittingUnsigned: Type.Integer({ minimum: 0 }),
+  admittingUnsignedListed: Type.Array(Type.String()),
 });
 
 function unavailable(title: string, evidencePath: string) {
@@ -232,13 +235,12 @@ export const PREDICATES = {
     evidencePath: '{v1}/provenance/keys?status=active',
     observed: SignedEvents,
     evaluate(o) {
-      if (o.toolsetsWithKeys.length === 0) return { outcome: 'n/a', summary: 'Not applicable: no toolset has an active signing key.' };
+      if (o.toolsetsWithKeys === 0) return { outcome: 'n/a', summary: 'Not applicable: no toolset has an active signing key.' };
       if (o.requireSignedGlobally) return { outcome: 'pass', summary: 'OBSERVATORY_REQUIRE_SIGNED_EVENTS=1: unsigned events of every toolset are refused.' };
-      const open = o.toolsetsWithKeys.filter((t) => !t.requireSigned).map((t) => t.toolset);
-      if (open.length === 0) return { outcome: 'pass', summary: `All ${plural(o.toolsetsWithKeys.length, 'toolset')} with signing keys refuse unsigned events.` };
+      if (o.admittingUnsigned === 0) return { outcome: 'pass', summary: `All ${plural(o.toolsetsWithKeys, 'toolset')} with signing keys refuse unsigned events.` };
       return {
         outcome: 'fail',
-        summary: `${plural(open.length, 'toolset')} with a signing key still admit unsigned events in compatibility mode: ${listed(open.slice(0, LISTED_MAX), open.length)}.`,
+        summary: `${plural(o.admittingUnsigned, 'toolset')} with a signing key still admit unsigned events in compatibility mode: ${listed(o.admittingUnsignedListed, o.admittingUnsigned)}. Set their policy to require signed events.`,
       };
     },
   }),

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, type SQL } from 'drizzle-orm';
 import type { Db } from '../../../platform/db/client.ts';
 import { costAlerts, costBudgets } from '../schema.ts';
 
@@ -109,4 +109,12 @@ export async function countAlerts(db: Db, status: string, reach: Reach): Promise
     .from(costAlerts)
     .where(and(eq(costAlerts.status, status), alertsInReach(reach)));
   return Number(row?.n ?? 0);
+}
+
+/** Open alerts at or over `minThresholdPct` (oldest first, at most `listedMax`) and their exact count: the compliance predicate cost-overruns-acknowledged. */
+export async function openOverruns(db: Db, minThresholdPct: number, listedMax: number): Promise<{ count: number; rows: AlertRow[] }> {
+  const where = and(eq(costAlerts.status, 'open'), gte(costAlerts.thresholdPct, minThresholdPct));
+  const [counted] = await db.select({ n: count() }).from(costAlerts).where(where);
+  const rows = await db.select().from(costAlerts).where(where).orderBy(asc(costAlerts.firedAt), asc(costAlerts.id)).limit(listedMax);
+  return { count: Number(counted?.n ?? 0), rows };
 }

@@ -375,6 +375,14 @@ export function createCostBudgetService(deps: CostBudgetServiceDeps) {
   }
 
   return {
+    /** Open alerts at or over `minThresholdPct` of their budget (the compliance predicate cost-overruns-acknowledged). */
+    async openOverruns(minThresholdPct: number, listedMax: number) {
+      const { count, rows } = await repo.openOverruns(db, minThresholdPct, listedMax);
+      return {
+        count,
+        rows: rows.map((a) => ({ alertId: a.id, scope: a.scope, scopeKey: a.scopeKey, monthBucket: a.monthBucket, thresholdPct: a.thresholdPct, firedAt: a.firedAt.toISOString() })),
+      };
+    },
     /**
      * `POST {v1}/cost/budgets`: creates or changes the budget of (scope, scopeKey), audited as
      * `cost.budget-set` with before and after (a call that changes nothing writes nothing). Answers

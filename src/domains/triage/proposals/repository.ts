@@ -87,3 +87,16 @@ export async function lockProposalWrites(tx: Db): Promise<void> {
   await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext('triage-proposals'))`);
 }
 
+
+/** Pending incident proposals: how many, how many created before `overdueBefore`, and the oldest's time (triage_proposals_list_idx). */
+export async function pendingIncidentAges(db: Db, overdueBefore: Date): Promise<{ pending: number; overdue: number; oldest: Date | null }> {
+  const [row] = await db
+    .select({
+      pending: sql<number>`count(*)::int`,
+      overdue: sql<number>`(count(*) filter (where ${triageProposals.createdAt} < ${overdueBefore.toISOString()}::timestamptz))::int`,
+      oldest: sql<string | null>`min(${triageProposals.createdAt})`,
+    })
+    .from(triageProposals)
+    .where(and(eq(triageProposals.kind, 'incident'), eq(triageProposals.status, 'pending')));
+  return { pending: Number(row?.pending ?? 0), overdue: Number(row?.overdue ?? 0), oldest: row?.oldest ? new Date(row.oldest) : null };
+}

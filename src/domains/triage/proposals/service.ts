@@ -184,6 +184,11 @@ export function createProposalService(deps: {
   }
 
   return {
+    /** Pending incident proposals and those older than `overdueBefore` (the compliance predicate triage-incidents-decided). */
+    async pendingIncidentAges(overdueBefore: Date) {
+      const ages = await repo.pendingIncidentAges(db, overdueBefore);
+      return { pending: ages.pending, overdue: ages.overdue, oldestAt: ages.oldest?.toISOString() ?? null };
+    },
     async list(principal: Principal | null, input: { kind?: ProposalKind | undefined; status?: ProposalStatus | 'all' | undefined; toolset?: string | undefined; cursor?: string | undefined; limit?: number | undefined }) {
       const limit = input.limit ?? PROPOSALS_LIMIT_DEFAULT;
       if (input.toolset !== undefined) assertToolsetInReach(principal, input.toolset, 'list the proposals of');

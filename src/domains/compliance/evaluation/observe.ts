@@ -1,0 +1,134 @@
+import {
+  CHAIN_VERIFY_MAX_AGE_DAYS,
+  DRILL_MAX_AGE_DAYS,
+  LISTED_MAX,
+  type PredicateKey,
+  RESTORE_MAX_AGE_DAYS,
+  SUBPROCESSOR_REVIEW_MAX_AGE_DAYS,
+  TOKEN_MAX_IDLE_DAYS,
+  TRIAGE_DECISION_MAX_HOURS,
+} from './predicates.ts';
+
+/**
+ * What the predicates read from the live system, through the owning domains' services (wired in
+ * ../wiring.ts). Every read is an index probe, a head or a count over a small table: an evaluation
+ * costs the same on a database holding a million honeypot events as on an empty one (bench
+ * `compliance-evaluate`).
+ */
+export interface ComplianceSources {
+  adminTokenConfigured: boolean;
+  allowPrivateOutbound: boolean;
+  tokenHygiene(idleBefore: Date, listedMax: number): Promise<{
+    liveTokens: number;
+    idleCount: number;
+    idle: { prefix: string; name: string; createdAt: string; lastUsedAt: string | null }[];
+    firstStart: { prefix: string; name: string; createdAt: string; lastUsedAt: string | null }[];
+  }>;
+  /** The newest `audit.verify-chain` operator record: when, and what it found (its `after`). */
+  latestChainVerification(): Promise<{ at: Date; after: unknown } | null>;
+  chainHeadSeqNo(): Promise<number>;
+  pendingIncidentAges(overdueBefore: Date): Promise<{ pending: number; overdue: number; oldestAt: string | null }>;
+  subprocessorReviewState(now: Date, maxAgeDays: number, listedMax: number): Promise<{ inUse: number; unreviewedCount: number; unreviewed: { name: string; lastReviewedAt: string | null }[] }>;
+  openCostOverruns(minThresholdPct: number, listedMax: number): Promise<{
+    count: number;
+    rows: { alertId: string; scope: string; scopeKey: string; monthBucket: string; thresholdPct: number; firedAt: string }[];
+  }>;
+  latestRestoreVerifications(): Promise<{ latest: RecordRow | null; lastOk: RecordRow | null }>;
+  latestFailoverDrills(): Promise<{ latest: RecordRow | null; lastOk: RecordRow | null }>;
+  signingCoverage(listedMax: number): Promise<{ requireSignedGlobally: boolean; withKeys: number; admittingUnsigned: number; listed: string[] }>;
+}
+
+/** A dated record with an outcome (a restore verification, a failover drill), as the recency predicates see it. */
+export interface RecordRow {
+  id: string;
+  at: Date;
+  outcome: string;
+  subject: string;
+}
+
+/**
+ * Domains this deployment does not have yet: their predicates observe `available: false` with why
+ * and answer `n/a` (never a pass). The domain, once built, replaces its entry with a real read.
+ */
+const UNBUILT = {
+  'no-open-critical-drift': 'the trust drift inbox is not part of this deployment yet, so open drift events cannot be read.',
+  'chaos-recovery-within-slo': 'chaos experiments are not part of this deployment yet, so no recovery has been measured.',
+  'federation-region-parity': 'federation across regions is not part of this deployment yet, so region digests cannot be compared.',
+} as const;
+
+const DAY_MS = 86_400_000;
+const record = (r: RecordRow | null) => (r === null ? null : { id: r.id, at: r.at.toISOString(), outcome: r.outcome, subject: r.subject });
+
+/** The observed payload of one predicate at `now`: its whole input, the evaluation time included. */
+export async function observe(key: PredicateKey, sources: ComplianceSources, now: Date): Promise<Record<string, unknown>> {
+  const asOf = now.toISOString();
+  switch (key) {
+    case 'admin-token-not-first-start': {
+      const { firstStart } = await sources.tokenHygiene(now, 0);
+      return {
+        asOf,
+        adminTokenConfigured: sources.adminTokenConfigured,
+        firstStartTokens: firstStart.map((t) => ({ prefix: t.prefix, createdAt: t.createdAt, lastUsedAt: t.lastUsedAt })),
+      };
+    }
+    case 'tokens-expire-or-recently-used': {
+      const hygiene = await sources.tokenHygiene(new Date(now.getTime() - TOKEN_MAX_IDLE_DAYS * DAY_MS), LISTED_MAX);
+      return { asOf, maxIdleDays: TOKEN_MAX_IDLE_DAYS, liveTokens: hygiene.liveTokens, idleCount: hygiene.idleCount, idle: hygiene.idle };
+    }
+    case 'outbound-private-addresses-blocked':
+      return { asOf, allowPrivateOutbound: sources.allowPrivateOutbound };
+    case 'audit-chain-verified': {
+      const [last, head] = await Promise.all([sources.latestChainVerification(), sources.chainHeadSeqNo()]);
+      const after = (last?.after ?? {}) as { intact?: unknown; walkedCount?: unknown; headSeqNo?: unknown; divergence?: unknown };
+      return {
+        asOf,
+        maxAgeDays: CHAIN_VERIFY_MAX_AGE_DAYS,
+        headSeqNo: head > 0 ? String(head) : null,
+        lastVerification:
+          last === null
+            ? null
+            : {
+                at: last.at.toISOString(),
+                intact: after.intact === true,
+                walkedCount: Number.isInteger(after.walkedCount) ? after.walkedCount : 0,
+                headSeqNo: after.headSeqNo === null || after.headSeqNo === undefined ? null : String(after.headSeqNo),
+                divergence: after.divergence ?? null,
+              },
+      };
+    }
+    case 'triage-incidents-decided': {
+      const ages = await sources.pendingIncidentAges(new Date(now.getTime() - TRIAGE_DECISION_MAX_HOURS * 3_600_000));
+      return { asOf, maxWaitHours: TRIAGE_DECISION_MAX_HOURS, pendingIncidents: ages.pending, overdueCount: ages.overdue, oldestPendingAt: ages.oldestAt };
+    }
+    case 'subprocessors-reviewed': {
+      const state = await sources.subprocessorReviewState(now, SUBPROCESSOR_REVIEW_MAX_AGE_DAYS, LISTED_MAX);
+      return { asOf, maxAgeDays: SUBPROCESSOR_REVIEW_MAX_AGE_DAYS, inUse: state.inUse, unreviewedCount: state.unreviewedCount, unreviewed: state.unreviewed };
+    }
+    case 'cost-overruns-acknowledged': {
+      const overruns = await sources.openCostOverruns(100, LISTED_MAX);
+      return { asOf, openCount: overruns.count, open: overruns.rows };
+    }
+    case 'restore-verified-7d': {
+      const { latest, lastOk } = await sources.latestRestoreVerifications();
+      return { asOf, maxAgeDays: RESTORE_MAX_AGE_DAYS, lastOk: record(lastOk), latest: record(latest) };
+    }
+    case 'failover-drill-90d': {
+      const { latest, lastOk } = await sources.latestFailoverDrills();
+      return { asOf, maxAgeDays: DRILL_MAX_AGE_DAYS, lastOk: record(lastOk), latest: record(latest) };
+    }
+    case 'signed-events-required': {
+      const coverage = await sources.signingCoverage(LISTED_MAX);
+      return {
+        asOf,
+        requireSignedGlobally: coverage.requireSignedGlobally,
+        toolsetsWithKeys: coverage.withKeys,
+        admittingUnsigned: coverage.admittingUnsigned,
+        admittingUnsignedListed: coverage.listed,
+      };
+    }
+    case 'no-open-critical-drift':
+    case 'chaos-recovery-within-slo':
+    case 'federation-region-parity':
+      return { asOf, available: false, reason: UNBUILT[key] };
+  }
+}

@@ -1,0 +1,82 @@
+import type { AuditLog } from '../../platform/audit/service.ts';
+import { chainHeadSeqNo, latestOperatorRecord } from '../../platform/audit/service.ts';
+import type { Clock } from '../../platform/clock.ts';
+import type { Config } from '../../platform/config.ts';
+import type { Db } from '../../platform/db/client.ts';
+import type { Endpoint } from '../../platform/http/registry.ts';
+import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
+import type { BackupsDomain } from '../backups/wiring.ts';
+import type { CostBudgetService } from '../cost/budgets/service.ts';
+import type { IdentityService } from '../identity/service.ts';
+import type { ProvenanceService } from '../provenance/service.ts';
+import type { ProposalService } from '../triage/proposals/service.ts';
+import { evaluationEndpoints } from './evaluation/endpoints.ts';
+import { evaluationJobs } from './evaluation/jobs.ts';
+import type { ComplianceSources } from './evaluation/observe.ts';
+import { createEvaluationService, type EvaluationService } from './evaluation/service.ts';
+import { type Catalogue, createCatalogue } from './frameworks/catalogue.ts';
+import { frameworkEndpoints } from './frameworks/endpoints.ts';
+import { createFrameworkService } from './frameworks/service.ts';
+import type { ComplianceReads } from './frameworks/views.ts';
+
+export interface ComplianceDomain {
+  catalogue: Catalogue;
+  /** Framework reads and posture (what a trust snapshot reads). */
+  reads: ComplianceReads;
+  evaluations: EvaluationService;
+  endpoints(): Endpoint[];
+  jobs(): JobDefinition[];
+}
+
+/** The domains whose live state the predicates read (docs/compliance.md, "Controls and predicates"). */
+export interface ComplianceInputs {
+  identity: IdentityService;
+  backups: BackupsDomain;
+  costBudgets: CostBudgetService;
+  provenance: ProvenanceService;
+  triageProposals: ProposalService;
+}
+
+/**
+ * Compliance (docs/compliance.md): the shipped frameworks, their hourly evaluation over the live
+ * system, overrides, replay and posture, evidence bundles, the narrator and subprocessors.
+ */
+export function createComplianceDomain(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; inputs: ComplianceInputs }): ComplianceDomain {
+  const { db, clock, audit, config, inputs } = deps;
+  const catalogue = createCatalogue();
+  const sources: ComplianceSources = {
+    adminTokenConfigured: config.adminToken !== null,
+    allowPrivateOutbound: config.outbound.allowPrivate,
+    tokenHygiene: (idleBefore, listedMax) => inputs.identity.tokenHygiene(idleBefore, listedMax),
+    async latestChainVerification() {
+      const row = await latestOperatorRecord(db, 'audit.verify-chain');
+      return row === null ? null : { at: row.ts, after: row.after };
+    },
+    chainHeadSeqNo: () => chainHeadSeqNo(db),
+    pendingIncidentAges: (overdueBefore) => inputs.triageProposals.pendingIncidentAges(overdueBefore),
+    subprocessorReviewState: async () => {
+      throw new Error('subprocessors are not wired yet');
+    },
+    openCostOverruns: (minThresholdPct, listedMax) => inputs.costBudgets.openOverruns(minThresholdPct, listedMax),
+    async latestRestoreVerifications() {
+      const { latest, lastOk } = await inputs.backups.service.latestVerifications();
+      const record = (v: typeof latest) => (v === null ? null : { id: v.id, at: v.verifiedAt, outcome: v.outcome, subject: `${v.database}, snapshot ${v.snapshotId}` });
+      return { latest: record(latest), lastOk: record(lastOk) };
+    },
+    async latestFailoverDrills() {
+      const { latest, lastOk } = await inputs.backups.drills.latestFinished();
+      const record = (d: typeof latest) => (d === null ? null : { id: d.id, at: d.startedAt, outcome: d.outcome ?? 'running', subject: `region ${d.region}` });
+      return { latest: record(latest), lastOk: record(lastOk) };
+    },
+    signingCoverage: (listedMax) => inputs.provenance.signingCoverage(listedMax),
+  };
+  const evaluations = createEvaluationService({ db, clock, audit, catalogue, sources, publicUrl: config.publicUrl });
+  const reads = createFrameworkService({ catalogue, evaluations });
+  return {
+    catalogue,
+    reads,
+    evaluations,
+    endpoints: () => [...frameworkEndpoints(reads), ...evaluationEndpoints(evaluations)],
+    jobs: () => evaluationJobs(evaluations),
+  };
+}
