@@ -4,12 +4,16 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../platform/config.ts';
 import type { Db } from '../../platform/db/client.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
+import { createUrlSigner } from '../../platform/http/signed-url.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
+import type { FileStores } from '../../platform/storage/files.ts';
 import type { BackupsDomain } from '../backups/wiring.ts';
 import type { CostBudgetService } from '../cost/budgets/service.ts';
 import type { IdentityService } from '../identity/service.ts';
 import type { ProvenanceService } from '../provenance/service.ts';
 import type { ProposalService } from '../triage/proposals/service.ts';
+import { bundleEndpoints, evidenceLinks } from './bundles/endpoints.ts';
+import { createBundleService, EVIDENCE_LINK_TTL_SEC } from './bundles/service.ts';
 import { evaluationEndpoints } from './evaluation/endpoints.ts';
 import { evaluationJobs } from './evaluation/jobs.ts';
 import type { ComplianceSources } from './evaluation/observe.ts';
@@ -41,7 +45,17 @@ export interface ComplianceInputs {
  * Compliance (docs/compliance.md): the shipped frameworks, their hourly evaluation over the live
  * system, overrides, replay and posture, evidence bundles, the narrator and subprocessors.
  */
-export function createComplianceDomain(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; inputs: ComplianceInputs }): ComplianceDomain {
+export function createComplianceDomain(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+  config: Config;
+  inputs: ComplianceInputs;
+  /** The service's file store, shared with backups: evidence bundles keep their files there. */
+  files: FileStores;
+  /** The key that signs evidence download links: the same on every instance and across restarts. */
+  evidenceLinkKey: Buffer;
+}): ComplianceDomain {
   const { db, clock, audit, config, inputs } = deps;
   const catalogue = createCatalogue();
   const sources: ComplianceSources = {
@@ -72,11 +86,13 @@ export function createComplianceDomain(deps: { db: Db; clock: Clock; audit: Audi
   };
   const evaluations = createEvaluationService({ db, clock, audit, catalogue, sources, publicUrl: config.publicUrl });
   const reads = createFrameworkService({ catalogue, evaluations });
+  const signer = createUrlSigner({ key: deps.evidenceLinkKey, clock, ttlSec: EVIDENCE_LINK_TTL_SEC });
+  const bundles = createBundleService({ db, clock, audit, reads, files: deps.files, link: evidenceLinks(signer, config.publicUrl) });
   return {
     catalogue,
     reads,
     evaluations,
-    endpoints: () => [...frameworkEndpoints(reads), ...evaluationEndpoints(evaluations)],
+    endpoints: () => [...frameworkEndpoints(reads), ...evaluationEndpoints(evaluations), ...bundleEndpoints(bundles, signer)],
     jobs: () => evaluationJobs(evaluations),
   };
 }

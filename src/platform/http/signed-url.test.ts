@@ -3,7 +3,8 @@ import type { FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.ts';
 import { ServiceError } from '../errors.ts';
-import { checkSignedPath, createUrlSigner, derivedKey, signPath } from './signed-url.ts';
+import { derivedKey } from '../crypto.ts';
+import { checkSignedPath, createUrlSigner, signPath } from './signed-url.ts';
 
 const key = derivedKey('a-deployment-secret-of-at-least-32-chars', 'test links');
 const path = '/api/observatory/v1/compliance/evidence/3f1d2c4b-5a69-4e7f-8a9b-0c1d2e3f4a5b/soc2-summary.pdf';
@@ -55,7 +56,7 @@ describe('signed links', () => {
 describe('the signer', () => {
   const clock = new ManualClock('2026-11-24T09:30:00.000Z');
   const signer = createUrlSigner({ key, clock, ttlSec: 900 });
-  const request = (url: string, query: Record<string, unknown>) => ({ url, query }) as unknown as FastifyRequest;
+  const request = (url: string, query: object) => ({ url, query }) as unknown as FastifyRequest;
   const refusal = async (promise: Promise<void>) => {
     try {
       await promise;

@@ -1,4 +1,4 @@
-import { createHmac, hkdfSync } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import { safeEqual } from '../crypto.ts';
@@ -42,14 +42,6 @@ export function checkSignedPath(key: Buffer, path: string, query: Partial<Record
   const expiresUnix = Number(expires);
   if (!safeEqual(signPath(key, path, expiresUnix), signature)) return 'bad-signature';
   return expiresUnix * 1000 < nowMs ? 'expired-url' : null;
-}
-
-/**
- * A key for one purpose, derived from a deployment secret with HKDF-SHA256 (RFC 5869): each
- * purpose gets a key of its own, and none of them tells the secret or another purpose's key.
- */
-export function derivedKey(secret: string | Buffer, purpose: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', secret, 'observatory derived key v1', purpose, 32));
 }
 
 export interface UrlSigner {

@@ -38,6 +38,17 @@ describe('the directory store', () => {
     await expect(store.read('compliance-evidence/b1')).rejects.toThrow(/stored file compliance-evidence\/b1 is missing from/);
   });
 
+  it('deletes a set of files and the folders they leave empty, not the directory itself nor a folder still in use', async () => {
+    await store.putBytes('set/a/one.txt', Buffer.from('1'), 'text/plain');
+    await store.putBytes('set/a/two.txt', Buffer.from('2'), 'text/plain');
+    await store.putBytes('set/b/three.txt', Buffer.from('3'), 'text/plain');
+    await store.deleteFiles(['set/a/one.txt', 'set/a/two.txt', 'set/a/missing.txt']);
+    expect(readdirSync(join(dir, 'set'))).toEqual(['b']);
+    await store.deleteFiles(['set/b/three.txt']);
+    expect(readdirSync(dir)).not.toContain('set');
+    expect(statSync(dir).isDirectory()).toBe(true);
+  });
+
   it('refuses a key that climbs out of the directory', async () => {
     await expect(store.putBytes('../outside.txt', Buffer.from('x'), 'text/plain')).rejects.toThrow(/leaves the storage directory/);
     await expect(store.read('a/../../outside.txt')).rejects.toThrow(/leaves the storage directory/);

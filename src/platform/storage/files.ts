@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { chmod, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -57,6 +57,11 @@ export interface FileStore {
   read(key: string): Promise<Buffer>;
   /** Deletes the file under `key`; a missing one is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Deletes the files under `keys` (a missing one is not an error), and in the directory the
+   * folders they leave empty: for a set of files that has a folder of its own (an evidence bundle).
+   */
+  deleteFiles(keys: readonly string[]): Promise<void>;
 }
 
 export interface FileStores {
@@ -136,7 +141,21 @@ function localStore(dir: string): FileStore {
     async delete(key) {
       await rm(pathOf(key), { force: true });
     },
+    async deleteFiles(keys) {
+      const paths = keys.map(pathOf);
+      for (const path of paths) await rm(path, { force: true });
+      // The deepest folders first; one still holding something (or gone) stays as it is.
+      const folders = [...new Set(paths.flatMap((path) => foldersBelow(root, path)))].sort((a, b) => b.length - a.length);
+      for (const folder of folders) await rmdir(folder).catch(() => {});
+    },
   };
+}
+
+/** The folders between `root` (excluded) and the file at `path`. */
+function foldersBelow(root: string, path: string): string[] {
+  const out: string[] = [];
+  for (let folder = dirname(path); folder.startsWith(root + sep); folder = dirname(folder)) out.push(folder);
+  return out;
 }
 
 function s3Store(s3: NonNullable<Config['backups']['s3']>, workDir: string, log: FastifyBaseLogger): FileStore {
@@ -211,6 +230,9 @@ function s3Store(s3: NonNullable<Config['backups']['s3']>, workDir: string, log:
     },
     async delete(key) {
       await client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: key }));
+    },
+    async deleteFiles(keys) {
+      for (const key of keys) await client.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: key }));
     },
   };
 }
