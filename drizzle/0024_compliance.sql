@@ -12,6 +12,7 @@ CREATE TABLE "compliance_bundles" (
 --> statement-breakpoint
 CREATE TABLE "compliance_evaluations" (
 	"id" uuid PRIMARY KEY NOT NULL,
+	"seq" bigserial NOT NULL,
 	"framework" text NOT NULL,
 	"control_id" text NOT NULL,
 	"predicate_key" text NOT NULL,
@@ -45,6 +46,6 @@ CREATE TABLE "compliance_subprocessors" (
 );
 --> statement-breakpoint
 CREATE INDEX "compliance_bundles_created_idx" ON "compliance_bundles" USING btree ("created_at","id");--> statement-breakpoint
-CREATE INDEX "compliance_evaluations_control_idx" ON "compliance_evaluations" USING btree ("framework","control_id","run_at","id");--> statement-breakpoint
+CREATE INDEX "compliance_evaluations_control_idx" ON "compliance_evaluations" USING btree ("framework","control_id","seq");--> statement-breakpoint
 CREATE UNIQUE INDEX "compliance_evaluations_open_override_idx" ON "compliance_evaluations" USING btree ("framework","control_id") WHERE "compliance_evaluations"."evaluated_by" <> 'job' AND "compliance_evaluations"."ended_at" IS NULL;--> statement-breakpoint
 CREATE UNIQUE INDEX "compliance_subprocessors_name_idx" ON "compliance_subprocessors" USING btree ("name");

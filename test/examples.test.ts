@@ -224,6 +224,12 @@ beforeAll(async () => {
     fixtureParams.replayGraphMaterialisation = { materialisationId: materialised.json().run.stats.materialisationId };
   }
 
+  // A stored compliance evaluation to replay.
+  const compliance = await t.call({ method: 'POST', url: `${V1}/ops/jobs/compliance-evaluate/run`, payload: {} });
+  if (compliance.statusCode !== 200 || compliance.json().run.outcome !== 'ok') throw new Error(`compliance evaluation fixture failed: ${compliance.statusCode} ${compliance.body}`);
+  const soc2 = await t.call({ method: 'GET', url: `${V1}/compliance/frameworks/soc2` });
+  fixtureParams.replayComplianceEvaluation = { evaluationId: soc2.json().controls[0].latestEvaluationId };
+
   // An evidence bundle whose summary the download example fetches: its link's expiry and signature are the service's to make.
   const bundle = await t.call({ method: 'POST', url: `${V1}/compliance/bundle`, payload: { framework: 'soc2' } });
   if (bundle.statusCode !== 200) throw new Error(`evidence bundle fixture failed: ${bundle.statusCode} ${bundle.body}`);

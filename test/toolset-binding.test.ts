@@ -469,6 +469,10 @@ const RECIPES: Record<string, Recipe> = {
   // The audit chain: one order over every toolset's facts (rule 4).
   listAuditChain: spans({ limit: '200' }, { source: 'OperatorAudit', limit: '200' }),
   getAuditFact: { holds: 'toolset-data', probes: () => [{ params: { id: otherFactSeq }, expected: 'spans' }, { params: { id: '1' }, expected: 'spans' }] },
+  // Compliance posture is evaluated over the whole deployment (rule 4).
+  getCompliancePosture: spans({}),
+  getComplianceFramework: { holds: 'toolset-data', probes: () => [{ params: { framework: 'soc2' }, expected: 'spans' }] },
+  replayComplianceEvaluation: { holds: 'toolset-data', probes: () => [{ params: { evaluationId: '7f3e2d1c-0b9a-4877-8665-544332211000' }, expected: 'spans' }] },
 };
 
 /** Calls beyond the GETs that read toolset data: the graph query. */

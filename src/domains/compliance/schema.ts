@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigserial, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -14,6 +14,8 @@ export const complianceEvaluations = pgTable(
   'compliance_evaluations',
   {
     id: uuid('id').primaryKey(),
+    /** Insertion order: the newest evaluation of a control, even when two passes share a run time. */
+    seq: bigserial('seq', { mode: 'number' }).notNull(),
     framework: text('framework').notNull(),
     controlId: text('control_id').notNull(),
     predicateKey: text('predicate_key').notNull(),
@@ -37,7 +39,7 @@ export const complianceEvaluations = pgTable(
   },
   (t) => [
     // The latest evaluation of a control: the framework read and posture (newest first, no sort).
-    index('compliance_evaluations_control_idx').on(t.framework, t.controlId, t.runAt, t.id),
+    index('compliance_evaluations_control_idx').on(t.framework, t.controlId, t.seq),
     // The override in force per control: at most one open one.
     uniqueIndex('compliance_evaluations_open_override_idx')
       .on(t.framework, t.controlId)

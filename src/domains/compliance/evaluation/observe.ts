@@ -64,7 +64,7 @@ export async function observe(key: PredicateKey, sources: ComplianceSources, now
   const asOf = now.toISOString();
   switch (key) {
     case 'admin-token-not-first-start': {
-      const { firstStart } = await sources.tokenHygiene(now, 0);
+      const { firstStart } = await sources.tokenHygiene(now, LISTED_MAX);
       return {
         asOf,
         adminTokenConfigured: sources.adminTokenConfigured,

@@ -5,10 +5,12 @@ import { complianceEvaluations as e } from '../schema.ts';
 /** The only SQL of compliance evaluations (table in ../schema.ts, migration 0024_compliance). */
 
 export type EvaluationRow = typeof e.$inferSelect;
+/** A row to insert: `seq` comes from the database. */
+export type NewEvaluation = Omit<EvaluationRow, 'seq'>;
 
 const JOB = 'job';
 
-export async function insertEvaluations(tx: Db, rows: readonly EvaluationRow[]): Promise<void> {
+export async function insertEvaluations(tx: Db, rows: readonly NewEvaluation[]): Promise<void> {
   if (rows.length > 0) await tx.insert(e).values([...rows]);
 }
 
@@ -46,7 +48,7 @@ export async function latestJobEvaluations(db: Db, framework: string, controlIds
         .select()
         .from(e)
         .where(and(eq(e.framework, framework), eq(e.controlId, controlId), eq(e.evaluatedBy, JOB)))
-        .orderBy(desc(e.runAt), desc(e.id))
+        .orderBy(desc(e.seq))
         .limit(1);
       return row;
     }),

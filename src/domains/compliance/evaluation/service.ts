@@ -65,7 +65,7 @@ export function createEvaluationService(deps: EvaluationServiceDeps) {
         failures.push({ predicateKey: key, error: error instanceof Error ? error.message : String(error) });
       }
     }
-    const rows: repo.EvaluationRow[] = [];
+    const rows: repo.NewEvaluation[] = [];
     for (const control of catalogue.frameworks.flatMap((f) => f.controls)) {
       const input = observed.get(control.predicateKey as PredicateKey);
       if (input === undefined) continue;
@@ -148,7 +148,7 @@ export function createEvaluationService(deps: EvaluationServiceDeps) {
         const [automatic] = await repo.latestJobEvaluations(tx, control.framework, [control.controlId]);
         const [previous] = await repo.openOverrides(tx, control.framework).then((rows) => rows.filter((r) => r.controlId === control.controlId));
         await repo.endOverrides(tx, previous ? [previous.id] : [], now);
-        const row: repo.EvaluationRow = {
+        const row: repo.NewEvaluation = {
           id,
           framework: control.framework,
           controlId: control.controlId,
@@ -222,7 +222,7 @@ export function createEvaluationService(deps: EvaluationServiceDeps) {
 export type EvaluationService = ReturnType<typeof createEvaluationService>;
 
 /** What the audit chain keeps of an evaluation: enough to tell the row apart and prove its input. */
-function factPayload(row: repo.EvaluationRow, endedOverrideId: string | null) {
+function factPayload(row: repo.NewEvaluation, endedOverrideId: string | null) {
   return {
     framework: row.framework,
     controlId: row.controlId,
@@ -235,7 +235,7 @@ function factPayload(row: repo.EvaluationRow, endedOverrideId: string | null) {
   };
 }
 
-function inForce(row: repo.EvaluationRow) {
+function inForce(row: repo.NewEvaluation) {
   return { evaluationId: row.id, outcome: row.outcome, evaluatedBy: row.evaluatedBy, runAt: row.runAt.toISOString(), note: row.note };
 }
 
