@@ -69,6 +69,8 @@ let mixedIncidentId = '';
 /** The seqNo of an audit fact about the other toolset. */
 let otherFactSeq = '';
 let analyticsMetrics: { key: string; dimensions: string[] }[] = [];
+/** A signed link to an evidence bundle's manifest, as the bundle answer gave it. */
+let manifestLink = { params: { bundleId: '', name: '' }, query: { expires: '', signature: '' } };
 
 type Json = Record<string, any>;
 
@@ -251,6 +253,12 @@ beforeAll(async () => {
   otherFactSeq = chain.facts[0].seqNo;
   expect(JSON.stringify(await ok(await get(`/audit/chain/${otherFactSeq}`), 'fact'))).toContain(OTHER);
   analyticsMetrics = (await ok(await get('/analytics/metrics'), 'metrics')).metrics;
+  const bundle = await ok(await post('/compliance/bundle', { framework: 'soc2' }), 'evidence bundle');
+  const manifestUrl = new URL(bundle.manifestUrl as string);
+  manifestLink = {
+    params: { bundleId: bundle.bundleId, name: manifestUrl.pathname.split('/').at(-1)! },
+    query: { expires: manifestUrl.searchParams.get('expires')!, signature: manifestUrl.searchParams.get('signature')! },
+  };
 }, 300_000); // seeding two toolsets through every domain is slow on a shared machine
 afterAll(() => t?.close());
 
@@ -463,6 +471,10 @@ const RECIPES: Record<string, Recipe> = {
   listRegionFailoverDrills: fleetWide,
   getCrossToolsetRestore: { holds: 'toolset-data', probes: () => [okProbe()] },
   listBackupToolsets: { holds: 'toolset-data', probes: () => [okProbe()] },
+  // Compliance evidence: a signed link is its own credential, so a bearer token, bound or not, changes
+  // nothing (only an unbound credential can have the link made: the bundle call spans every toolset).
+  // The manifest names files and digests only.
+  downloadComplianceEvidence: { holds: 'none', probes: () => [{ ...manifestLink, expected: 'ok' }] },
   // The audit chain: one order over every toolset's facts (rule 4).
   listAuditChain: spans({ limit: '200' }, { source: 'OperatorAudit', limit: '200' }),
   getAuditFact: { holds: 'toolset-data', probes: () => [{ params: { id: otherFactSeq }, expected: 'spans' }, { params: { id: '1' }, expected: 'spans' }] },

@@ -4,13 +4,17 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../platform/config.ts';
 import type { Db } from '../../platform/db/client.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
+import { createUrlSigner } from '../../platform/http/signed-url.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
+import type { FileStores } from '../../platform/storage/files.ts';
 import type { BackupsDomain } from '../backups/wiring.ts';
 import type { CostBudgetService } from '../cost/budgets/service.ts';
 import type { IdentityService } from '../identity/service.ts';
 import type { ProvenanceService } from '../provenance/service.ts';
 import type { ProposalService } from '../triage/proposals/service.ts';
 import type { TriageDomain } from '../triage/wiring.ts';
+import { bundleEndpoints, evidenceLinks } from './bundles/endpoints.ts';
+import { createBundleService, EVIDENCE_LINK_TTL_SEC } from './bundles/service.ts';
 import { evaluationEndpoints } from './evaluation/endpoints.ts';
 import { evaluationJobs } from './evaluation/jobs.ts';
 import type { ComplianceSources } from './evaluation/observe.ts';
@@ -56,6 +60,10 @@ export function createComplianceDomain(deps: {
   inputs: ComplianceInputs;
   /** The model layer's runs, agent versions and budget: the narrator is a triage agent. */
   triage: Pick<TriageDomain, 'runs' | 'agents' | 'budget'>;
+  /** The service's file store, shared with backups: evidence bundles keep their files there. */
+  files: FileStores;
+  /** The key that signs evidence download links: the same on every instance and across restarts. */
+  evidenceLinkKey: Buffer;
 }): ComplianceDomain {
   const { db, clock, audit, config, inputs } = deps;
   const catalogue = createCatalogue();
@@ -87,13 +95,21 @@ export function createComplianceDomain(deps: {
   const evaluations = createEvaluationService({ db, clock, audit, catalogue, sources, publicUrl: config.publicUrl });
   const reads = createFrameworkService({ catalogue, evaluations });
   const narrator = createNarratorService({ db, clock, reads, triage: deps.triage, publicUrl: config.publicUrl });
+  const signer = createUrlSigner({ key: deps.evidenceLinkKey, clock, ttlSec: EVIDENCE_LINK_TTL_SEC });
+  const bundles = createBundleService({ db, clock, audit, reads, files: deps.files, link: evidenceLinks(signer, config.publicUrl) });
   return {
     catalogue,
     reads,
     evaluations,
     subprocessors,
     narrator,
-    endpoints: () => [...frameworkEndpoints(reads), ...evaluationEndpoints(evaluations), ...subprocessorEndpoints(subprocessors), ...narratorEndpoints(narrator)],
+    endpoints: () => [
+      ...frameworkEndpoints(reads),
+      ...evaluationEndpoints(evaluations),
+      ...subprocessorEndpoints(subprocessors),
+      ...narratorEndpoints(narrator),
+      ...bundleEndpoints(bundles, signer),
+    ],
     jobs: () => evaluationJobs(evaluations),
   };
 }
