@@ -8,6 +8,7 @@ import type { PageDef } from '../../app/pages';
 export const compliancePages: PageDef[] = [
   { path: '/compliance', title: 'Posture', section: 'Compliance', anyScope: ['read:empire'], load: () => import('./Posture') },
   { path: '/compliance/controls', title: 'Controls', section: 'Compliance', anyScope: ['read:empire'], load: () => import('./Controls') },
+  { path: '/compliance/bundles', title: 'Evidence bundles', section: 'Compliance', anyScope: ['read:empire'], load: () => import('./Bundles') },
   { path: '/compliance/narrator', title: 'Narrator', section: 'Compliance', anyScope: ['read:empire'], load: () => import('./Narrator') },
   { path: '/compliance/subprocessors', title: 'Subprocessors', section: 'Compliance', anyScope: ['read:empire'], load: () => import('./Subprocessors') },
 ];

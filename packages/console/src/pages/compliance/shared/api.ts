@@ -26,6 +26,10 @@ export type Replay = Awaited<ReturnType<typeof loadReplay>>;
 export const controlsPath = (framework: string, controlId?: string) =>
   `/compliance/controls?${new URLSearchParams({ framework, ...(controlId ? { control: controlId } : {}) })}`;
 
+export const createBundle = (framework: string) => unwrap(api.POST('/api/observatory/v1/compliance/bundle', { body: { framework } }));
+export type Bundle = Awaited<ReturnType<typeof createBundle>>;
+export type Artifact = Bundle['artifacts'][number];
+
 export const loadNarration = () => unwrap(api.GET('/api/observatory/v1/compliance/narrator'));
 export const narrate = () => unwrap(api.POST('/api/observatory/v1/compliance/narrator', { body: {} }));
 export type Narration = Awaited<ReturnType<typeof loadNarration>>;
