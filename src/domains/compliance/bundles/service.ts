@@ -168,7 +168,9 @@ export function createBundleService(deps: BundleDeps): BundleService {
       await removeStored();
       throw error;
     }
-    const expiredBundles = await expire(call);
+    // The bundle is made and recorded: a failed sweep of old ones must not answer an error that
+    // invites a retry (a second bundle). The next bundle call sweeps again.
+    const expiredBundles = await expire(call).catch(() => 0);
 
     const linked = (name: string) => link(row.id, name);
     return {
