@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, runJob, startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
+import { startTestBucket, type TestBucket } from '../../../test/helpers/s3rver.ts';
 import { ManualClock } from '../../platform/clock.ts';
 
 /**
@@ -14,60 +14,31 @@ import { ManualClock } from '../../platform/clock.ts';
  * SigV4 signatures, so a wrong secret is not something it can show.
  */
 
-interface S3rverInstance {
-  run(): Promise<{ address: string; port: number }>;
-  close(): Promise<void>;
-  /** s3rver is a Koa application: its middleware, in order. */
-  middleware: ((ctx: { method: string; path: string; headers: Record<string, string | undefined> }, next: () => Promise<void>) => Promise<void>)[];
-}
-const require = createRequire(import.meta.url);
-const S3rver = require('s3rver') as new (options: Record<string, unknown>) => S3rverInstance;
-const { DUMMY_ACCOUNT } = require('s3rver/lib/models/account') as { DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void } };
-
 const BUCKET = 'observatory-backups';
-const accessKeyId = `test-${randomBytes(6).toString('hex')}`;
-const secretAccessKey = randomBytes(24).toString('base64url');
 const clock = new ManualClock('2026-11-20T02:30:00.000Z');
-const s3Dir = mkdtempSync(join(tmpdir(), 'observatory-s3rver-'));
 const backupDir = mkdtempSync(join(tmpdir(), 'observatory-backups-s3-'));
-let server: S3rverInstance;
-let endpoint: string;
+let bucket: TestBucket;
 let s3: S3Client;
 let t: TestApp;
 /** Every request s3rver received: method, path and the encryption it was asked for. */
-const received: { method: string; path: string; sse: string | undefined }[] = [];
+let received: TestBucket['received'];
 
 const s3Env = () => ({
   OBSERVATORY_BACKUP_DIR: backupDir,
   OBSERVATORY_BACKUP_RETENTION_DAYS: '7',
-  OBSERVATORY_BACKUP_S3_BUCKET: BUCKET,
-  OBSERVATORY_BACKUP_S3_ENDPOINT: endpoint,
-  // s3rver speaks http only: the lab setting that allows it.
-  OBSERVATORY_BACKUP_S3_ALLOW_HTTP: '1',
-  OBSERVATORY_BACKUP_S3_PREFIX: 'ci/',
-  OBSERVATORY_BACKUP_S3_ACCESS_KEY_ID: accessKeyId,
-  OBSERVATORY_BACKUP_S3_SECRET_ACCESS_KEY: secretAccessKey,
+  ...bucket.env('ci/'),
   OBSERVATORY_BACKUP_SCRATCH_PREFIX: `obs_restore_s${randomBytes(4).toString('hex')}`,
 });
 
 beforeAll(async () => {
-  DUMMY_ACCOUNT.createKeyPair(accessKeyId, secretAccessKey);
-  server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: s3Dir, configureBuckets: [{ name: BUCKET }] });
-  server.middleware.unshift(async (ctx, next) => {
-    received.push({ method: ctx.method, path: ctx.path, sse: ctx.headers['x-amz-server-side-encryption'] });
-    await next();
-  });
-  const { port } = await server.run();
-  endpoint = `http://127.0.0.1:${port}`;
-  s3 = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId, secretAccessKey } });
+  bucket = await startTestBucket(BUCKET);
+  ({ s3, received } = bucket);
   t = await startTestApp({ clock, env: s3Env() });
 });
 
 afterAll(async () => {
   await t?.close();
-  s3?.destroy();
-  await server?.close();
-  rmSync(s3Dir, { recursive: true, force: true });
+  await bucket?.close();
   rmSync(backupDir, { recursive: true, force: true });
 });
 

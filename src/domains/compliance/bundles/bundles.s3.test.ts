@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
+import { startTestBucket, type TestBucket } from '../../../../test/helpers/s3rver.ts';
 import { type BundleAnswer, downloadBundle, getLink, sha256 } from '../../../../test/helpers/evidence.ts';
 import { pdfText } from '../../../../test/helpers/pdf-text.ts';
 import { ManualClock } from '../../../platform/clock.ts';
@@ -16,49 +15,19 @@ import { ManualClock } from '../../../platform/clock.ts';
  * the backup directory, and are served back through signed links, re-hashed.
  */
 
-interface S3rverInstance {
-  run(): Promise<{ address: string; port: number }>;
-  close(): Promise<void>;
-  middleware: ((ctx: { method: string; path: string; headers: Record<string, string | undefined> }, next: () => Promise<void>) => Promise<void>)[];
-}
-const require = createRequire(import.meta.url);
-const S3rver = require('s3rver') as new (options: Record<string, unknown>) => S3rverInstance;
-const { DUMMY_ACCOUNT } = require('s3rver/lib/models/account') as { DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void } };
-
 const BUCKET = 'observatory-evidence';
-const accessKeyId = `test-${randomBytes(6).toString('hex')}`;
-const secretAccessKey = randomBytes(24).toString('base64url');
 const clock = new ManualClock('2026-11-28T04:20:00.000Z');
-const s3Dir = mkdtempSync(join(tmpdir(), 'observatory-s3rver-evidence-'));
 const backupDir = mkdtempSync(join(tmpdir(), 'observatory-evidence-s3-'));
-let server: S3rverInstance;
+let testBucket: TestBucket;
 let s3: S3Client;
 let t: TestApp;
 let bundle: BundleAnswer;
-const received: { method: string; path: string; sse: string | undefined }[] = [];
+let received: TestBucket['received'];
 
 beforeAll(async () => {
-  DUMMY_ACCOUNT.createKeyPair(accessKeyId, secretAccessKey);
-  server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: s3Dir, configureBuckets: [{ name: BUCKET }] });
-  server.middleware.unshift(async (ctx, next) => {
-    received.push({ method: ctx.method, path: ctx.path, sse: ctx.headers['x-amz-server-side-encryption'] });
-    await next();
-  });
-  const { port } = await server.run();
-  const endpoint = `http://127.0.0.1:${port}`;
-  s3 = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId, secretAccessKey } });
-  t = await startTestApp({
-    clock,
-    env: {
-      OBSERVATORY_BACKUP_DIR: backupDir,
-      OBSERVATORY_BACKUP_S3_BUCKET: BUCKET,
-      OBSERVATORY_BACKUP_S3_ENDPOINT: endpoint,
-      OBSERVATORY_BACKUP_S3_ALLOW_HTTP: '1',
-      OBSERVATORY_BACKUP_S3_PREFIX: 'ci/',
-      OBSERVATORY_BACKUP_S3_ACCESS_KEY_ID: accessKeyId,
-      OBSERVATORY_BACKUP_S3_SECRET_ACCESS_KEY: secretAccessKey,
-    },
-  });
+  testBucket = await startTestBucket(BUCKET);
+  ({ s3, received } = testBucket);
+  t = await startTestApp({ clock, env: { OBSERVATORY_BACKUP_DIR: backupDir, ...testBucket.env('ci/') } });
   await t.call({ method: 'POST', url: `${V1}/ops/jobs/compliance-evaluate/run` });
   const res = await t.call({ method: 'POST', url: `${V1}/compliance/bundle`, payload: { framework: 'soc2' } });
   expect(res.statusCode, res.body).toBe(200);
@@ -67,9 +36,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
-  s3?.destroy();
-  await server?.close();
-  rmSync(s3Dir, { recursive: true, force: true });
+  await testBucket?.close();
   rmSync(backupDir, { recursive: true, force: true });
 });
 
