@@ -28,6 +28,7 @@ import { createScheduler, type Scheduler } from './platform/jobs/scheduler.ts';
 import { createLogger } from './platform/logger.ts';
 import { createMetrics } from './platform/metrics.ts';
 import { outboundEndpoints } from './platform/outbound/endpoints.ts';
+import { createFileStores } from './platform/storage/files.ts';
 import { createOutbound, type Outbound, outboundJobs } from './platform/outbound/service.ts';
 
 /**
@@ -117,13 +118,18 @@ export async function createApp(options: AppOptions): Promise<App> {
     triage = createTriageDomain({ db: database.db, clock, audit, config, log: logger, empire });
     const cost = createCostDomain({ db: database.db, clock, audit, outbound, config });
     const analytics = createAnalyticsDomain({ db: database.db, clock, config, identity, empire, triage });
-    const backups = createBackupsDomain({ database, clock, audit, config, log: logger });
+    // One file store (platform/storage/files.ts) for backup snapshots and compliance evidence bundles.
+    const files = createFileStores(config.backups, logger);
+    const backups = createBackupsDomain({ database, clock, audit, config, log: logger, files });
     const compliance = createComplianceDomain({
       db: database.db,
       clock,
       audit,
       config,
+      files,
+      evidenceLinkKey: honeypot.derivedKey('compliance-evidence-links'),
       inputs: { identity, backups, costBudgets: cost.budgets, provenance: empire.provenance, triageProposals: triage.proposals },
+      triage,
     });
     // The fleet gauges of /metrics: facts of the shared database, read at scrape time (platform/metrics.ts).
     metrics.useFleetReadings(async () => ({

@@ -72,9 +72,11 @@ describe('endpoint registry', () => {
       expect(['read', 'write'], e.id).toContain(e.kind);
       expect(e.id, 'ids are verb-first camelCase').toMatch(/^[a-z]+[A-Za-z0-9]*$/);
       if (e.auth === 'none') expect(e.scope, e.id).toBeNull();
+      // A signed-link endpoint takes the link the service signed (made by a session-or-bearer call) as its credential.
       if (e.path.startsWith(V1) && !PUBLIC_V1.has(e.id)) {
-        expect(e.auth, `${e.id}: every v1 endpoint takes a session or a bearer token`).toBe('session-or-bearer');
+        expect(['session-or-bearer', 'signed-url'], `${e.id}: every v1 endpoint takes a session or a bearer token, or a signed link`).toContain(e.auth);
       }
+      if (e.auth === 'signed-url') expect(e.scope, `${e.id}: a signed link carries no scope`).toBeNull();
     }
   });
 
@@ -141,8 +143,9 @@ describe('authentication on every endpoint', () => {
         const res = await t.call({ method: e.method, url: samplePath(e.path), token, ...(e.body ? { payload: {} } : {}) });
         expect(res.statusCode, `${e.id} with ${token ?? 'no token'}`).toBe(401);
         expect(res.json().schema).toBe('svc-error.v1');
-        // Signed endpoints say which part of the signature failed; the rest say unauthorized.
-        const reasons = e.auth === 'tenant-signature' ? ['unknown-tenant', 'bad-signature'] : e.auth === 'agent-key' ? ['invalid-api-key'] : ['unauthorized'];
+        // Signed endpoints and links say which part of the signature failed; the rest say unauthorized.
+        const reasons =
+          e.auth === 'tenant-signature' ? ['unknown-tenant', 'bad-signature'] : e.auth === 'signed-url' ? ['bad-signature'] : e.auth === 'agent-key' ? ['invalid-api-key'] : ['unauthorized'];
         expect(reasons, e.id).toContain(res.json().reason);
       }
     }

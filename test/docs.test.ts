@@ -1,3 +1,5 @@
+import { createCatalogue } from '../src/domains/compliance/frameworks/catalogue.ts';
+import { PREDICATE_KEYS } from '../src/domains/compliance/evaluation/predicates.ts';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/platform/clock.ts';
@@ -98,3 +100,14 @@ describe('docs/graph-query.md worked example 4 (lineage)', () => {
     expect(res.json().rows.map((r: Record<string, unknown>) => r['cause.senderId']).sort()).toEqual(['evt-000121', 'evt-000122', 'evt-000123']);
   });
 });
+
+describe('docs/compliance.md', () => {
+  it('lists every control of the shipped frameworks with its predicate, and every predicate', () => {
+    const text = doc('compliance.md');
+    for (const framework of createCatalogue().frameworks) {
+      for (const c of framework.controls) expect(text, c.id).toContain(`| \`${c.controlId}\` | ${c.title} | ${c.severity} | \`${c.predicateKey}\` |`);
+    }
+    for (const key of PREDICATE_KEYS) expect(text, key).toMatch(new RegExp(`^\\| \`${key}\` \\|`, 'm'));
+  });
+});
+

@@ -77,6 +77,8 @@ let tenantSecret: string;
 const fixtureParams: Record<string, Record<string, string>> = {};
 /** Endpoint id → body fields that only exist once created (ids made by the fixtures), over the example's. */
 const fixtureBody: Record<string, Record<string, string>> = {};
+/** Endpoint id → query values only the service can make (a signed link's expiry and signature), over the example's. */
+const fixtureQuery: Record<string, Record<string, string>> = {};
 
 type ObjectSchema = { examples?: unknown[] } | null;
 const exampleOf = (schema: unknown): Record<string, unknown> | undefined =>
@@ -88,7 +90,7 @@ function pathOf(e: Endpoint): string {
 }
 
 function queryOf(e: Endpoint): Record<string, string> {
-  return Object.fromEntries(Object.entries(exampleOf(e.query) ?? {}).map(([k, v]) => [k, String(v)]));
+  return Object.fromEntries(Object.entries({ ...exampleOf(e.query), ...fixtureQuery[e.id] }).map(([k, v]) => [k, String(v)]));
 }
 
 async function send(e: Endpoint): Promise<LightMyRequestResponse> {
@@ -101,8 +103,8 @@ async function send(e: Endpoint): Promise<LightMyRequestResponse> {
     method: e.method,
     url,
     query: queryOf(e),
-    // The public agent API and the login ceremony take no credential.
-    token: e.auth === 'agent-key' || e.auth === 'none' ? null : undefined,
+    // The public agent API and the login ceremony take no credential; a signed link is its own.
+    token: e.auth === 'agent-key' || e.auth === 'none' || e.auth === 'signed-url' ? null : undefined,
     ...(body === undefined ? {} : { payload: body as object }),
   });
 }
@@ -215,6 +217,11 @@ beforeAll(async () => {
   );
   fixtureParams.resolveRegionFailoverDrill = { id: drillId };
 
+  // A subprocessor to review.
+  const subprocessor = await t.call({ method: 'POST', url: `${V1}/compliance/subprocessors`, payload: { name: 'Fixture Processor', role: 'other' } });
+  if (subprocessor.statusCode !== 200) throw new Error(`subprocessor fixture failed: ${subprocessor.statusCode} ${subprocessor.body}`);
+  fixtureParams.actOnComplianceSubprocessor = { id: subprocessor.json().row.id };
+
   // A completed knowledge-graph materialisation to replay (once app.ts serves the graph endpoints and job).
   if (endpoints.some((e) => e.id === 'replayGraphMaterialisation')) {
     const materialised = await t.call({ method: 'POST', url: `${V1}/ops/jobs/graph-materialise/run`, payload: {} });
@@ -222,7 +229,20 @@ beforeAll(async () => {
     fixtureParams.replayGraphMaterialisation = { materialisationId: materialised.json().run.stats.materialisationId };
   }
 
-  for (const [id, params] of Object.entries({ ...fixtureParams, ...fixtureBody })) {
+  // A stored compliance evaluation to replay.
+  const compliance = await t.call({ method: 'POST', url: `${V1}/ops/jobs/compliance-evaluate/run`, payload: {} });
+  if (compliance.statusCode !== 200 || compliance.json().run.outcome !== 'ok') throw new Error(`compliance evaluation fixture failed: ${compliance.statusCode} ${compliance.body}`);
+  const soc2 = await t.call({ method: 'GET', url: `${V1}/compliance/frameworks/soc2` });
+  fixtureParams.replayComplianceEvaluation = { evaluationId: soc2.json().controls[0].latestEvaluationId };
+
+  // An evidence bundle whose summary the download example fetches: its link's expiry and signature are the service's to make.
+  const bundle = await t.call({ method: 'POST', url: `${V1}/compliance/bundle`, payload: { framework: 'soc2' } });
+  if (bundle.statusCode !== 200) throw new Error(`evidence bundle fixture failed: ${bundle.statusCode} ${bundle.body}`);
+  const summary = new URL(bundle.json().artifacts.find((a: { kind: string }) => a.kind === 'pdf').url);
+  fixtureParams.downloadComplianceEvidence = { bundleId: bundle.json().bundleId, name: summary.pathname.split('/').at(-1)! };
+  fixtureQuery.downloadComplianceEvidence = { expires: summary.searchParams.get('expires')!, signature: summary.searchParams.get('signature')! };
+
+  for (const [id, params] of Object.entries({ ...fixtureParams, ...fixtureBody, ...fixtureQuery })) {
     for (const [name, value] of Object.entries(params)) if (typeof value !== 'string') throw new Error(`fixture for ${id}.${name} failed`);
   }
 }, 240_000); // booting an app and its fixtures is slow on a shared machine

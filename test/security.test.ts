@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureHeader } from '../src/domains/honeypot/signature.ts';
 import { ConfigError, loadConfig } from '../src/platform/config.ts';
 import { addressKey } from '../src/platform/client-address.ts';
-import { defineEndpoint } from '../src/platform/http/registry.ts';
+import { CHECKED_BY_ENDPOINT, defineEndpoint } from '../src/platform/http/registry.ts';
 import { proxyTrust } from '../src/platform/http/server.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { ADMIN_TOKEN, startTestApp, type TestApp, V1 } from './helpers/app.ts';
@@ -266,6 +266,13 @@ describe('the registry guards itself', () => {
   it('stops start-up when a signature or agent-key endpoint names no caller check', () => {
     expect(() => build(defineEndpoint({ ...base, id: 'unsigned', auth: 'tenant-signature' }))).toThrow(/unsigned.*verifyCaller/);
     expect(() => build(defineEndpoint({ ...base, id: 'keyless', auth: 'agent-key' }))).toThrow(/keyless.*verifyCaller/);
+    expect(() => build(defineEndpoint({ ...base, id: 'unlinked', method: 'GET', kind: 'read', auth: 'signed-url' }))).toThrow(/unlinked.*verifyCaller/);
+  });
+
+  it('stops start-up when a signed-link endpoint declares that it spans every toolset (no credential it takes can be bound)', () => {
+    expect(() =>
+      build(defineEndpoint({ ...base, id: 'spanningLink', method: 'GET', kind: 'read', auth: 'signed-url', verifyCaller: async () => {}, spansEveryToolset: 'a thing' })),
+    ).toThrow(/spanningLink spans every toolset/);
   });
 
   it('builds when the check is named', async () => {
@@ -276,7 +283,8 @@ describe('the registry guards itself', () => {
   it('holds for every endpoint the service ships', async () => {
     const t = await startTestApp();
     try {
-      const open = t.app.endpoints.filter((e) => (e.auth === 'tenant-signature' || e.auth === 'agent-key') && e.verifyCaller === null);
+      const open = t.app.endpoints.filter((e) => CHECKED_BY_ENDPOINT.has(e.auth) && e.verifyCaller === null);
+      expect(t.app.endpoints.filter((e) => e.auth === 'signed-url').map((e) => e.id)).toEqual(['downloadComplianceEvidence']);
       expect(open).toEqual([]);
     } finally {
       await t.close();

@@ -59,6 +59,8 @@ let other: Side;
 /** A triage run id (its input spans both toolsets) and a graph materialisation id. */
 let triageRunId = '';
 let materialisationId = '';
+/** A compliance evaluation whose observed input names both toolsets. */
+let complianceEvaluationId = '';
 /**
  * An incident of the own toolset that cites events of both, as triage's cross-toolset signal could
  * (written through the repository: no API call makes one on demand).
@@ -67,6 +69,8 @@ let mixedIncidentId = '';
 /** The seqNo of an audit fact about the other toolset. */
 let otherFactSeq = '';
 let analyticsMetrics: { key: string; dimensions: string[] }[] = [];
+/** A signed link to an evidence bundle's manifest, as the bundle answer gave it. */
+let manifestLink = { params: { bundleId: '', name: '' }, query: { expires: '', signature: '' } };
 
 type Json = Record<string, any>;
 
@@ -237,6 +241,11 @@ beforeAll(async () => {
   // A key registered since: the replay of the materialisation finds it missing from the graph.
   for (const side of [own, other]) side.keyIds.push(await registerKey(t, side.toolset, nodeKeyPair().publicKeyB64));
   await ok(await post('/empire/graph/saved-queries', { name: 'every-node', query: 'MATCH (n) RETURN n LIMIT 10' }), 'saved query');
+  // A compliance evaluation over both toolsets: the signing control names every toolset with keys.
+  await runJob(t, 'compliance-evaluate');
+  const soc2 = await ok(await get('/compliance/frameworks/soc2'), 'compliance framework');
+  complianceEvaluationId = (soc2.controls as { predicateKey: string; latestEvaluationId: string }[]).find((c) => c.predicateKey === 'signed-events-required')!.latestEvaluationId;
+  expect(JSON.stringify(await ok(await get(`/compliance/replay/${complianceEvaluationId}`), 'compliance replay'))).toContain(OTHER);
   await ok(await t.call({ method: 'PUT', url: `${V1}/backups/toolsets/${OTHER}`, payload: { verifyUrl: `http://127.0.0.1:${deadPeer}${V1}/backups/bridge/verify`, database: 'observatory' } }), 'backup peer');
 
   // An audit fact about the other toolset (its backup peer, the last write).
@@ -244,6 +253,12 @@ beforeAll(async () => {
   otherFactSeq = chain.facts[0].seqNo;
   expect(JSON.stringify(await ok(await get(`/audit/chain/${otherFactSeq}`), 'fact'))).toContain(OTHER);
   analyticsMetrics = (await ok(await get('/analytics/metrics'), 'metrics')).metrics;
+  const bundle = await ok(await post('/compliance/bundle', { framework: 'soc2' }), 'evidence bundle');
+  const manifestUrl = new URL(bundle.manifestUrl as string);
+  manifestLink = {
+    params: { bundleId: bundle.bundleId, name: manifestUrl.pathname.split('/').at(-1)! },
+    query: { expires: manifestUrl.searchParams.get('expires')!, signature: manifestUrl.searchParams.get('signature')! },
+  };
 }, 300_000); // seeding two toolsets through every domain is slow on a shared machine
 afterAll(() => t?.close());
 
@@ -448,15 +463,27 @@ const RECIPES: Record<string, Recipe> = {
   getGraphSlo: plain,
   replayGraphMaterialisation: { holds: 'toolset-data', probes: () => [{ params: { materialisationId }, expected: 'spans' }] },
   listGraphSavedQueries: plain,
+  // Compliance: the subprocessor registry belongs to no toolset (rule 5).
+  listComplianceSubprocessors: { holds: 'none', probes: () => [okProbe(), okProbe({ includeArchived: '1' })] },
   // Backups: fleet-wide by nature; their owner narrows or refuses them.
   listBackupSnapshots: fleetWide,
   backupLadder: fleetWide,
   listRegionFailoverDrills: fleetWide,
   getCrossToolsetRestore: { holds: 'toolset-data', probes: () => [okProbe()] },
   listBackupToolsets: { holds: 'toolset-data', probes: () => [okProbe()] },
+  // Compliance evidence: a signed link is its own credential, so a bearer token, bound or not, changes
+  // nothing (only an unbound credential can have the link made: the bundle call spans every toolset).
+  // The manifest names files and digests only.
+  downloadComplianceEvidence: { holds: 'none', probes: () => [{ ...manifestLink, expected: 'ok' }] },
   // The audit chain: one order over every toolset's facts (rule 4).
   listAuditChain: spans({ limit: '200' }, { source: 'OperatorAudit', limit: '200' }),
   getAuditFact: { holds: 'toolset-data', probes: () => [{ params: { id: otherFactSeq }, expected: 'spans' }, { params: { id: '1' }, expected: 'spans' }] },
+  // Compliance posture is evaluated over the whole deployment (rule 4).
+  // Its counts name no toolset, but they are counted over every toolset's data.
+  getCompliancePosture: fleetWide,
+  getComplianceFramework: { holds: 'toolset-data', probes: () => [{ params: { framework: 'soc2' }, expected: 'spans' }] },
+  replayComplianceEvaluation: { holds: 'toolset-data', probes: () => [{ params: { evaluationId: complianceEvaluationId }, expected: 'spans' }] },
+  readComplianceNarration: fleetWide,
 };
 
 /** Calls beyond the GETs that read toolset data: the graph query. */

@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import canonicalize from 'canonicalize';
 
 export function sha256Hex(input: string | Buffer): string {
@@ -30,4 +30,12 @@ export function canonicalJson(value: unknown): string {
   const out = canonicalize(value);
   if (out === undefined) throw new TypeError('value has no canonical JSON form');
   return out;
+}
+
+/**
+ * A key for one purpose, derived from a deployment secret with HKDF-SHA256 (RFC 5869): each
+ * purpose gets a key of its own, and none of them tells the secret or another purpose's key.
+ */
+export function derivedKey(secret: string | Buffer, purpose: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, 'observatory derived key v1', purpose, 32));
 }

@@ -14,7 +14,7 @@ import { type BackupEngine, BackupToolError } from './engines.ts';
 import { driftedTables, rowCountsSha256, type TableDigest } from './hashing.ts';
 import * as repo from './repository.ts';
 import { privateDir } from '../../platform/private-dir.ts';
-import type { SnapshotStores } from './storage.ts';
+import { type FileStores, StoredFileMissing } from '../../platform/storage/files.ts';
 import type { BackupTurn } from './turn.ts';
 
 /**
@@ -130,7 +130,8 @@ export interface BackupDeps {
   audit: AuditLog;
   config: Config['backups'];
   engine: BackupEngine;
-  stores: SnapshotStores;
+  /** The service's file store (platform/storage/files.ts); snapshots keep their files under `<database>/`. */
+  stores: FileStores;
   turn: BackupTurn;
 }
 
@@ -205,8 +206,7 @@ export function createBackupService(deps: BackupDeps): BackupService {
     const id = randomUUID();
     const takenAt = clock.now();
     const store = stores.current;
-    const prefix = store.kind === 's3' ? (config.s3?.prefix ?? '') : '';
-    const key = `${prefix}${config.database}/${compactTime(takenAt)}-${id}.${engine.extension}`;
+    const key = store.keyOf(`${config.database}/${compactTime(takenAt)}-${id}.${engine.extension}`);
     const work = join(stores.workDir, `${id}.${engine.extension}.partial`);
     let digest: TableDigest;
     let fileSha256: string;
@@ -282,7 +282,12 @@ export function createBackupService(deps: BackupDeps): BackupService {
         await file.release();
       }
     } catch (error) {
-      const text = error instanceof BackupToolError ? `restore failed: ${error.message}` : messageOf(error);
+      const text =
+        error instanceof BackupToolError
+          ? `restore failed: ${error.message}`
+          : error instanceof StoredFileMissing
+            ? `snapshot file ${error.key} is missing from ${error.where}`
+            : messageOf(error);
       return { fileSha256, restored: null, errorText: text };
     }
   }

@@ -5,13 +5,13 @@ import type { Config } from '../../platform/config.ts';
 import type { Database } from '../../platform/db/client.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
+import { createFileStores, type FileStores } from '../../platform/storage/files.ts';
 import type { DrillService } from './drills/service.ts';
 import { createDrillsAndCrossToolset } from './drills/wiring.ts';
 import { createBackupEngine } from './engines.ts';
 import { backupEndpoints } from './endpoints.ts';
 import { backupJobs } from './jobs.ts';
 import { type BackupService, createBackupService } from './service.ts';
-import { createSnapshotStores } from './storage.ts';
 import { createBackupTurn } from './turn.ts';
 
 export interface BackupsDomain {
@@ -23,15 +23,19 @@ export interface BackupsDomain {
   jobs(): JobDefinition[];
 }
 
-/** Builds the backups domain (docs/backups.md). It takes the Database, not only its Db: dumps need the driver. */
-export function createBackupsDomain(deps: { database: Database; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger }): BackupsDomain {
+/**
+ * Builds the backups domain (docs/backups.md). It takes the Database, not only its Db: dumps need
+ * the driver. `files`: the service's file store, shared with the compliance evidence bundles; made
+ * from the configuration when not given.
+ */
+export function createBackupsDomain(deps: { database: Database; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger; files?: FileStores }): BackupsDomain {
   const service = createBackupService({
     db: deps.database.db,
     clock: deps.clock,
     audit: deps.audit,
     config: deps.config.backups,
     engine: createBackupEngine(deps.database, deps.config.backups),
-    stores: createSnapshotStores(deps.config.backups, deps.log),
+    stores: deps.files ?? createFileStores(deps.config.backups, deps.log),
     turn: createBackupTurn(deps.database),
   });
   // Failover drills and the cross-toolset view (drills/, cross-toolset/) restore through this service.

@@ -4,12 +4,17 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../platform/config.ts';
 import type { Db } from '../../platform/db/client.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
+import { createUrlSigner } from '../../platform/http/signed-url.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
+import type { FileStores } from '../../platform/storage/files.ts';
 import type { BackupsDomain } from '../backups/wiring.ts';
 import type { CostBudgetService } from '../cost/budgets/service.ts';
 import type { IdentityService } from '../identity/service.ts';
 import type { ProvenanceService } from '../provenance/service.ts';
 import type { ProposalService } from '../triage/proposals/service.ts';
+import type { TriageDomain } from '../triage/wiring.ts';
+import { bundleEndpoints, evidenceLinks } from './bundles/endpoints.ts';
+import { createBundleService, EVIDENCE_LINK_TTL_SEC } from './bundles/service.ts';
 import { evaluationEndpoints } from './evaluation/endpoints.ts';
 import { evaluationJobs } from './evaluation/jobs.ts';
 import type { ComplianceSources } from './evaluation/observe.ts';
@@ -18,12 +23,18 @@ import { type Catalogue, createCatalogue } from './frameworks/catalogue.ts';
 import { frameworkEndpoints } from './frameworks/endpoints.ts';
 import { createFrameworkService } from './frameworks/service.ts';
 import type { ComplianceReads } from './frameworks/views.ts';
+import { subprocessorEndpoints } from './subprocessors/endpoints.ts';
+import { createSubprocessorService, type SubprocessorService } from './subprocessors/service.ts';
+import { narratorEndpoints } from './narrator/endpoints.ts';
+import { createNarratorService, type NarratorService } from './narrator/service.ts';
 
 export interface ComplianceDomain {
   catalogue: Catalogue;
   /** Framework reads and posture (what a trust snapshot reads). */
   reads: ComplianceReads;
   evaluations: EvaluationService;
+  subprocessors: SubprocessorService;
+  narrator: NarratorService;
   endpoints(): Endpoint[];
   jobs(): JobDefinition[];
 }
@@ -41,9 +52,22 @@ export interface ComplianceInputs {
  * Compliance (docs/compliance.md): the shipped frameworks, their hourly evaluation over the live
  * system, overrides, replay and posture, evidence bundles, the narrator and subprocessors.
  */
-export function createComplianceDomain(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; inputs: ComplianceInputs }): ComplianceDomain {
+export function createComplianceDomain(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+  config: Config;
+  inputs: ComplianceInputs;
+  /** The model layer's runs, agent versions and budget: the narrator is a triage agent. */
+  triage: Pick<TriageDomain, 'runs' | 'agents' | 'budget'>;
+  /** The service's file store, shared with backups: evidence bundles keep their files there. */
+  files: FileStores;
+  /** The key that signs evidence download links: the same on every instance and across restarts. */
+  evidenceLinkKey: Buffer;
+}): ComplianceDomain {
   const { db, clock, audit, config, inputs } = deps;
   const catalogue = createCatalogue();
+  const subprocessors = createSubprocessorService({ db, clock, audit });
   const sources: ComplianceSources = {
     adminTokenConfigured: config.adminToken !== null,
     allowPrivateOutbound: config.outbound.allowPrivate,
@@ -54,9 +78,7 @@ export function createComplianceDomain(deps: { db: Db; clock: Clock; audit: Audi
     },
     chainHeadSeqNo: () => chainHeadSeqNo(db),
     pendingIncidentAges: (overdueBefore) => inputs.triageProposals.pendingIncidentAges(overdueBefore),
-    subprocessorReviewState: async () => {
-      throw new Error('subprocessors are not wired yet');
-    },
+    subprocessorReviewState: (now, maxAgeDays, listedMax) => subprocessors.reviewState(now, maxAgeDays, listedMax),
     openCostOverruns: (minThresholdPct, listedMax) => inputs.costBudgets.openOverruns(minThresholdPct, listedMax),
     async latestRestoreVerifications() {
       const { latest, lastOk } = await inputs.backups.service.latestVerifications();
@@ -72,11 +94,22 @@ export function createComplianceDomain(deps: { db: Db; clock: Clock; audit: Audi
   };
   const evaluations = createEvaluationService({ db, clock, audit, catalogue, sources, publicUrl: config.publicUrl });
   const reads = createFrameworkService({ catalogue, evaluations });
+  const narrator = createNarratorService({ db, clock, reads, triage: deps.triage, publicUrl: config.publicUrl });
+  const signer = createUrlSigner({ key: deps.evidenceLinkKey, clock, ttlSec: EVIDENCE_LINK_TTL_SEC });
+  const bundles = createBundleService({ db, clock, audit, reads, files: deps.files, link: evidenceLinks(signer, config.publicUrl) });
   return {
     catalogue,
     reads,
     evaluations,
-    endpoints: () => [...frameworkEndpoints(reads), ...evaluationEndpoints(evaluations)],
+    subprocessors,
+    narrator,
+    endpoints: () => [
+      ...frameworkEndpoints(reads),
+      ...evaluationEndpoints(evaluations),
+      ...subprocessorEndpoints(subprocessors),
+      ...narratorEndpoints(narrator),
+      ...bundleEndpoints(bundles, signer),
+    ],
     jobs: () => evaluationJobs(evaluations),
   };
 }

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { AuditLog } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../platform/config.ts';
-import { randomToken } from '../../platform/crypto.ts';
+import { derivedKey, randomToken } from '../../platform/crypto.ts';
 import { memoizeByText } from '../../platform/memo.ts';
 import type { Db } from '../../platform/db/client.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
@@ -41,6 +41,13 @@ export interface HoneypotDomain {
    * or disabled.
    */
   recordEvents(tenantSlug: string, events: IngestEvent[]): Promise<IngestResult | null>;
+  /**
+   * A key for `purpose` (HKDF-SHA256, platform/crypto.ts) derived from the IP-hash key: the secret
+   * every instance sharing the database already holds alike (OBSERVATORY_IP_HASH_KEY, else made
+   * once and kept in honeypot_settings), so a derived key survives restarts and agrees across
+   * instances. The IP-hash key itself never leaves this domain.
+   */
+  derivedKey(purpose: string): Buffer;
   /**
    * Lets ingest in flight commit, writes buffered samples and applies pending rollups; after HTTP
    * has drained, before storage closes.
@@ -117,6 +124,7 @@ export async function createHoneypotDomain(deps: {
       if (valid.length === 0) return { accepted: 0, duplicates: 0, events: [] };
       return ingest.ingest(tenant, { events: valid });
     },
+    derivedKey: (purpose) => derivedKey(ipHashKey, purpose),
     async close() {
       await ingest.close();
       await dashboard.close();

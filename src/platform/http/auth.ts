@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { forbidden, unauthorized } from '../errors.ts';
 import { safeEqual } from '../crypto.ts';
-import type { Endpoint, Principal } from './registry.ts';
+import { CHECKED_BY_ENDPOINT, type Endpoint, type Principal } from './registry.ts';
 
 export const SESSION_COOKIE = 'obs_session';
 
@@ -50,8 +50,8 @@ export async function authenticate(
   metricsToken: string | null,
   bridgeToken: string | null = null,
 ): Promise<Principal | null> {
-  // Signed endpoints and the public agent API check their caller once the body is read (the route's verifyCaller).
-  if (endpoint.auth === 'none' || endpoint.auth === 'tenant-signature' || endpoint.auth === 'agent-key') return null;
+  // Signed endpoints, signed links and the public agent API check their caller once the body is read (the route's verifyCaller).
+  if (endpoint.auth === 'none' || CHECKED_BY_ENDPOINT.has(endpoint.auth)) return null;
   const bridge = bridgePrincipal(endpoint, request, bridgeToken);
   if (bridge !== null) return bridge;
   const token = bearerToken(request);

@@ -143,6 +143,8 @@ function securityOf(endpoint: Endpoint) {
   if (endpoint.auth === 'none') return [];
   if (endpoint.auth === 'metrics') return [{ metricsToken: [] }, { bearerAuth: [] }];
   if (endpoint.auth === 'tenant-signature') return [{ tenantSignature: [] }];
+  // The link carries both: OpenAPI ANDs the schemes of one requirement object.
+  if (endpoint.auth === 'signed-url') return [{ signedUrlExpires: [], signedUrlSignature: [] }];
   // Anonymous ({}) or with an agent API key in either header.
   if (endpoint.auth === 'agent-key') return [{}, { agentApiKey: [] }, { agentBearer: [] }];
   const operator = [{ bearerAuth: [] }, { sessionCookie: [] }];
@@ -214,6 +216,18 @@ export function buildOpenApi(endpoints: readonly Endpoint[], baseUrl: string) {
           in: 'header',
           name: 'X-Observatory-Signature',
           description: '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" under the tenant signing secret>`, with `X-Observatory-Tenant: <slug>`.',
+        },
+        signedUrlExpires: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'expires',
+          description: 'A signed link\'s expiry in Unix seconds; the link is refused (401 `expired-url`) after it. Links are made by the service (evidence bundles), never by clients.',
+        },
+        signedUrlSignature: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'signature',
+          description: 'A signed link\'s signature: hex HMAC-SHA256 of `<path>\\n<expires>` under a key of the deployment; any change to the path, `expires` or `signature` is refused (401 `bad-signature`).',
         },
       },
     },

@@ -28,8 +28,14 @@ export { isScope, type Scope, SCOPES } from './scopes.ts';
  * - `tenant-signature`: an HMAC over the raw body, checked by the endpoint's `verifyCaller`;
  * - `agent-key`: the public agent API: anonymous, or an agent API key (`Authorization: Bearer` or
  *   `X-API-Key`) that raises the rate limit; checked, with the rate limit, by `verifyCaller`.
+ * - `signed-url`: the link is the credential: `expires` and `signature` in the query, an HMAC over
+ *   the path and the expiry (platform/http/signed-url.ts), checked by `verifyCaller`. Whoever holds
+ *   the link may use it until it expires; a bearer token or session on the request is ignored.
  */
-export type AuthMode = 'session-or-bearer' | 'none' | 'metrics' | 'tenant-signature' | 'agent-key';
+export type AuthMode = 'session-or-bearer' | 'none' | 'metrics' | 'tenant-signature' | 'agent-key' | 'signed-url';
+
+/** The modes whose caller the server does not check itself: the endpoint's `verifyCaller` does. */
+export const CHECKED_BY_ENDPOINT: ReadonlySet<AuthMode> = new Set(['tenant-signature', 'agent-key', 'signed-url']);
 
 /** Who is calling. Every session and token belongs to a user. */
 export interface Principal {
@@ -109,8 +115,8 @@ export interface EndpointDefinition<
    */
   refusedStatus?: number;
   /**
-   * For `tenant-signature` and `agent-key`: checks the caller once the raw body is read and before
-   * it is validated, so an unsigned (or rate-limited) request is refused whatever its body.
+   * For `tenant-signature`, `agent-key` and `signed-url`: checks the caller once the raw body is read
+   * and before it is validated, so an unsigned (or rate-limited) request is refused whatever its body.
    */
   verifyCaller?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   /** Runs after the response is sent, whatever its status (e.g. to sample ingest outcomes). */
@@ -266,7 +272,7 @@ export function toFastifyPath(path: string): string {
 
 /**
  * Throws when two entries share an id or a (method, path), or when an endpoint whose caller is
- * authenticated by a signature or an agent API key names no check that does it (the server does
+ * authenticated by a signature, a signed link or an agent API key names no check that does it (the server does
  * not check those modes itself, so such an endpoint would be open to anyone). Run once when the
  * app is built, so a bad registry stops start-up.
  */
@@ -274,7 +280,7 @@ export function assertRegistryConsistent(endpoints: readonly Endpoint[]): void {
   const ids = new Set<string>();
   const routes = new Set<string>();
   for (const e of endpoints) {
-    if ((e.auth === 'tenant-signature' || e.auth === 'agent-key') && e.verifyCaller === null) {
+    if (CHECKED_BY_ENDPOINT.has(e.auth) && e.verifyCaller === null) {
       throw new Error(`endpoint ${e.id} (auth ${e.auth}) names no verifyCaller: nothing would authenticate its caller`);
     }
     if (e.bridge && (e.auth !== 'session-or-bearer' || e.scope === null)) {

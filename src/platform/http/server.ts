@@ -272,7 +272,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
         if (endpoint.schemaId !== null) {
           return { schema: endpoint.schemaId, generatedAt: clock.now().toISOString(), ...(result as object) };
         }
-        void reply.type(endpoint.contentType);
+        // A raw endpoint answering in several media types (registry `alsoServedAs`) sets its own.
+        if (!reply.hasHeader('content-type')) void reply.type(endpoint.contentType);
         return result;
       },
     });

@@ -152,7 +152,10 @@ export const PREDICATES = {
     evidencePath: '{v1}/honeypot/ops/audit',
     observed: TokenIdle,
     evaluate(o) {
-      if (o.idleCount === 0) return { outcome: 'pass', summary: `All ${plural(o.liveTokens, 'live token')} were used (or created) in the last ${o.maxIdleDays} days.` };
+      if (o.idleCount === 0) {
+        const subject = o.liveTokens === 0 ? 'No token is live' : o.liveTokens === 1 ? 'The one live token was' : `All ${o.liveTokens} live tokens were`;
+        return { outcome: 'pass', summary: o.liveTokens === 0 ? `${subject}.` : `${subject} used (or created) in the last ${o.maxIdleDays} days.` };
+      }
       const names = o.idle.map((t) => `${t.prefix} "${t.name}"`);
       return {
         outcome: 'fail',
@@ -208,7 +211,7 @@ export const PREDICATES = {
       if (o.inUse === 0) {
         return { outcome: 'manual-review', summary: 'No subprocessor is registered: register those the service uses (POST {v1}/compliance/subprocessors), or confirm it uses none.' };
       }
-      if (o.unreviewedCount === 0) return { outcome: 'pass', summary: `All ${plural(o.inUse, 'subprocessor')} in use were reviewed in the last ${o.maxAgeDays} days.` };
+      if (o.unreviewedCount === 0) return { outcome: 'pass', summary: `${o.inUse === 1 ? 'The one subprocessor in use was' : `All ${o.inUse} subprocessors in use were`} reviewed in the last ${o.maxAgeDays} days.` };
       const names = o.unreviewed.map((s) => (s.lastReviewedAt === null ? `${s.name} (never)` : `${s.name} (${s.lastReviewedAt.slice(0, 10)})`));
       return { outcome: 'fail', summary: `${plural(o.unreviewedCount, 'subprocessor')} of ${o.inUse} not reviewed in the last ${o.maxAgeDays} days: ${listed(names, o.unreviewedCount)}.` };
     },
@@ -237,7 +240,7 @@ export const PREDICATES = {
     evaluate(o) {
       if (o.toolsetsWithKeys === 0) return { outcome: 'n/a', summary: 'Not applicable: no toolset has an active signing key.' };
       if (o.requireSignedGlobally) return { outcome: 'pass', summary: 'OBSERVATORY_REQUIRE_SIGNED_EVENTS=1: unsigned events of every toolset are refused.' };
-      if (o.admittingUnsigned === 0) return { outcome: 'pass', summary: `All ${plural(o.toolsetsWithKeys, 'toolset')} with signing keys refuse unsigned events.` };
+      if (o.admittingUnsigned === 0) return { outcome: 'pass', summary: `${o.toolsetsWithKeys === 1 ? 'The one toolset with a signing key refuses' : `All ${o.toolsetsWithKeys} toolsets with signing keys refuse`} unsigned events.` };
       return {
         outcome: 'fail',
         summary: `${plural(o.admittingUnsigned, 'toolset')} with a signing key still admit unsigned events in compatibility mode: ${listed(o.admittingUnsignedListed, o.admittingUnsigned)}. Set their policy to require signed events.`,

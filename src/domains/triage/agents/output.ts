@@ -15,7 +15,7 @@ export const MAX_CLAIMS = 20;
 export const MAX_CLAIM_EVENT_IDS = 20;
 
 /** The longest text of each kind an agent may write (the schemas' bounds, which what the checks keep must stay within). */
-export const TEXT_MAX = { title: 200, summary: 2000, name: 120, bullet: 300, rationale: 1000, claim: 1000 } as const;
+export const TEXT_MAX = { title: 200, summary: 2000, name: 120, bullet: 300, rationale: 1000, claim: 1000, paragraph: 4000 } as const;
 
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
 const EventIds = (max: number) => Type.Array(Type.String({ maxLength: 64 }), { maxItems: max });
@@ -140,4 +140,19 @@ export function parseDraft(text: string): { ok: true; value: PostmortemDraftOutp
     return { ok: false, reason: `malformed-output: the answer is not JSON (${(error as Error).message.slice(0, 120)})` };
   }
   return Value.Check(PostmortemDraftSchema, json) ? { ok: true, value: json } : { ok: false, reason: violation(PostmortemDraftSchema, json) };
+}
+
+/** The compliance narrator's answer: `{"paragraph": "..."}`. */
+export const NarrationSchema = Type.Object({ paragraph: Text(TEXT_MAX.paragraph) }, { additionalProperties: false });
+export type NarrationOutput = Static<typeof NarrationSchema>;
+
+/** Reads a compliance narrator's text: the paragraph, or why it was refused. */
+export function parseNarration(text: string): { ok: true; value: NarrationOutput } | { ok: false; reason: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, reason: `malformed-output: the answer is not JSON (${(error as Error).message.slice(0, 120)})` };
+  }
+  return Value.Check(NarrationSchema, json) ? { ok: true, value: json } : { ok: false, reason: violation(NarrationSchema, json) };
 }

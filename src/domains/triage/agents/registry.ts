@@ -1,4 +1,5 @@
 import { sha256Hex } from '../../../platform/crypto.ts';
+import { COMPLIANCE_NARRATOR_VERSIONS, narrateCompliance } from './compliance-narrator.ts';
 import { classifyIncidents, INCIDENT_CLASSIFIER_VERSIONS } from './incident-classifier.ts';
 import { INVESTIGATION_PROPOSER_VERSIONS, proposeInvestigations } from './investigation-proposer.ts';
 import { POSTMORTEM_WRITER_VERSIONS, writePostmortem } from './postmortem-writer.ts';
@@ -23,13 +24,14 @@ export const AGENTS = {
   'investigation-proposer': { safety: false, versions: INVESTIGATION_PROPOSER_VERSIONS, builtin: proposeInvestigations },
   'rule-proposer': { safety: false, versions: RULE_PROPOSER_VERSIONS, builtin: proposeRules },
   'postmortem-writer': { safety: false, versions: POSTMORTEM_WRITER_VERSIONS, builtin: writePostmortem },
+  'compliance-narrator': { safety: false, versions: COMPLIANCE_NARRATOR_VERSIONS, builtin: narrateCompliance },
 } as const;
 
 export type AgentName = keyof typeof AGENTS;
 export const AGENT_NAMES = Object.keys(AGENTS) as AgentName[];
 
 /** The agents the budget defers when a bucket is spent (spec A "Triage budget"); the classifier always runs. */
-export const DEFERRABLE_AGENTS = ['rule-proposer', 'investigation-proposer', 'forecaster', 'postmortem-writer'] as const;
+export const DEFERRABLE_AGENTS = ['rule-proposer', 'investigation-proposer', 'forecaster', 'postmortem-writer', 'compliance-narrator'] as const;
 export type DeferrableAgent = (typeof DEFERRABLE_AGENTS)[number];
 
 export const isAgentName = (value: string): value is AgentName => Object.hasOwn(AGENTS, value);

@@ -215,3 +215,42 @@ export interface PostmortemSnapshot {
 
 /** The toolset name triage gives honeypot facts (honeypot events belong to no toolset of the empire). */
 export const HONEYPOT_TOOLSET = 'honeypot';
+
+export type ComplianceOutcome = 'pass' | 'fail' | 'manual-review' | 'n/a';
+
+/** One control of a framework in the compliance narrator's input. */
+export interface NarratorControl {
+  controlId: string;
+  title: string;
+  severity: IncidentSeverity;
+  /** The latest outcome in force; null before the control's first evaluation. */
+  outcome: ComplianceOutcome | null;
+  /** The latest evaluation's summary; null before the first. */
+  summary: string | null;
+  /** Whether that outcome is an operator's override rather than the job's evaluation. */
+  override: boolean;
+}
+
+/** The compliance narrator's input: each framework's posture and every control's latest outcome. */
+export interface ComplianceSnapshot {
+  frameworks: {
+    framework: string;
+    title: string;
+    version: string;
+    totalControls: number;
+    passing: number;
+    failing: number;
+    manualReview: number;
+    nA: number;
+    asOf: string | null;
+    badge: string;
+    ratePct: number | null;
+    /** In the framework's own order. */
+    controls: NarratorControl[];
+  }[];
+}
+
+/** What the compliance narrator answers: one paragraph of plain text. */
+export interface Narration {
+  paragraph: string;
+}

@@ -178,7 +178,7 @@ describe('deferral and assertRuns', () => {
     // Every other agent (and the forecaster) is deferred.
     for (const agent of AGENT_NAMES.filter((a) => a !== 'incident-classifier')) expect(await s.deferral(agent, '*', NOW), agent).not.toBeNull();
     expect(await s.deferral('forecaster', '*', NOW)).not.toBeNull();
-    expect([...DEFERRABLE_AGENTS].sort()).toEqual(['forecaster', 'investigation-proposer', 'postmortem-writer', 'rule-proposer']);
+    expect([...DEFERRABLE_AGENTS].sort()).toEqual(['compliance-narrator', 'forecaster', 'investigation-proposer', 'postmortem-writer', 'rule-proposer']);
   });
 
   it('lets every agent run while no bucket is degraded', async () => {

@@ -241,6 +241,7 @@ describe('watch()', () => {
       'investigation-proposer': 0.3,
       'rule-proposer': 0,
       'postmortem-writer': null,
+      'compliance-narrator': null,
     });
   });
 
@@ -341,6 +342,7 @@ describe('metrics()', () => {
   it('lists every agent\'s active version, with nulls where nothing was decided', async () => {
     const m = await service().metrics();
     expect(m.agents.map((a) => a.agentVersion)).toEqual([
+      'compliance-narrator@1.0.0',
       'incident-classifier@1.1.0',
       'investigation-proposer@1.1.0',
       'postmortem-writer@1.1.0',
