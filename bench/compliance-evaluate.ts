@@ -27,7 +27,9 @@ import { type BenchContext, defineScenario, type Scenario } from './scenarios.ts
  * record. Measured: the wall time of the call (the target's figure) and the run's own `durationMs`
  * (the job alone). The median of EVALUATE_RUNS calls after EVALUATE_WARMUP unmeasured ones, then the
  * median of POSTURE_RUNS posture reads after POSTURE_WARMUP unmeasured ones, at each size, one call
- * at a time (the unmeasured calls keep a cold start from inflating the empty size's figure).
+ * at a time. The unmeasured calls matter: the empty size runs first, and with 3 of them its median
+ * still fell run after run (code and connections warming), which made the seeded size look faster
+ * than the empty one; with 10 the two agree when the seeded rows are few.
  *
  * Run it on its own (`BENCH_ONLY=compliance-evaluate`): the "almost empty" size is whatever the
  * database holds when the scenario starts (the admin token, its audit facts), so after other
@@ -56,10 +58,10 @@ import { type BenchContext, defineScenario, type Scenario } from './scenarios.ts
 const HONEYPOT_EVENTS = 1_000_000;
 const AUDIT_FACTS = 100_000;
 const EVALUATION_ROWS = 50_000;
-const EVALUATE_WARMUP = 3;
-const EVALUATE_RUNS = 15;
+const EVALUATE_WARMUP = 10;
+const EVALUATE_RUNS = 21;
 const POSTURE_RUNS = 31;
-const POSTURE_WARMUP = 5;
+const POSTURE_WARMUP = 10;
 const TARGET_RATIO = 2;
 const JOB = 'compliance-evaluate';
 const EVALUATE_PATH = `${V1}/ops/jobs/${JOB}/run`;
