@@ -16,6 +16,7 @@ import { eventCount, rebuildRollups, seedHoneypotEvents } from './honeypot-seed.
 import { backupVerifyScenario } from './backups.ts';
 import { analyticsQueryScenarios } from './analytics-query.ts';
 import { costRollupScenarios } from './cost-rollup.ts';
+import { complianceEvaluateScenario } from './compliance-evaluate.ts';
 import { auditScenarios } from './audit.ts';
 import { graphMaterialiseScenarios } from './graph-materialise.ts';
 import { graphQueryScenarios } from './graph-query.ts';
@@ -454,3 +455,8 @@ scenarios.push(...costRollupScenarios);
 // Analytics warehouse: the 90-day query over the rollups of 10k and of 1M honeypot events
 // (docs/analytics-performance.md; bench/analytics-query.ts).
 scenarios.push(...analyticsQueryScenarios);
+
+// Compliance: one compliance-evaluate job run and the posture read on an almost empty database and
+// with 1M honeypot events, 100k audit facts and 50k evaluations stored (target: each ≤ 2× its empty
+// time; docs/performance.md, "Compliance evaluation"; bench/compliance-evaluate.ts).
+scenarios.push(complianceEvaluateScenario);
