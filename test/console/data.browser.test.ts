@@ -85,7 +85,8 @@ describe.skipIf(skip)('analytics and cost pages', () => {
     await page.waitForURL(/metric=cost\.spend/);
     await page.waitForFunction(() => document.querySelectorAll('[aria-busy="true"]').length === 0);
     const spend = page.locator('section.panel', { has: page.getByRole('heading', { name: 'Cost per day' }) });
-    await expect(spend.locator('.kpi .value').first().innerText()).resolves.toBe('$16.248878');
+    // The previous metric's figures stay on screen until the new answer arrives: wait for it, not for the first paint.
+    await expect.poll(() => spend.locator('.kpi .value').first().innerText(), { timeout: 15_000 }).toBe('$16.248878');
 
     // The cohort: the page shows what the API answers for the same range, and it is not empty.
     const cohort = page.locator('section.panel', { has: page.getByRole('heading', { name: 'Cohort retention' }) });
