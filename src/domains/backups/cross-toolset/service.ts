@@ -8,7 +8,7 @@ import { assertSpansNoToolset, assertToolsetInReach, toolsetReach } from '../../
 import { type Principal, V1 } from '../../../platform/http/registry.ts';
 import { checkOutboundUrl, type OutboundPolicy, type Resolver } from '../../../platform/outbound/safe-fetch.ts';
 import type { RestoreRehearsal } from '../drills/service.ts';
-import { type BridgeAnswer, bridgePost } from './bridge-client.ts';
+import { type BridgeAnswer, bridgePost } from '../../../platform/bridge/client.ts';
 import { type PeerReason, PEER_REASONS, reasonText, type RowOutcome } from './reasons.ts';
 import * as repo from './repository.ts';
 import type { StoredCheck } from './schema.ts';

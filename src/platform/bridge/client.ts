@@ -1,8 +1,8 @@
-import { BRIDGE_HEADER } from '../../../platform/http/auth.ts';
-import { OutboundFailed, OutboundRefused, type OutboundPolicy, type Resolver, safePost } from '../../../platform/outbound/safe-fetch.ts';
+import { BRIDGE_HEADER } from '../http/auth.ts';
+import { OutboundFailed, OutboundRefused, type OutboundPolicy, type Resolver, safePost } from '../outbound/safe-fetch.ts';
 
 /**
- * One bridge call to a peer's verify endpoint (spec D7): a JSON POST carrying the shared bridge
+ * One bridge call to a peer deployment (spec D7): a JSON POST carrying the shared bridge
  * token in `X-Observatory-Bridge`, whose answer is read back (at most MAX_ANSWER_BYTES).
  *
  * It is `safePost` of platform/outbound/safe-fetch.ts, with every guard that has:
