@@ -6,6 +6,7 @@ import { createComplianceDomain } from './domains/compliance/wiring.ts';
 import { createAnalyticsDomain } from './domains/analytics/wiring.ts';
 import { createCostDomain } from './domains/cost/wiring.ts';
 import { createEmpireDomain, type EmpireDomain } from './domains/empire/wiring.ts';
+import { createFederationDomain, type FederationDomain } from './domains/federation/wiring.ts';
 import { createGraphDomain, type GraphDomain } from './domains/graph/wiring.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
 import { createTriageDomain, type TriageDomain } from './domains/triage/wiring.ts';
@@ -48,6 +49,8 @@ export interface App {
   empire: EmpireDomain;
   graph: GraphDomain;
   triage: TriageDomain;
+  /** Regions, digests and the bridge fan-out (docs/federation.md); `federation.reads` is what other domains use. */
+  federation: FederationDomain;
   /** The per-address limit on failed authentication; null when turned off. */
   authFailures: AuthFailureLimiter | null;
   endpoints: readonly Endpoint[];
@@ -101,6 +104,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     const graph = createGraphDomain({ db: database.db, clock, audit, log: logger, vendors: () => honeypot.registry.current.vendors });
     // The forecaster's scheduled runs wait while the triage budget is spent (spec A "Triage budget"); triage is built on the empire, hence the late binding.
     let triage: TriageDomain | null = null;
+    // GET overview?federated=1 answers the federation's merged overview; federation is built on the empire, hence the late binding.
+    let federation: FederationDomain | null = null;
     const empire = createEmpireDomain({
       db: database.db,
       clock,
@@ -114,6 +119,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         const deferred = await triage?.budget.deferral('forecaster', '*', now);
         return deferred ? `the ${deferred.bucket.month} model budget of bucket ${deferred.bucket.toolset} is spent or degraded` : null;
       },
+      federatedOverview: (caller) => federation!.overview.federated(caller),
     });
     triage = createTriageDomain({ db: database.db, clock, audit, config, log: logger, empire });
     const cost = createCostDomain({ db: database.db, clock, audit, outbound, config });
@@ -130,6 +136,21 @@ export async function createApp(options: AppOptions): Promise<App> {
       evidenceLinkKey: honeypot.derivedKey('compliance-evidence-links'),
       inputs: { identity, backups, costBudgets: cost.budgets, provenance: empire.provenance, triageProposals: triage.proposals },
       triage,
+    });
+    // After graph and compliance: the local digest tuple reads the graph's latest digest and the controls' outcomes in force.
+    federation = createFederationDomain({
+      db: database.db,
+      clock,
+      audit,
+      config,
+      log: logger,
+      graph: graph.materialiser,
+      compliance: compliance.reads,
+      dashboards: empire.dashboards,
+      figures: {
+        ingest24h: () => empire.slo.overall('24h'),
+        rollupLagsSec: async () => [await honeypot.dashboard.rollupLagSec(), await analytics.rollup.lagSec(clock.now())],
+      },
     });
     // The fleet gauges of /metrics: facts of the shared database, read at scrape time (platform/metrics.ts).
     metrics.useFleetReadings(async () => ({
@@ -169,6 +190,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...backups.endpoints(),
       ...auditChain.endpoints(),
       ...compliance.endpoints(),
+      ...federation.endpoints(),
     ];
     const authFailures =
       config.authFailuresPerMinute > 0
@@ -204,6 +226,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       empire,
       graph,
       triage,
+      federation,
       authFailures,
       endpoints,
       async close() {

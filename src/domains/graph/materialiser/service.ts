@@ -404,6 +404,13 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
     return new Map((await lags(clock.now())).map((l) => [l.kind, l.lagSec]));
   }
 
+  /** The latest completed materialisation's id, stored digest and end (the federation's graph digest); null before the first. */
+  async function latestDigest(): Promise<{ materialisationId: string; digest: string; finishedAt: string } | null> {
+    const run = await repo.lastOkRun(db);
+    if (run === null || run.digest === null) return null;
+    return { materialisationId: run.id, digest: run.digest, finishedAt: (run.finishedAt ?? run.startedAt).toISOString() };
+  }
+
   async function slo() {
     const now = clock.now();
     const [all, counts] = await Promise.all([lags(now), repo.countsByKind(db)]);
@@ -492,6 +499,7 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
     slo,
     replay,
     lagSec,
+    latestDigest,
     freshness,
     lagByKind,
     endpoints: (): Endpoint[] => graphMaterialiserEndpoints({ status, slo, replay }),
