@@ -22,6 +22,7 @@ export function federatedOverviewEndpoints(overview: FederatedOverviewService): 
       tag: FEDERATION_TAG,
       kind: 'read',
       uiPath: OVERVIEW_UI_PATH,
+      sameAnswerAs: { method: 'GET', path: `${V1}/empire/overview`, query: { federated: '1' } },
       response: {
         schemaId: 'svc-empire-federated-overview.v1',
         fields: {
