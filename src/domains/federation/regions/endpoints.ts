@@ -93,7 +93,7 @@ export function regionEndpoints(regions: RegionService): Endpoint[] {
         'Upserts a region by `key`. `baseUrl` must be an origin (scheme, host, port; no path, query or fragment). For any region but this deployment\'s own it must also be an origin the bridge token may go to: ' +
         'its host in OBSERVATORY_BRIDGE_PEER_HOSTS, https unless OBSERVATORY_ALLOW_PRIVATE_OUTBOUND, an allowed port and a public address (400 `outbound-refused` otherwise). ' +
         `Fields left out keep their stored value (new rows: \`displayName\` the key, latency tier ${DEFAULT_LATENCY_TIER_SEC} s, \`active\`, not primary). \`isPrimary\` true moves the primary flag to this row (at most one primary). ` +
-        `At most ${MAX_REGIONS} regions (409 \`conflict\` for a new key beyond). Audited as \`federation.region-upsert\`.`,
+        `At most ${MAX_REGIONS} regions (409 \`limit-reached\` for a new key beyond). Audited as \`federation.region-upsert\`.`,
       method: 'POST',
       path: `${V1}/empire/regions`,
       auth: 'session-or-bearer',

@@ -2,7 +2,7 @@ import { type AuditLog, actorOf, type CallContext } from '../../../platform/audi
 import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/db/client.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
-import { badRequest, conflict } from '../../../platform/errors.ts';
+import { badRequest, ServiceError } from '../../../platform/errors.ts';
 import { type BridgePeer, FANOUT_REASONS, type FanOutPolicy, peerOriginProblem } from '../../../platform/bridge/fanout.ts';
 import * as repo from './repository.ts';
 
@@ -150,7 +150,7 @@ export function createRegionService(deps: {
       await repo.lockRegistry(tx);
       const before = await repo.regionByKey(tx, input.key);
       if (before === null && (await repo.countRegions(tx)) >= MAX_REGIONS) {
-        throw conflict(`The registry holds ${MAX_REGIONS} regions, its maximum: retire and reuse a key, or update an existing one.`);
+        throw new ServiceError(409, 'limit-reached', `The registry holds ${MAX_REGIONS} regions, its maximum: retire and reuse a key, or update an existing one.`);
       }
       const row: repo.RegionRow = {
         key: input.key,
