@@ -87,6 +87,16 @@ export function peerOriginProblem(baseUrl: string, policy: Pick<FanOutPolicy, 'p
   return null;
 }
 
+/**
+ * Resolves once the event loop has turned twice: the fan-out's first calls have connected (on
+ * loopback and nearby peers) and written their requests. A caller that computes its own answer in
+ * this thread while the peers compute theirs (the embedded database runs its queries on this
+ * thread) awaits it first, so the peers start at once rather than after that work.
+ */
+export function afterDispatch(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+}
+
 /** The reason a bridge answer earns when it is not a readable 200; null when it is one. */
 export function answerProblem(reply: BridgeAnswer): FanOutReason | null {
   if (!reply.ok) return reply.failure === 'outbound-refused' ? 'outbound-refused' : reply.failure;

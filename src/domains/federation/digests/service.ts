@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { type FailedPeer, fanOut, type FanOutPolicy } from '../../../platform/bridge/fanout.ts';
+import { afterDispatch, type FailedPeer, fanOut, type FanOutPolicy } from '../../../platform/bridge/fanout.ts';
 import type { Db } from '../../../platform/db/client.ts';
 import { V1 } from '../../../platform/http/registry.ts';
 import type { DigestTuple, RegionDigestFanOut } from '../index.ts';
@@ -73,10 +73,10 @@ export function createDigestService(deps: {
   /** Every active region's tuple (this deployment's in-process, the peers' through the bridge, in parallel). */
   async function fanOutDigest(): Promise<Omit<RegionDigestFanOut, 'failed'> & { failed: FailedPeer[]; own: DigestTuple }> {
     const { peers } = await regions.fanOutTargets();
-    const [own, asked] = await Promise.all([
-      local(),
-      fanOut(peers, { path: REGION_DIGEST_PATH, policy, log, what: 'region-digest', read: (json, peer) => readTupleAnswer(json, peer.region) }),
-    ]);
+    // The peers first: they compute in parallel while this deployment computes its own tuple.
+    const asking = fanOut(peers, { path: REGION_DIGEST_PATH, policy, log, what: 'region-digest', read: (json, peer) => readTupleAnswer(json, peer.region) });
+    if (peers.length > 0) await afterDispatch();
+    const [own, asked] = await Promise.all([local(), asking]);
     const tuples = normalisedTuples([own.tuple, ...asked.answered.map((a) => a.value)]);
     return {
       own: own.tuple,

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { fanOut, type FanOutPolicy } from '../../../platform/bridge/fanout.ts';
+import { afterDispatch, fanOut, type FanOutPolicy } from '../../../platform/bridge/fanout.ts';
 import { type ToolsetCaller, toolsetReach } from '../../../platform/http/auth.ts';
 import { V1 } from '../../../platform/http/registry.ts';
 import type { DashboardService } from '../../empire/dashboard.ts';
@@ -20,10 +20,9 @@ export function createFederatedOverviewService(deps: { regions: RegionService; d
      */
     async federated(caller: ToolsetCaller) {
       const { peers } = await regions.fanOutTargets();
-      const [own, asked] = await Promise.all([
-        dashboards.overview(null),
-        fanOut(peers, { path: OVERVIEW_PATH, policy, log, what: 'overview', read: readOverviewAnswer, maxAnswerBytes: OVERVIEW_ANSWER_MAX_BYTES }),
-      ]);
+      const asking = fanOut(peers, { path: OVERVIEW_PATH, policy, log, what: 'overview', read: readOverviewAnswer, maxAnswerBytes: OVERVIEW_ANSWER_MAX_BYTES });
+      if (peers.length > 0) await afterDispatch();
+      const [own, asked] = await Promise.all([dashboards.overview(null), asking]);
       const answered = [...asked.answered].sort((a, b) => (a.region < b.region ? -1 : 1));
       const merged = mergeOverviews([{ region: regions.currentRegion, toolsets: own.toolsets }, ...answered.map((a) => ({ region: a.region, toolsets: a.value }))]);
       const reach = toolsetReach(caller);

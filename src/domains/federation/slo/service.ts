@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { fanOut, type FanOutPolicy, type FailedPeer } from '../../../platform/bridge/fanout.ts';
+import { afterDispatch, fanOut, type FanOutPolicy, type FailedPeer } from '../../../platform/bridge/fanout.ts';
 import { V1 } from '../../../platform/http/registry.ts';
 import type { Badge } from '../../empire/slo.ts';
 import type { DigestService } from '../digests/service.ts';
@@ -101,10 +101,9 @@ export function createRegionSloService(deps: { regions: RegionService; digests: 
    */
   async function federatedRows(): Promise<{ rows: RegionSloRow[]; failed: FailedPeer[] }> {
     const { self, peers } = await regions.fanOutTargets();
-    const [measured, asked] = await Promise.all([
-      measureLocal(),
-      fanOut(peers, { path: REGION_SLO_LOCAL_PATH, policy, log, what: 'region-slo', read: (json, peer) => readSloAnswer(json, peer.region) }),
-    ]);
+    const asking = fanOut(peers, { path: REGION_SLO_LOCAL_PATH, policy, log, what: 'region-slo', read: (json, peer) => readSloAnswer(json, peer.region) });
+    if (peers.length > 0) await afterDispatch();
+    const [measured, asked] = await Promise.all([measureLocal(), asking]);
     const views = new Map(peers.map((p) => [p.region, p.view]));
     const peerRows = asked.answered
       .map((a) => rowOf(views.get(a.region)!, a.value, a.value.migrationDigest === measured.migrationDigest ? 'matched' : 'drifted'))
