@@ -82,7 +82,7 @@ export const FederatedOverviewFields = {
     { description: 'Active regions that could not be asked or did not answer; reported, never thrown.' },
   ),
 };
-export const PerRegion = Type.Record(Type.String(), Count, { description: 'Region key → the toolset\'s events in the last 24 hours there (regions without any are left out).' });
+export const PerRegion = Type.Record(Type.String(), Count, { description: 'Region key → the toolset\'s events in the last 24 hours there (regions that do not list the toolset are left out).' });
 
 export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo: SloService; replay: ReplayService; federatedOverview?: FederatedOverviewProvider }): Endpoint[] {
   const { dashboards, slo, replay } = deps;
