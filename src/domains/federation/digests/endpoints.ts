@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { badRequest } from '../../../platform/errors.ts';
-import { defineEndpoint, type Endpoint, IsoDate, Nullable, V1 } from '../../../platform/http/registry.ts';
+import { defineEndpoint, EmptyBody, type Endpoint, IsoDate, Nullable, V1 } from '../../../platform/http/registry.ts';
 import {
   DigestTupleSchema,
   exampleFederationDigest,
@@ -83,6 +83,7 @@ export function digestEndpoints(digests: DigestService): Endpoint[] {
       kind: 'read',
       uiPath: REGIONS_UI_PATH,
       spansEveryToolset: SPANS,
+      body: EmptyBody,
       response: {
         schemaId: 'svc-empire-region-digest.v1',
         fields: {
