@@ -13,7 +13,8 @@ import {
  * What the predicates read from the live system, through the owning domains' services (wired in
  * ../wiring.ts). Every read is an index probe, a head or a count over a small table: an evaluation
  * costs the same on a database holding a million honeypot events as on an empty one (bench
- * `compliance-evaluate`).
+ * `compliance-evaluate`). The one exception is region parity: one fan-out to the active regions
+ * through the bridge, bounded by its timeout and concurrency (federation).
  */
 export interface ComplianceSources {
   adminTokenConfigured: boolean;

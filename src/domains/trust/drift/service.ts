@@ -106,8 +106,9 @@ const factPayload = (row: repo.DriftRow, action: string, notes: string | null = 
   ...(notes !== null ? { notes } : {}),
 });
 
-export function createDriftService(deps: { db: Db; clock: Clock; audit: AuditLog; detectors: () => readonly Detector[] }) {
+export function createDriftService(deps: { db: Db; clock: Clock; audit: AuditLog; detectors: () => readonly Detector[]; detectorTimeoutMs?: number }) {
   const { db, clock, audit } = deps;
+  const timeoutMs = deps.detectorTimeoutMs ?? DETECTOR_TIMEOUT_MS;
 
   /** Runs every detector (one after another, each bounded by DETECTOR_TIMEOUT_MS); a failure is reported and its kind left alone. */
   async function detect(now: Date, held: readonly repo.DriftRow[]) {
@@ -120,7 +121,7 @@ export function createDriftService(deps: { db: Db; clock: Clock; audit: AuditLog
         const found = await Promise.race([
           detector.scan({ now, held: mine }),
           new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`gave no answer within ${DETECTOR_TIMEOUT_MS / 1000} s`)), DETECTOR_TIMEOUT_MS);
+            timer = setTimeout(() => reject(new Error(`gave no answer within ${timeoutMs / 1000} s`)), timeoutMs);
           }),
         ]);
         // One breach per slot: the first wins.
