@@ -202,7 +202,8 @@ describe('refusals', () => {
     expect((await resolve(any!.id, { status: 'open' })).statusCode).toBe(400);
     expect((await ack(any!.id, { notes: 'x'.repeat(2001) })).statusCode).toBe(400);
     expect((await t.call({ method: 'POST', url: `${V1}/trust/drift`, payload: { action: 'close-all' } })).statusCode).toBe(400);
-    for (const query of [{ limit: '0' }, { limit: '501' }, { limit: 'ten' }, { sinceHours: '0' }, { sinceHours: '1.5' }, { status: 'closed' }, { kind: 'vibes' }]) {
+    const bad: Record<string, string>[] = [{ limit: '0' }, { limit: '501' }, { limit: 'ten' }, { sinceHours: '0' }, { sinceHours: '1.5' }, { status: 'closed' }, { kind: 'vibes' }];
+    for (const query of bad) {
       const res = await list(query);
       expect(res.statusCode, JSON.stringify(query)).toBe(400);
       expect(res.json().schema).toBe('svc-error.v1');

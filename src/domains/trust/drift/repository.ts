@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gte, inArray, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../../platform/db/client.ts';
 import { trustDriftEvents as d } from '../schema.ts';
 import { HELD_STATUSES } from './kinds.ts';
@@ -69,4 +69,22 @@ export async function heldOfSeverity(db: Db, severity: string, limit: number): P
 export async function countOpenedSince(db: Db, since: Date): Promise<number> {
   const [row] = await db.select({ n: count() }).from(d).where(gte(d.openedAt, since));
   return row?.n ?? 0;
+}
+
+/**
+ * Serialises the write step of drift scans across connections and instances. With it, a scan that
+ * re-reads the held slots under the lock never inserts into a slot another transaction is
+ * changing, so its inserts wait on nobody (no deadlock with an ack holding the chain head).
+ */
+export async function lockScan(tx: Db): Promise<void> {
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext('trust-drift-scan'))`);
+}
+
+/** The held (open or acknowledged) events whose sourceId is one of `sourceIds`: the caller matches kind and source. */
+export async function heldAmong(db: Db, sourceIds: readonly string[]): Promise<Pick<DriftRow, 'kind' | 'source' | 'sourceId'>[]> {
+  if (sourceIds.length === 0) return [];
+  return db
+    .select({ kind: d.kind, source: d.source, sourceId: d.sourceId })
+    .from(d)
+    .where(and(inArray(d.status, [...HELD_STATUSES]), inArray(d.sourceId, [...new Set(sourceIds)])));
 }

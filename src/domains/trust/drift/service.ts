@@ -151,10 +151,13 @@ export function createDriftService(deps: { db: Db; clock: Clock; audit: AuditLog
     const now = clock.now();
     const held = await repo.heldEvents(db, HELD_MAX);
     const { breaches, errors } = await detect(now, held);
-    const heldSlots = new Set(held.map(slotKey));
     const by = who(trigger);
     let alreadyOpen = 0;
     const opened = await withTransaction(db, async (tx) => {
+      // The slots held now (the detectors ran meanwhile), read under the scan lock.
+      await repo.lockScan(tx);
+      const found = [...breaches.values()].flat();
+      const heldSlots = new Set((await repo.heldAmong(tx, found.map((b) => b.sourceId))).map(slotKey));
       const rows: repo.DriftRow[] = [];
       for (const [kind, found] of breaches) {
         for (const breach of found) {
