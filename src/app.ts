@@ -9,6 +9,8 @@ import { createEmpireDomain, type EmpireDomain } from './domains/empire/wiring.t
 import { createGraphDomain, type GraphDomain } from './domains/graph/wiring.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
 import { createTriageDomain, type TriageDomain } from './domains/triage/wiring.ts';
+import type { FederationReads } from './domains/federation/index.ts';
+import { createTrustDomain, type TrustDomain } from './domains/trust/wiring.ts';
 import { identityEndpoints } from './domains/identity/endpoints.ts';
 import { identityJobs } from './domains/identity/jobs.ts';
 import { passkeyEndpoints } from './domains/identity/passkeys.endpoints.ts';
@@ -48,6 +50,7 @@ export interface App {
   empire: EmpireDomain;
   graph: GraphDomain;
   triage: TriageDomain;
+  trust: TrustDomain;
   /** The per-address limit on failed authentication; null when turned off. */
   authFailures: AuthFailureLimiter | null;
   endpoints: readonly Endpoint[];
@@ -121,6 +124,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     // One file store (platform/storage/files.ts) for backup snapshots and compliance evidence bundles.
     const files = createFileStores(config.backups, logger);
     const backups = createBackupsDomain({ database, clock, audit, config, log: logger, files });
+    // Compliance and trust read each other (the no-open-critical-drift control; the compliance-fail
+    // detector), and both read federation: late binding, as for triage above. Federation stays null
+    // until its domain is wired here.
+    let trust: TrustDomain | null = null;
+    const federation: FederationReads | null = null;
     const compliance = createComplianceDomain({
       db: database.db,
       clock,
@@ -128,9 +136,18 @@ export async function createApp(options: AppOptions): Promise<App> {
       config,
       files,
       evidenceLinkKey: honeypot.derivedKey('compliance-evidence-links'),
-      inputs: { identity, backups, costBudgets: cost.budgets, provenance: empire.provenance, triageProposals: triage.proposals },
+      inputs: {
+        identity,
+        backups,
+        costBudgets: cost.budgets,
+        provenance: empire.provenance,
+        triageProposals: triage.proposals,
+        trust: () => trust?.drift ?? null,
+        federation: () => federation,
+      },
       triage,
     });
+    trust = createTrustDomain({ db: database.db, clock, audit, inputs: { graph, empire, compliance, backups, federation: () => federation } });
     // The fleet gauges of /metrics: facts of the shared database, read at scrape time (platform/metrics.ts).
     metrics.useFleetReadings(async () => ({
       activeTarpits: await honeypot.ingest.countActiveTarpits(),
@@ -149,7 +166,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       // A tick runs due jobs in this order: outbound-dispatch comes after every job that enqueues
       // notifications (alert-evaluate, empire-alert-evaluate, cost-budget-evaluate), so a firing
       // is sent in the tick that raised it rather than a minute later.
-      jobs: [...identityJobs(identity), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs(), ...compliance.jobs(), ...outboundJobs(outbound)],
+      jobs: [...identityJobs(identity), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs(), ...compliance.jobs(), ...trust.jobs(), ...outboundJobs(outbound)],
     });
     const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
     const auditChain = createAuditChainDomain({ db: database.db, clock, audit, log: logger });
@@ -169,6 +186,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...backups.endpoints(),
       ...auditChain.endpoints(),
       ...compliance.endpoints(),
+      ...trust.endpoints(),
     ];
     const authFailures =
       config.authFailuresPerMinute > 0
@@ -204,6 +222,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       empire,
       graph,
       triage,
+      trust,
       authFailures,
       endpoints,
       async close() {

@@ -21,7 +21,7 @@ import { createEmpireIngest, type EmpireIngest } from './ingest.ts';
 import { createNoteService } from './notes.ts';
 import { empireInsightEndpoints } from './insights.endpoints.ts';
 import { empireReadEndpoints } from './reads.endpoints.ts';
-import { createReplayService } from './replay.ts';
+import { createReplayService, type ReplayService } from './replay.ts';
 import { createSloService } from './slo.ts';
 
 export interface EmpireDomain {
@@ -32,6 +32,8 @@ export interface EmpireDomain {
   alerts: EmpireAlertService;
   /** Empire incidents; triage opens one from an accepted proposal (`openWithin`). */
   incidents: IncidentService;
+  /** Replay of stored events; the drift inbox's replay-drift detector reads `mismatches`. */
+  replay: ReplayService;
   endpoints(): Endpoint[];
   jobs(): JobDefinition[];
   /** Writes buffered ingest samples; after HTTP has drained. */
@@ -72,6 +74,7 @@ export function createEmpireDomain(deps: {
     forecaster,
     alerts,
     incidents,
+    replay,
     jobs: () => [...empireJobs(forecaster, ingest, deps.forecastDeferral), ...empireAlertJobs(alerts)],
     endpoints: () => [
       ...empireIngestEndpoints({ ingest, clock: deps.clock }),
