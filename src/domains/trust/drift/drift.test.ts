@@ -23,7 +23,7 @@ const BRIDGE_TOKEN = 'bridge-token-for-drift-tests-0123456789abcdef';
 let t: TestApp;
 
 type Event = { id: string; kind: string; source: string; sourceId: string; severity: string; status: string; resolvedBy: string | null; resolutionNotes: string; acknowledgedAt: string | null; resolvedAt: string | null; payload: Record<string, unknown> };
-type Scan = { scannedAt: string; openedNow: Event[]; alreadyOpen: number; detectorErrors: { detector: string; error: string }[] };
+type Scan = { scannedAt: string; openedNow: Event[]; alreadyOpen: number; acceptedWontFix: number; detectorErrors: { detector: string; error: string }[] };
 
 const q = async <T = Record<string, unknown>>(query: ReturnType<typeof sql>) => rowsOf<T>(await t.app.database.db.execute(query));
 
@@ -171,6 +171,18 @@ describe('compliance-fail: the lifecycle of a slot', () => {
         expect(refused.json()).toMatchObject({ schema: 'svc-error.v1', reason: 'conflict' });
       }
     }
+    // wont-fix accepts the divergence: while it persists, scans open nothing for the slot.
+    const accepted = await opensNothingIn('compliance-fail', 'compliance-control', `soc2:${controlId}`);
+    expect(accepted.acceptedWontFix).toBeGreaterThanOrEqual(1);
+    await remediate();
+    await opensNothingIn('compliance-fail', 'compliance-control', `soc2:${controlId}`);
+    // Once it clears, the slot is free again: a return is news.
+    await override(controlId, 'pass');
+    const cleared = await remediate();
+    if (cleared.outcome === 'ok') expect(cleared.stats.clearedWontFix).toBeGreaterThanOrEqual(1);
+    const stamped = await q<{ cleared_at: Date | null }>(sql`SELECT cleared_at FROM trust_drift_events WHERE status = 'wont-fix' AND source_id = ${`soc2:${controlId}`}`);
+    expect(stamped.every((r) => r.cleared_at !== null)).toBe(true);
+    await override(controlId, 'fail');
     // An acknowledged event resolves too.
     const e = await opensOne('compliance-fail', 'compliance-control', `soc2:${controlId}`);
     expect((await ack(e.id)).statusCode).toBe(200);

@@ -100,7 +100,7 @@ export function driftEndpoints(drift: DriftService): Endpoint[] {
       title: 'Scan for drift now',
       description:
         'Runs the five detectors (graph-drift, replay-drift, region-parity, compliance-fail, integrity-mismatch; docs/federation.md) now, as the drift-auto-open job does every 5 minutes, and opens an event for each breach whose (kind, source, sourceId) slot holds no open and no acknowledged event: scanning an unchanged system opens nothing. ' +
-        '`openedNow` lists the events opened; `alreadyOpen` counts breaches whose slot was held; `detectorErrors` names each detector that could not tell (its kind is left alone). Opening is audited as `trust.drift-auto-open` and each event chained as a drift fact. A token bound to toolsets is refused (403).',
+        '`openedNow` lists the events opened; `alreadyOpen` counts breaches whose slot was held; `acceptedWontFix` counts breaches whose slot\'s latest event is wont-fix and has not been seen clear since (an accepted divergence reopens only after it cleared and returned); `detectorErrors` names each detector that could not tell (its kind is left alone). Opening is audited as `trust.drift-auto-open` and each event chained as a drift fact. A token bound to toolsets is refused (403).',
       method: 'POST',
       path: `${V1}/trust/drift`,
       auth: 'session-or-bearer',
@@ -118,6 +118,7 @@ export function driftEndpoints(drift: DriftService): Endpoint[] {
           scannedAt: IsoDate,
           openedNow: Type.Array(DriftEvent),
           alreadyOpen: Type.Integer({ minimum: 0 }),
+          acceptedWontFix: Type.Integer({ minimum: 0 }),
           detectorErrors: Type.Array(Type.Object({ detector: StringEnum(DRIFT_KINDS), error: Type.String() })),
         },
       },
@@ -127,6 +128,7 @@ export function driftEndpoints(drift: DriftService): Endpoint[] {
         scannedAt: '2026-11-28T07:00:00.000Z',
         openedNow: [exampleEvent],
         alreadyOpen: 2,
+        acceptedWontFix: 0,
         detectorErrors: [{ detector: 'region-parity', error: 'federation across regions is not part of this deployment, so region digests cannot be compared' }],
       },
       handler: async ({ principal, requestId }) => drift.autoOpen({ call: { principal: who(principal), requestId } }),

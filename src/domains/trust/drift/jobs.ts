@@ -18,7 +18,7 @@ export function driftJobs(drift: DriftService): JobDefinition[] {
         if (scan.detectorErrors.length > 0) {
           throw new Error(`opened ${scan.openedNow.length} drift event(s); detector(s) failed: ${scan.detectorErrors.map((e) => `${e.detector} (${e.error})`).join(', ')}`);
         }
-        return { openedNow: scan.openedNow.length, alreadyOpen: scan.alreadyOpen };
+        return { openedNow: scan.openedNow.length, alreadyOpen: scan.alreadyOpen, acceptedWontFix: scan.acceptedWontFix };
       },
     },
     {
@@ -31,7 +31,7 @@ export function driftJobs(drift: DriftService): JobDefinition[] {
         if (pass.detectorErrors.length > 0) {
           throw new Error(`auto-resolved ${pass.autoResolved.length} drift event(s); detector(s) failed, their kinds left alone: ${pass.detectorErrors.map((e) => `${e.detector} (${e.error})`).join(', ')}`);
         }
-        return { autoResolved: pass.autoResolved.length, stillBreaching: pass.stillBreaching };
+        return { autoResolved: pass.autoResolved.length, stillBreaching: pass.stillBreaching, clearedWontFix: pass.clearedWontFix };
       },
     },
   ];

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gte, inArray, type SQL, sql } from 'drizzle-orm';
+import { and, count, desc, eq, gte, inArray, isNull, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../../platform/db/client.ts';
 import { trustDriftEvents as d } from '../schema.ts';
 import { HELD_STATUSES } from './kinds.ts';
@@ -87,4 +87,38 @@ export async function heldAmong(db: Db, sourceIds: readonly string[]): Promise<P
     .select({ kind: d.kind, source: d.source, sourceId: d.sourceId })
     .from(d)
     .where(and(inArray(d.status, [...HELD_STATUSES]), inArray(d.sourceId, [...new Set(sourceIds)])));
+}
+
+/**
+ * The slots among `sourceIds` whose latest event is `wont-fix` and has not been seen clear since
+ * (slot_seq index): an accepted divergence that persists opens nothing.
+ */
+export async function acceptedAmong(db: Db, sourceIds: readonly string[]): Promise<Pick<DriftRow, 'kind' | 'source' | 'sourceId'>[]> {
+  if (sourceIds.length === 0) return [];
+  const latest = await db
+    .selectDistinctOn([d.kind, d.source, d.sourceId], { kind: d.kind, source: d.source, sourceId: d.sourceId, status: d.status, clearedAt: d.clearedAt })
+    .from(d)
+    .where(inArray(d.sourceId, [...new Set(sourceIds)]))
+    .orderBy(d.kind, d.source, d.sourceId, desc(d.seq));
+  return latest.filter((r) => r.status === 'wont-fix' && r.clearedAt === null).map(({ kind, source, sourceId }) => ({ kind, source, sourceId }));
+}
+
+/** `wont-fix` events that are still the latest of their slot and not seen clear, oldest first; at most `limit`. */
+export async function unclearedWontFix(db: Db, limit: number): Promise<DriftRow[]> {
+  return db
+    .select()
+    .from(d)
+    .where(
+      and(
+        eq(d.status, 'wont-fix'),
+        isNull(d.clearedAt),
+        sql`NOT EXISTS (SELECT 1 FROM ${d} AS later WHERE later.kind = ${d.kind} AND later.source = ${d.source} AND later.source_id = ${d.sourceId} AND later.seq > ${d.seq})`,
+      ),
+    )
+    .orderBy(d.seq)
+    .limit(limit);
+}
+
+export async function markCleared(tx: Db, id: string, at: Date): Promise<void> {
+  await tx.update(d).set({ clearedAt: at }).where(and(eq(d.id, id), isNull(d.clearedAt)));
 }

@@ -80,6 +80,8 @@ export interface ScanResult {
   scannedAt: string;
   openedNow: DriftEventView[];
   alreadyOpen: number;
+  /** Breaches whose slot's latest event is `wont-fix` and has not cleared since: an accepted divergence, nothing opened. */
+  acceptedWontFix: number;
   detectorErrors: DetectorError[];
 }
 
@@ -87,6 +89,8 @@ export interface RemediateResult {
   scannedAt: string;
   autoResolved: DriftEventView[];
   stillBreaching: number;
+  /** `wont-fix` events whose slot was found clear now: a returning breach opens a new event. */
+  clearedWontFix: number;
   detectorErrors: DetectorError[];
 }
 
@@ -111,7 +115,7 @@ export function createDriftService(deps: { db: Db; clock: Clock; audit: AuditLog
   const timeoutMs = deps.detectorTimeoutMs ?? DETECTOR_TIMEOUT_MS;
 
   /** Runs every detector (one after another, each bounded by DETECTOR_TIMEOUT_MS); a failure is reported and its kind left alone. */
-  async function detect(now: Date, held: readonly repo.DriftRow[]) {
+  async function detect(now: Date, held: readonly Pick<repo.DriftRow, 'kind' | 'source' | 'sourceId'>[]) {
     const breaches = new Map<DriftKind, Breach[]>();
     const errors: DetectorError[] = [];
     for (const detector of deps.detectors()) {
@@ -150,19 +154,27 @@ export function createDriftService(deps: { db: Db; clock: Clock; audit: AuditLog
   async function autoOpen(trigger: Trigger): Promise<ScanResult> {
     const now = clock.now();
     const held = await repo.heldEvents(db, HELD_MAX);
-    const { breaches, errors } = await detect(now, held);
+    const accepted = await repo.unclearedWontFix(db, HELD_MAX);
+    const { breaches, errors } = await detect(now, [...held, ...accepted]);
     const by = who(trigger);
     let alreadyOpen = 0;
+    let acceptedWontFix = 0;
     const opened = await withTransaction(db, async (tx) => {
       // The slots held now (the detectors ran meanwhile), read under the scan lock.
       await repo.lockScan(tx);
       const found = [...breaches.values()].flat();
-      const heldSlots = new Set((await repo.heldAmong(tx, found.map((b) => b.sourceId))).map(slotKey));
+      const sourceIds = found.map((b) => b.sourceId);
+      const heldSlots = new Set((await repo.heldAmong(tx, sourceIds)).map(slotKey));
+      const acceptedSlots = new Set((await repo.acceptedAmong(tx, sourceIds)).map(slotKey));
       const rows: repo.DriftRow[] = [];
       for (const [kind, found] of breaches) {
         for (const breach of found) {
           if (heldSlots.has(slotKey({ kind, ...breach }))) {
             alreadyOpen++;
+            continue;
+          }
+          if (acceptedSlots.has(slotKey({ kind, ...breach }))) {
+            acceptedWontFix++;
             continue;
           }
           const row = await repo.insertOpenIfAbsent(tx, {
@@ -179,6 +191,7 @@ export function createDriftService(deps: { db: Db; clock: Clock; audit: AuditLog
             resolvedBy: null,
             resolutionNotes: '',
             payload: breach.payload,
+            clearedAt: null,
           });
           if (row === null) {
             alreadyOpen++;
@@ -201,7 +214,7 @@ export function createDriftService(deps: { db: Db; clock: Clock; audit: AuditLog
       }
       return rows;
     });
-    return { scannedAt: now.toISOString(), openedNow: opened.map(toView), alreadyOpen, detectorErrors: errors };
+    return { scannedAt: now.toISOString(), openedNow: opened.map(toView), alreadyOpen, acceptedWontFix, detectorErrors: errors };
   }
 
   /**
@@ -211,9 +224,18 @@ export function createDriftService(deps: { db: Db; clock: Clock; audit: AuditLog
   async function remediate(): Promise<RemediateResult> {
     const now = clock.now();
     const held = await repo.heldEvents(db, HELD_MAX);
-    const { breaches, errors } = await detect(now, held);
+    const accepted = await repo.unclearedWontFix(db, HELD_MAX);
+    const { breaches, errors } = await detect(now, [...held, ...accepted]);
     const resolved: repo.DriftRow[] = [];
     let stillBreaching = 0;
+    let clearedWontFix = 0;
+    // An accepted divergence that has cleared frees its slot: if it returns, it is news again.
+    for (const event of accepted) {
+      const found = breaches.get(event.kind as DriftKind);
+      if (found === undefined || found.some((b) => b.source === event.source && b.sourceId === event.sourceId)) continue;
+      await withTransaction(db, (tx) => repo.markCleared(tx, event.id, now));
+      clearedWontFix++;
+    }
     for (const event of held) {
       const found = breaches.get(event.kind as DriftKind);
       if (found === undefined) continue; // the detector failed (or is unknown): nothing is known of this kind
@@ -239,7 +261,7 @@ export function createDriftService(deps: { db: Db; clock: Clock; audit: AuditLog
       });
       if (row !== null) resolved.push(row);
     }
-    return { scannedAt: now.toISOString(), autoResolved: resolved.map(toView), stillBreaching, detectorErrors: errors };
+    return { scannedAt: now.toISOString(), autoResolved: resolved.map(toView), stillBreaching, clearedWontFix, detectorErrors: errors };
   }
 
   function cleanNotes(notes: string | undefined): string {
