@@ -26,9 +26,11 @@ CREATE TABLE "trust_drift_events" (
 	"resolved_at" timestamp with time zone,
 	"resolved_by" text,
 	"resolution_notes" text DEFAULT '' NOT NULL,
-	"payload" jsonb NOT NULL
+	"payload" jsonb NOT NULL,
+	"cleared_at" timestamp with time zone
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX "trust_drift_events_open_slot_idx" ON "trust_drift_events" USING btree ("kind","source","source_id") WHERE "trust_drift_events"."status" = 'open';--> statement-breakpoint
 CREATE INDEX "trust_drift_events_status_seq_idx" ON "trust_drift_events" USING btree ("status","seq");--> statement-breakpoint
-CREATE INDEX "trust_drift_events_opened_idx" ON "trust_drift_events" USING btree ("opened_at");
+CREATE INDEX "trust_drift_events_opened_idx" ON "trust_drift_events" USING btree ("opened_at");--> statement-breakpoint
+CREATE INDEX "trust_drift_events_slot_seq_idx" ON "trust_drift_events" USING btree ("kind","source","source_id","seq");

@@ -10,6 +10,7 @@ import { createFederationDomain, type FederationDomain } from './domains/federat
 import { createGraphDomain, type GraphDomain } from './domains/graph/wiring.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
 import { createTriageDomain, type TriageDomain } from './domains/triage/wiring.ts';
+import { createTrustDomain, type TrustDomain } from './domains/trust/wiring.ts';
 import { identityEndpoints } from './domains/identity/endpoints.ts';
 import { identityJobs } from './domains/identity/jobs.ts';
 import { passkeyEndpoints } from './domains/identity/passkeys.endpoints.ts';
@@ -51,6 +52,7 @@ export interface App {
   triage: TriageDomain;
   /** Regions, digests and the bridge fan-out (docs/federation.md); `federation.reads` is what other domains use. */
   federation: FederationDomain;
+  trust: TrustDomain;
   /** The per-address limit on failed authentication; null when turned off. */
   authFailures: AuthFailureLimiter | null;
   endpoints: readonly Endpoint[];
@@ -127,6 +129,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     // One file store (platform/storage/files.ts) for backup snapshots and compliance evidence bundles.
     const files = createFileStores(config.backups, logger);
     const backups = createBackupsDomain({ database, clock, audit, config, log: logger, files });
+    // Compliance and trust read each other (the no-open-critical-drift control; the compliance-fail
+    // detector), and both read federation (built after compliance, below): late binding, as for triage above.
+    let trust: TrustDomain | null = null;
     const compliance = createComplianceDomain({
       db: database.db,
       clock,
@@ -134,7 +139,15 @@ export async function createApp(options: AppOptions): Promise<App> {
       config,
       files,
       evidenceLinkKey: honeypot.derivedKey('compliance-evidence-links'),
-      inputs: { identity, backups, costBudgets: cost.budgets, provenance: empire.provenance, triageProposals: triage.proposals },
+      inputs: {
+        identity,
+        backups,
+        costBudgets: cost.budgets,
+        provenance: empire.provenance,
+        triageProposals: triage.proposals,
+        trust: () => trust?.drift ?? null,
+        federation: () => federation?.reads ?? null,
+      },
       triage,
     });
     // After graph and compliance: the local digest tuple reads the graph's latest digest and the controls' outcomes in force.
@@ -152,6 +165,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         rollupLagsSec: async () => [await honeypot.dashboard.rollupLagSec(), await analytics.rollup.lagSec(clock.now())],
       },
     });
+    trust = createTrustDomain({ db: database.db, clock, audit, inputs: { graph, empire, compliance, backups, federation: () => federation?.reads ?? null } });
     // The fleet gauges of /metrics: facts of the shared database, read at scrape time (platform/metrics.ts).
     metrics.useFleetReadings(async () => ({
       activeTarpits: await honeypot.ingest.countActiveTarpits(),
@@ -170,7 +184,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       // A tick runs due jobs in this order: outbound-dispatch comes after every job that enqueues
       // notifications (alert-evaluate, empire-alert-evaluate, cost-budget-evaluate), so a firing
       // is sent in the tick that raised it rather than a minute later.
-      jobs: [...identityJobs(identity), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs(), ...compliance.jobs(), ...outboundJobs(outbound)],
+      jobs: [...identityJobs(identity), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs(), ...compliance.jobs(), ...trust.jobs(), ...outboundJobs(outbound)],
     });
     const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
     const auditChain = createAuditChainDomain({ db: database.db, clock, audit, log: logger });
@@ -191,6 +205,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...auditChain.endpoints(),
       ...compliance.endpoints(),
       ...federation.endpoints(),
+      ...trust.endpoints(),
     ];
     const authFailures =
       config.authFailuresPerMinute > 0
@@ -227,6 +242,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       graph,
       triage,
       federation,
+      trust,
       authFailures,
       endpoints,
       async close() {

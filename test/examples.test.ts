@@ -229,6 +229,18 @@ beforeAll(async () => {
     fixtureParams.replayGraphMaterialisation = { materialisationId: materialised.json().run.stats.materialisationId };
   }
 
+  // Two trust drift events, to acknowledge and to resolve: two controls overridden to fail, then a drift scan opens one event each.
+  for (const controlId of ['CC6.1', 'CC6.3']) {
+    const overridden = await t.call({ method: 'POST', url: `${V1}/compliance/override`, payload: { controlId, framework: 'soc2', outcome: 'fail', note: 'drift inbox fixture' } });
+    if (overridden.statusCode !== 200) throw new Error(`drift fixture override failed: ${overridden.statusCode} ${overridden.body}`);
+  }
+  const scanned = await t.call({ method: 'POST', url: `${V1}/trust/drift`, payload: { action: 'auto-open' } });
+  const driftEvents = scanned.statusCode === 200 ? (scanned.json().openedNow as { id: string; sourceId: string }[]) : [];
+  const driftOf = (sourceId: string) => driftEvents.find((e) => e.sourceId === sourceId)?.id;
+  if (driftOf('soc2:CC6.1') === undefined || driftOf('soc2:CC6.3') === undefined) throw new Error(`drift fixture scan failed: ${scanned.statusCode} ${scanned.body}`);
+  fixtureParams.acknowledgeTrustDrift = { id: driftOf('soc2:CC6.1')! };
+  fixtureParams.resolveTrustDrift = { id: driftOf('soc2:CC6.3')! };
+
   // A stored compliance evaluation to replay.
   const compliance = await t.call({ method: 'POST', url: `${V1}/ops/jobs/compliance-evaluate/run`, payload: {} });
   if (compliance.statusCode !== 200 || compliance.json().run.outcome !== 'ok') throw new Error(`compliance evaluation fixture failed: ${compliance.statusCode} ${compliance.body}`);

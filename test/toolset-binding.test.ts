@@ -246,6 +246,8 @@ beforeAll(async () => {
   const soc2 = await ok(await get('/compliance/frameworks/soc2'), 'compliance framework');
   complianceEvaluationId = (soc2.controls as { predicateKey: string; latestEvaluationId: string }[]).find((c) => c.predicateKey === 'signed-events-required')!.latestEvaluationId;
   expect(JSON.stringify(await ok(await get(`/compliance/replay/${complianceEvaluationId}`), 'compliance replay'))).toContain(OTHER);
+  // A drift scan: the failing signing control (and the graph's missing keys) open drift events naming the other toolset.
+  expect(JSON.stringify((await ok(await post('/trust/drift', { action: 'auto-open' }), 'drift scan')).openedNow)).toContain(OTHER);
   await ok(await t.call({ method: 'PUT', url: `${V1}/backups/toolsets/${OTHER}`, payload: { verifyUrl: `http://127.0.0.1:${deadPeer}${V1}/backups/bridge/verify`, database: 'observatory' } }), 'backup peer');
 
   // An audit fact about the other toolset (its backup peer, the last write).
@@ -489,6 +491,8 @@ const RECIPES: Record<string, Recipe> = {
   getComplianceFramework: { holds: 'toolset-data', probes: () => [{ params: { framework: 'soc2' }, expected: 'spans' }] },
   replayComplianceEvaluation: { holds: 'toolset-data', probes: () => [{ params: { evaluationId: complianceEvaluationId }, expected: 'spans' }] },
   readComplianceNarration: fleetWide,
+  // The drift inbox: its detectors read every toolset's data, and events name toolsets and their events (rule 4).
+  listTrustDrift: spans({}, { status: 'all', limit: '500' }),
 };
 
 /** Calls beyond the GETs that read toolset data: the graph query. */

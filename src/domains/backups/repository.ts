@@ -1,4 +1,4 @@
-import { desc, eq, gte, lte, sql } from 'drizzle-orm';
+import { desc, eq, gte, inArray, lte, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/client.ts';
 import { backupSnapshots, restoreVerifications } from './schema.ts';
 
@@ -109,4 +109,20 @@ export async function latestVerifications(db: Db): Promise<{ latest: Verificatio
   const [latest] = await newest();
   const [lastOk] = await newest(eq(restoreVerifications.outcome, 'ok'));
   return { latest: latest ?? null, lastOk: lastOk ?? null };
+}
+
+/**
+ * The newest verification of each database that has one (at most `limit` databases, by name): one
+ * backward index probe per database named by a snapshot or a verification.
+ */
+export async function latestVerificationPerDatabase(db: Db, limit: number): Promise<VerificationRow[]> {
+  const result = await db.execute(sql`
+    SELECT d.database, (SELECT v.id FROM ${restoreVerifications} v WHERE v.database = d.database ORDER BY v.verified_at DESC, v.id DESC LIMIT 1) AS id
+      FROM (SELECT database FROM ${backupSnapshots} UNION SELECT database FROM ${restoreVerifications}) d
+     ORDER BY d.database
+     LIMIT ${limit}`);
+  const ids = (result as unknown as { rows: { id: string | null }[] }).rows.map((r) => r.id).filter((id): id is string => id !== null);
+  if (ids.length === 0) return [];
+  const rows = await db.select().from(restoreVerifications).where(inArray(restoreVerifications.id, ids));
+  return rows.sort((a, b) => (a.database < b.database ? -1 : a.database > b.database ? 1 : 0));
 }

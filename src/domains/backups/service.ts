@@ -115,6 +115,8 @@ export interface BackupService {
   lastVerifiedAt(trigger: VerificationTrigger): Promise<Date | null>;
   /** The newest verification and the newest that ended ok (the compliance predicate restore-verified-7d). */
   latestVerifications(): Promise<{ latest: repo.VerificationRow | null; lastOk: repo.VerificationRow | null }>;
+  /** The newest verification of each database (at most `limit` databases, by name); what the drift inbox reads. */
+  latestVerificationPerDatabase(limit: number): Promise<VerificationView[]>;
   /** The newest snapshot of a database (this instance's own when not named), or null. */
   latestSnapshot(database?: string): Promise<SnapshotView | null>;
   /** Snapshots newest first. */
@@ -354,6 +356,7 @@ export function createBackupService(deps: BackupDeps): BackupService {
     exclusive: (work, options) => turn.run(work, options),
     lastVerifiedAt: (trigger) => repo.lastVerifiedAt(db, trigger),
     latestVerifications: () => repo.latestVerifications(db),
+    latestVerificationPerDatabase: async (limit) => (await repo.latestVerificationPerDatabase(db, limit)).map(toVerificationView),
     async latestSnapshot(database = config.database) {
       const [row] = await repo.listSnapshots(db, { database, limit: 1 });
       return row ? toSnapshotView(row) : null;

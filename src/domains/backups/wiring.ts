@@ -6,6 +6,7 @@ import type { Database } from '../../platform/db/client.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import { createFileStores, type FileStores } from '../../platform/storage/files.ts';
+import type { CrossToolsetService } from './cross-toolset/service.ts';
 import type { DrillService } from './drills/service.ts';
 import { createDrillsAndCrossToolset } from './drills/wiring.ts';
 import { createBackupEngine } from './engines.ts';
@@ -19,6 +20,8 @@ export interface BackupsDomain {
   service: BackupService;
   /** Region failover drills (drills/service.ts). */
   drills: DrillService;
+  /** The cross-toolset restore view; the drift inbox reads its stored rows (`view(null)` asks no toolset). */
+  crossToolset: CrossToolsetService;
   endpoints(): Endpoint[];
   jobs(): JobDefinition[];
 }
@@ -43,6 +46,7 @@ export function createBackupsDomain(deps: { database: Database; clock: Clock; au
   return {
     service,
     drills: drills.drills,
+    crossToolset: drills.crossToolset,
     endpoints: () => [...backupEndpoints(service), ...drills.endpoints()],
     jobs: () => [...backupJobs(service), ...drills.jobs()],
   };

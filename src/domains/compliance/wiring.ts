@@ -13,6 +13,8 @@ import type { IdentityService } from '../identity/service.ts';
 import type { ProvenanceService } from '../provenance/service.ts';
 import type { ProposalService } from '../triage/proposals/service.ts';
 import type { TriageDomain } from '../triage/wiring.ts';
+import type { FederationReads } from '../federation/index.ts';
+import type { TrustReads } from '../trust/index.ts';
 import { bundleEndpoints, evidenceLinks } from './bundles/endpoints.ts';
 import { createBundleService, EVIDENCE_LINK_TTL_SEC } from './bundles/service.ts';
 import { evaluationEndpoints } from './evaluation/endpoints.ts';
@@ -46,6 +48,10 @@ export interface ComplianceInputs {
   costBudgets: CostBudgetService;
   provenance: ProvenanceService;
   triageProposals: ProposalService;
+  /** Late bound (trust reads compliance too): the drift inbox, or null when the deployment has none. */
+  trust?: () => Pick<TrustReads, 'criticalUnresolved'> | null;
+  /** Late bound: the regions' digests, or null when the deployment has no federation. */
+  federation?: () => FederationReads | null;
 }
 
 /**
@@ -91,6 +97,16 @@ export function createComplianceDomain(deps: {
       return { latest: record(latest), lastOk: record(lastOk) };
     },
     signingCoverage: (listedMax) => inputs.provenance.signingCoverage(listedMax),
+    async criticalDrift(listedMax) {
+      const trust = inputs.trust?.() ?? null;
+      return trust === null ? null : trust.criticalUnresolved(listedMax);
+    },
+    async regionDigests() {
+      const federation = inputs.federation?.() ?? null;
+      if (federation === null) return null;
+      const fan = await federation.fanOutDigest();
+      return { currentRegion: federation.currentRegion, ...fan };
+    },
   };
   const evaluations = createEvaluationService({ db, clock, audit, catalogue, sources, publicUrl: config.publicUrl });
   const reads = createFrameworkService({ catalogue, evaluations });

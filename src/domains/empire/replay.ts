@@ -132,6 +132,35 @@ export function createReplayService(deps: { db: Db; provenance: ProvenanceServic
 
   return {
     /**
+     * What the drift inbox's replay-drift detector reads: the `perToolset` most recently received
+     * events of each of at most `toolsetsMax` toolsets (by name), plus the events named in
+     * `recheck` (events an open drift event names, which may have left that window), replayed as
+     * the replay endpoint does; answers those that do not replay clean.
+     */
+    async mismatches(options: { toolsetsMax: number; perToolset: number; recheck: readonly { toolset: string; eventId: string }[]; now: Date }) {
+      const all = await repo.toolsetsWithLastEvent(db, options.now);
+      const toolsets = all.slice(0, options.toolsetsMax).map((t) => t.toolset);
+      const found = new Map<string, { toolset: string; eventId: string; senderId: string; fields: ReplayDifference[] }>();
+      const take = (toolset: string, replayed: Awaited<ReturnType<typeof replayRows>>) => {
+        for (const r of replayed) if (!r.matches) found.set(`${toolset}:${r.row.eventId}`, { toolset, eventId: r.row.eventId, senderId: r.row.senderId, fields: r.fields });
+      };
+      let replayedCount = 0;
+      for (const toolset of toolsets) {
+        const rows = await repo.recentEvents(db, toolset, options.perToolset);
+        replayedCount += rows.length;
+        take(toolset, await replayRows(toolset, rows));
+      }
+      for (const ref of options.recheck) {
+        if (!isUuid(ref.eventId)) continue;
+        const row = await repo.storedEvent(db, ref.toolset, ref.eventId, true);
+        if (row === null) continue; // gone: nothing stored is left to disagree
+        replayedCount++;
+        take(ref.toolset, await replayRows(ref.toolset, [row]));
+      }
+      return { toolsetsScanned: toolsets.length, toolsetsSkipped: all.length - toolsets.length, replayed: replayedCount, mismatches: [...found.values()] };
+    },
+
+    /**
      * `eventId` (our UUID, or the toolset's own id) replays one event; without it (or with
      * `list=1`) the most recent events are listed with their envelopes and whether each replays clean.
      */

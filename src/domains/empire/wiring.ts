@@ -21,7 +21,7 @@ import { createEmpireIngest, type EmpireIngest } from './ingest.ts';
 import { createNoteService } from './notes.ts';
 import { empireInsightEndpoints } from './insights.endpoints.ts';
 import { empireReadEndpoints } from './reads.endpoints.ts';
-import { createReplayService } from './replay.ts';
+import { createReplayService, type ReplayService } from './replay.ts';
 import { createSloService, type SloService } from './slo.ts';
 import type { FederatedOverviewProvider } from './insights.endpoints.ts';
 
@@ -37,6 +37,8 @@ export interface EmpireDomain {
   dashboards: DashboardService;
   /** The ingest SLO (the federation's region SLO pools it over every toolset). */
   slo: SloService;
+  /** Replay of stored events; the drift inbox's replay-drift detector reads `mismatches`. */
+  replay: ReplayService;
   endpoints(): Endpoint[];
   jobs(): JobDefinition[];
   /** Writes buffered ingest samples; after HTTP has drained. */
@@ -81,6 +83,7 @@ export function createEmpireDomain(deps: {
     incidents,
     dashboards,
     slo,
+    replay,
     jobs: () => [...empireJobs(forecaster, ingest, deps.forecastDeferral), ...empireAlertJobs(alerts)],
     endpoints: () => [
       ...empireIngestEndpoints({ ingest, clock: deps.clock }),

@@ -31,10 +31,18 @@ export const trustDriftEvents = pgTable(
     resolvedBy: text('resolved_by'),
     resolutionNotes: text('resolution_notes').notNull().default(''),
     payload: jsonb('payload').notNull(),
+    /**
+     * `wont-fix` events only: when a scan first found the slot clear after the event was closed.
+     * Until then the accepted divergence keeps its slot (a persisting breach reopens nothing);
+     * once it has cleared, a returning breach opens a new event.
+     */
+    clearedAt: ts('cleared_at'),
   },
   (t) => [
     uniqueIndex('trust_drift_events_open_slot_idx').on(t.kind, t.source, t.sourceId).where(sql`${t.status} = 'open'`),
     index('trust_drift_events_status_seq_idx').on(t.status, t.seq),
     index('trust_drift_events_opened_idx').on(t.openedAt),
+    // The latest event of a slot (wont-fix holds): slot columns then seq.
+    index('trust_drift_events_slot_seq_idx').on(t.kind, t.source, t.sourceId, t.seq),
   ],
 );

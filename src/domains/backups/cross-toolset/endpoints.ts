@@ -96,7 +96,7 @@ export function crossToolsetEndpoints(service: CrossToolsetService): Endpoint[] 
       id: 'getCrossToolsetRestore',
       title: 'Cross-toolset restore status',
       description:
-        'One row per registered toolset: what its last check found (POST {v1}/backups/cross-toolset/verify, or the daily backup-cross-toolset-verify job). A read: it asks no toolset and writes nothing; a toolset not checked yet is `skipped` with reason `not-verified-yet`. `reason` and `errorText` come from a fixed vocabulary, never from the toolset. overall: unknown with no toolsets, red with any error, yellow with any drift or skipped, green when all are ok. A token bound to toolsets sees only its toolsets\' rows. Drift and error rows are listed only: no drift inbox exists yet to open events in.',
+        'One row per registered toolset: what its last check found (POST {v1}/backups/cross-toolset/verify, or the daily backup-cross-toolset-verify job). A read: it asks no toolset and writes nothing; a toolset not checked yet is `skipped` with reason `not-verified-yet`. `reason` and `errorText` come from a fixed vocabulary, never from the toolset. overall: unknown with no toolsets, red with any error, yellow with any drift or skipped, green when all are ok. A token bound to toolsets sees only its toolsets\' rows. Drift and error rows open trust drift events (kind integrity-mismatch, source cross-toolset-restore) at the next drift scan, which reads these stored rows.',
       method: 'GET',
       path: `${V1}/backups/cross-toolset`,
       auth: 'session-or-bearer',

@@ -13,7 +13,8 @@ import {
  * What the predicates read from the live system, through the owning domains' services (wired in
  * ../wiring.ts). Every read is an index probe, a head or a count over a small table: an evaluation
  * costs the same on a database holding a million honeypot events as on an empty one (bench
- * `compliance-evaluate`).
+ * `compliance-evaluate`). The one exception is region parity: one fan-out to the active regions
+ * through the bridge, bounded by its timeout and concurrency (federation).
  */
 export interface ComplianceSources {
   adminTokenConfigured: boolean;
@@ -36,6 +37,23 @@ export interface ComplianceSources {
   latestRestoreVerifications(): Promise<{ latest: RecordRow | null; lastOk: RecordRow | null }>;
   latestFailoverDrills(): Promise<{ latest: RecordRow | null; lastOk: RecordRow | null }>;
   signingCoverage(listedMax: number): Promise<{ requireSignedGlobally: boolean; withKeys: number; admittingUnsigned: number; listed: string[] }>;
+  /**
+   * Open and acknowledged critical drift events (the trust drift inbox): counts and the oldest
+   * `listedMax`; null when the deployment has no drift inbox.
+   */
+  criticalDrift(listedMax: number): Promise<{
+    open: number;
+    acknowledged: number;
+    listed: { id: string; kind: string; source: string; sourceId: string; status: string; openedAt: string }[];
+  } | null>;
+  /** One fan-out of the regions' digest tuples (federation); null when the deployment has no federation. */
+  regionDigests(): Promise<{
+    currentRegion: string;
+    participating: string[];
+    failed: { region: string; reason: string }[];
+    migrationParity: 'drifted' | 'matched';
+    migrationDriftDetails: { migrationDigest: string; regionKey: string }[];
+  } | null>;
 }
 
 /** A dated record with an outcome (a restore verification, a failover drill), as the recency predicates see it. */
@@ -51,10 +69,10 @@ export interface RecordRow {
  * and answer `n/a` (never a pass). The domain, once built, replaces its entry with a real read.
  */
 const UNBUILT = {
-  'no-open-critical-drift': 'the trust drift inbox is not part of this deployment yet, so open drift events cannot be read.',
   'chaos-recovery-within-slo': 'chaos experiments are not part of this deployment yet, so no recovery has been measured.',
-  'federation-region-parity': 'federation across regions is not part of this deployment yet, so region digests cannot be compared.',
 } as const;
+const NO_DRIFT_INBOX = 'the trust drift inbox is not part of this deployment, so open drift events cannot be read.';
+const NO_FEDERATION = 'federation across regions is not part of this deployment, so region digests cannot be compared.';
 
 const DAY_MS = 86_400_000;
 const record = (r: RecordRow | null) => (r === null ? null : { id: r.id, at: r.at.toISOString(), outcome: r.outcome, subject: r.subject });
@@ -126,9 +144,26 @@ export async function observe(key: PredicateKey, sources: ComplianceSources, now
         admittingUnsignedListed: coverage.listed,
       };
     }
-    case 'no-open-critical-drift':
+    case 'no-open-critical-drift': {
+      const drift = await sources.criticalDrift(LISTED_MAX);
+      if (drift === null) return { asOf, available: false, reason: NO_DRIFT_INBOX };
+      return { asOf, openCritical: drift.open, acknowledgedCritical: drift.acknowledged, listed: drift.listed };
+    }
+    case 'federation-region-parity': {
+      const fan = await sources.regionDigests();
+      if (fan === null) return { asOf, available: false, reason: NO_FEDERATION };
+      return {
+        asOf,
+        currentRegion: fan.currentRegion,
+        migrationParity: fan.migrationParity,
+        participating: [...fan.participating].sort().slice(0, LISTED_MAX),
+        participatingCount: fan.participating.length,
+        failed: [...fan.failed].sort((a, b) => (a.region < b.region ? -1 : 1)).slice(0, LISTED_MAX),
+        failedCount: fan.failed.length,
+        drifted: fan.migrationDriftDetails.slice(0, LISTED_MAX),
+      };
+    }
     case 'chaos-recovery-within-slo':
-    case 'federation-region-parity':
       return { asOf, available: false, reason: UNBUILT[key] };
   }
 }

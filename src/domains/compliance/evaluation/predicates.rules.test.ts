@@ -75,6 +75,25 @@ describe('predicates', () => {
     expect(outcome('signed-events-required', { ...base, requireSignedGlobally: true, toolsetsWithKeys: 2, admittingUnsigned: 1, admittingUnsignedListed: ['lab'] })).toBe('pass');
   });
 
+  it('no-open-critical-drift fails while a critical drift event is open or acknowledged', () => {
+    expect(outcome('no-open-critical-drift', { asOf, openCritical: 0, acknowledgedCritical: 0, listed: [] })).toBe('pass');
+    const listed = [{ id: 'e1', kind: 'integrity-mismatch', source: 'audit-chain', sourceId: 'chain', status: 'acknowledged', openedAt: daysBefore(1) }];
+    const held = evaluatePredicate('no-open-critical-drift', { asOf, openCritical: 0, acknowledgedCritical: 1, listed });
+    expect(held.outcome).toBe('fail');
+    expect(held.summary).toContain('integrity-mismatch audit-chain chain (acknowledged since');
+    expect(evaluatePredicate('no-open-critical-drift', { asOf, openCritical: 30, acknowledgedCritical: 0, listed }).summary).toContain('and 29 more');
+  });
+
+  it('federation-region-parity fails on drifted migrations, asks an operator when a region could not be asked, passes when all agree', () => {
+    const base = { asOf, currentRegion: 'eu-west', participating: ['eu-west', 'us-east'], participatingCount: 2, failed: [], failedCount: 0, drifted: [] };
+    expect(outcome('federation-region-parity', { ...base, migrationParity: 'matched' })).toBe('pass');
+    expect(evaluatePredicate('federation-region-parity', { ...base, participating: ['eu-west'], participatingCount: 1, migrationParity: 'matched' }).summary).toContain('Only this region (eu-west)');
+    const drifted = evaluatePredicate('federation-region-parity', { ...base, migrationParity: 'drifted', drifted: [{ regionKey: 'us-east', migrationDigest: 'b'.repeat(64) }] });
+    expect(drifted).toMatchObject({ outcome: 'fail', summary: expect.stringContaining('us-east (bbbbbbbbbbbb)') });
+    const unasked = evaluatePredicate('federation-region-parity', { ...base, migrationParity: 'matched', failed: [{ region: 'ap-south', reason: 'timeout' }], failedCount: 1 });
+    expect(unasked).toMatchObject({ outcome: 'manual-review', summary: expect.stringContaining('ap-south (timeout)') });
+  });
+
   it('answers n/a with the reason for an input the deployment does not have, never pass', () => {
     for (const key of ['no-open-critical-drift', 'chaos-recovery-within-slo', 'federation-region-parity']) {
       expect(evaluatePredicate(key, { asOf, available: false, reason: 'not built yet.' })).toEqual({ outcome: 'n/a', summary: 'Not applicable: not built yet.' });

@@ -106,6 +106,30 @@ const SignedEvents = Type.Object({
   admittingUnsignedListed: Type.Array(Type.String()),
 });
 
+const CriticalDrift = Type.Union([
+  Unavailable,
+  Type.Object({
+    asOf: Iso,
+    openCritical: Type.Integer({ minimum: 0 }),
+    acknowledgedCritical: Type.Integer({ minimum: 0 }),
+    listed: Type.Array(Type.Object({ id: Type.String(), kind: Type.String(), source: Type.String(), sourceId: Type.String(), status: Type.String(), openedAt: Iso })),
+  }),
+]);
+
+const RegionParity = Type.Union([
+  Unavailable,
+  Type.Object({
+    asOf: Iso,
+    currentRegion: Type.String(),
+    migrationParity: Type.Union([Type.Literal('drifted'), Type.Literal('matched')]),
+    participating: Type.Array(Type.String()),
+    participatingCount: Type.Integer({ minimum: 0 }),
+    failed: Type.Array(Type.Object({ region: Type.String(), reason: Type.String() })),
+    failedCount: Type.Integer({ minimum: 0 }),
+    drifted: Type.Array(Type.Object({ migrationDigest: Type.String(), regionKey: Type.String() })),
+  }),
+]);
+
 function unavailable(title: string, evidencePath: string) {
   return define({
     title,
@@ -172,7 +196,21 @@ export const PREDICATES = {
         ? { outcome: 'fail', summary: 'OBSERVATORY_ALLOW_PRIVATE_OUTBOUND is on: webhooks may reach private, loopback and link-local addresses. Turn it off outside a lab.' }
         : { outcome: 'pass', summary: 'Webhooks and other outbound destinations are refused private, loopback and link-local addresses (OBSERVATORY_ALLOW_PRIVATE_OUTBOUND is off).' },
   }),
-  'no-open-critical-drift': unavailable('No critical trust drift event is open', '{v1}/compliance/posture'),
+  'no-open-critical-drift': define({
+    title: 'No critical trust drift event is open',
+    evidencePath: '{v1}/trust/drift?status=all&limit=100',
+    observed: CriticalDrift,
+    evaluate(o) {
+      if ('available' in o) return { outcome: 'n/a', summary: `Not applicable: ${o.reason}` };
+      const total = o.openCritical + o.acknowledgedCritical;
+      if (total === 0) return { outcome: 'pass', summary: 'No critical drift event is open or acknowledged.' };
+      const names = o.listed.map((e) => `${e.kind} ${e.source} ${e.sourceId} (${e.status} since ${e.openedAt})`);
+      return {
+        outcome: 'fail',
+        summary: `${plural(o.openCritical, 'critical drift event')} open and ${o.acknowledgedCritical} acknowledged but not resolved: ${listed(names, total)}. Fix the cause (drift-remediate then resolves it) or resolve it.`,
+      };
+    },
+  }),
   'audit-chain-verified': define({
     title: 'The audit chain was verified intact in the last 7 days',
     evidencePath: '{v1}/audit/chain',
@@ -202,7 +240,29 @@ export const PREDICATES = {
     },
   }),
   'chaos-recovery-within-slo': unavailable('Chaos experiments recovered within their objective', '{v1}/compliance/posture'),
-  'federation-region-parity': unavailable('Every region reports the same digests', '{v1}/compliance/posture'),
+  'federation-region-parity': define({
+    title: 'Every region reports the same digests',
+    evidencePath: '{v1}/empire/region-slo',
+    observed: RegionParity,
+    evaluate(o) {
+      if ('available' in o) return { outcome: 'n/a', summary: `Not applicable: ${o.reason}` };
+      if (o.migrationParity === 'drifted') {
+        const names = o.drifted.map((d) => `${d.regionKey} (${d.migrationDigest.slice(0, 12)})`);
+        return { outcome: 'fail', summary: `The regions' migration digests differ: ${names.length > 0 ? names.join(', ') : 'no detail'}. Bring every region to the same migrations.` };
+      }
+      if (o.failedCount > 0) {
+        const names = o.failed.map((f) => `${f.region} (${f.reason})`);
+        return {
+          outcome: 'manual-review',
+          summary: `The ${plural(o.participatingCount, 'region')} that answered agree, but ${plural(o.failedCount, 'region')} could not be asked: ${listed(names, o.failedCount)}. An operator must confirm their parity.`,
+        };
+      }
+      return {
+        outcome: 'pass',
+        summary: o.participatingCount <= 1 ? `Only this region (${o.currentRegion}) is active: there is no other region to differ from.` : `All ${o.participatingCount} active regions report the same migration digest.`,
+      };
+    },
+  }),
   'subprocessors-reviewed': define({
     title: 'Every subprocessor in use was reviewed in the last 12 months',
     evidencePath: '{v1}/compliance/subprocessors',

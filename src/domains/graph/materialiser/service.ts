@@ -498,6 +498,11 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
     status,
     slo,
     replay,
+    /** The newest completed materialisation (what the drift inbox's graph-drift detector replays), or null. */
+    async latestOkRun(): Promise<{ id: string; finishedAt: string } | null> {
+      const row = await repo.lastOkRun(db);
+      return row === null ? null : { id: row.id, finishedAt: (row.finishedAt ?? row.startedAt).toISOString() };
+    },
     lagSec,
     latestDigest,
     freshness,
