@@ -9,6 +9,7 @@ import { createEmpireDomain, type EmpireDomain } from './domains/empire/wiring.t
 import { createGraphDomain, type GraphDomain } from './domains/graph/wiring.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
 import { createTriageDomain, type TriageDomain } from './domains/triage/wiring.ts';
+import { createTrustDomain, type TrustDomain } from './domains/trust/wiring.ts';
 import { identityEndpoints } from './domains/identity/endpoints.ts';
 import { identityJobs } from './domains/identity/jobs.ts';
 import { passkeyEndpoints } from './domains/identity/passkeys.endpoints.ts';
@@ -48,6 +49,8 @@ export interface App {
   empire: EmpireDomain;
   graph: GraphDomain;
   triage: TriageDomain;
+  /** The trust snapshot (and, later, the drift inbox). */
+  trust: TrustDomain;
   /** The per-address limit on failed authentication; null when turned off. */
   authFailures: AuthFailureLimiter | null;
   endpoints: readonly Endpoint[];
@@ -131,6 +134,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       inputs: { identity, backups, costBudgets: cost.budgets, provenance: empire.provenance, triageProposals: triage.proposals },
       triage,
     });
+    // The trust snapshot reads the other domains through their services; federation is not wired yet (parity unknown).
+    const trust = createTrustDomain({ db: database.db, clock, inputs: { compliance, graph, analytics, backups, empire }, federation: null });
     // The fleet gauges of /metrics: facts of the shared database, read at scrape time (platform/metrics.ts).
     metrics.useFleetReadings(async () => ({
       activeTarpits: await honeypot.ingest.countActiveTarpits(),
@@ -169,6 +174,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...backups.endpoints(),
       ...auditChain.endpoints(),
       ...compliance.endpoints(),
+      ...trust.endpoints(),
     ];
     const authFailures =
       config.authFailuresPerMinute > 0
@@ -204,6 +210,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       empire,
       graph,
       triage,
+      trust,
       authFailures,
       endpoints,
       async close() {
