@@ -484,6 +484,8 @@ const RECIPES: Record<string, Recipe> = {
   getComplianceFramework: { holds: 'toolset-data', probes: () => [{ params: { framework: 'soc2' }, expected: 'spans' }] },
   replayComplianceEvaluation: { holds: 'toolset-data', probes: () => [{ params: { evaluationId: complianceEvaluationId }, expected: 'spans' }] },
   readComplianceNarration: fleetWide,
+  // The trust snapshot is composed over the whole deployment (rule 4).
+  getTrustSnapshot: fleetWide,
 };
 
 /** Calls beyond the GETs that read toolset data: the graph query. */
