@@ -51,7 +51,7 @@ export const exampleDrill = {
   observedBadge: 'green',
   badgeSource: 'drill',
   federationLagSec: null,
-  unmeasured: ['federationLagSec: the drill rehearses this deployment's own restore and does not ask the other regions, so no lag was measured'],
+  unmeasured: ['federationLagSec: the drill rehearses the restore of this deployment only and does not ask the other regions, so no lag was measured'],
   database: 'observatory',
   snapshotId: '9d1c7a52-6e0b-4c3f-a8d2-3b4e5f6a7b8c',
   snapshotTaken: false,

@@ -26,7 +26,7 @@ export const LIST_WEEKS_MAX = 104;
 export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 500;
 /** Why federationLagSec is null: the drill does not ask the other regions (docs/backups.md). */
-export const FEDERATION_UNMEASURED = 'federationLagSec: the drill rehearses this deployment's own restore and does not ask the other regions, so no lag was measured';
+export const FEDERATION_UNMEASURED = 'federationLagSec: the drill rehearses the restore of this deployment only and does not ask the other regions, so no lag was measured';
 
 export type DrillOutcome = 'ok' | 'drift' | 'error';
 export type Badge = 'green' | 'yellow' | 'red';
