@@ -51,7 +51,7 @@ function Registry({ changes, onEdit }: { changes: number; onEdit: (row: RegionRo
                 ),
               },
               { key: 'displayName', label: 'Name', sortValue: (r) => r.displayName },
-              { key: 'baseUrl', label: 'Base URL', render: (r) => <code className="hash">{r.baseUrl}</code> },
+              { key: 'baseUrl', label: 'Base URL', render: (r) => <code>{r.baseUrl}</code> },
               { key: 'status', label: 'Status', sortValue: (r) => r.status, render: (r) => <RegionStatusBadge status={r.status} /> },
               { key: 'isPrimary', label: 'Primary', sortValue: (r) => (r.isPrimary ? 1 : 0), render: (r) => (r.isPrimary ? 'primary' : '—') },
               { key: 'latencyTierSec', label: 'Latency tier', align: 'right', sortValue: (r) => r.latencyTierSec, render: (r) => sec(r.latencyTierSec) },

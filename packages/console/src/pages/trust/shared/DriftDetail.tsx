@@ -89,7 +89,7 @@ export function DriftDetail({ event, onMoved, onClose }: { event: DriftEvent; on
             </Field>
           </Form>
           <Form label={`Resolve ${event.id}`} onSubmit={() => void onResolve()} busy={resolve.busy} error={resolve.error} submitLabel="Resolve">
-            <Field label="Resolution" hint="resolved: fixed by hand; auto-resolved: cleared mechanically; wont-fix: an expected divergence.">
+            <Field label="Resolve as" hint="resolved: fixed by hand; auto-resolved: cleared mechanically; wont-fix: an expected divergence.">
               <select value={status} onChange={(e) => setStatus(e.target.value as ResolveStatus)}>
                 {RESOLVE_STATUSES.map((s) => (
                   <option key={s} value={s}>
