@@ -4,10 +4,9 @@ import { DataTable, Panel } from '../../components';
 import { Kpi } from '../empire/shared/Kpi';
 import { type Dimension, loadSnapshot } from './shared/api';
 import { TrustBadge } from './shared/badges';
+import { consolePath } from './shared/drillIn';
 import './shared/trust.css';
 
-/** A drill-in as a console address: the service names console pages from `/`; `/console` is the frame's own prefix. */
-export const consolePath = (drillIn: string) => drillIn.replace(/^\/console(?=\/|$)/, '') || '/';
 
 const number = (v: number, digits = 0) => v.toLocaleString(undefined, { maximumFractionDigits: digits });
 
@@ -61,8 +60,8 @@ export default function Snapshot() {
         {(s) => (
           <>
             <div className="kpis" aria-label="Trust numbers">
-              <Kpi label="Frameworks green" value={s.numbers.postureGreen} />
-              <Kpi label="Frameworks failing" value={s.numbers.postureFailing} />
+              <Kpi label="Controls passing" value={s.numbers.postureGreen} />
+              <Kpi label="Controls failing" value={s.numbers.postureFailing} />
               <Kpi label="Migration parity" value={s.numbers.migrationParity} />
               <Kpi label="Graph lag" value={s.numbers.graphLagSec} unit="s" />
               <Kpi label="Open incidents" value={s.numbers.openIncidents} />
