@@ -240,3 +240,25 @@ describe.skipIf(skip)('the federated overview', () => {
     await rig.screenshot(page, 'federation-overview');
   }, 120_000);
 });
+
+describe.skipIf(skip)('in a narrow window', () => {
+  it('the federation pages fit 420 pixels without scrolling sideways (wide tables scroll inside their box)', async () => {
+    const page = await rig.page({ width: 420 });
+    for (const path of ['/federation/regions', '/federation/overview']) {
+      await openPage(page, path);
+      if (path === '/federation/regions') {
+        await page.getByRole('button', { name: 'Check parity' }).click();
+        await page.getByRole('region', { name: 'Parity check' }).waitFor();
+      }
+      const wide = await page.evaluate(() =>
+        [...document.querySelectorAll('main *')]
+          .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1 && !el.closest('.table-wrap'))
+          .map((el) => `${el.tagName.toLowerCase()}.${el.className} "${(el.textContent ?? '').slice(0, 30)}" ${Math.round(el.getBoundingClientRect().right)}px`)
+          .reverse()
+          .slice(0, 5),
+      );
+      expect(wide, path).toEqual([]);
+    }
+    await rig.screenshot(page, 'federation-narrow');
+  }, 120_000);
+});

@@ -188,3 +188,22 @@ describe.skipIf(skip)('the trust snapshot', () => {
     await page.locator('main h1').first().waitFor();
   }, 120_000);
 });
+
+describe.skipIf(skip)('in a narrow window', () => {
+  it('the trust pages fit 420 pixels without scrolling sideways (wide tables scroll inside their box)', async () => {
+    const page = await rig.page({ width: 420 });
+    const first = ((await get('/trust/drift?status=all')).events as Json[])[0];
+    for (const path of ['/trust', `/trust/drift?status=all${first ? `&event=${first.id}` : ''}`]) {
+      await openPage(page, path);
+      const wide = await page.evaluate(() =>
+        [...document.querySelectorAll('main *')]
+          .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1 && !el.closest('.table-wrap'))
+          .map((el) => `${el.tagName.toLowerCase()}.${el.className} "${(el.textContent ?? '').slice(0, 30)}" ${Math.round(el.getBoundingClientRect().right)}px`)
+          .reverse()
+          .slice(0, 5),
+      );
+      expect(wide, path).toEqual([]);
+    }
+    await rig.screenshot(page, 'trust-narrow');
+  }, 120_000);
+});
