@@ -156,6 +156,7 @@ describe.skipIf(skip)('the trust snapshot', () => {
     await openPage(page, '/trust');
     const snapshot = await get('/trust/snapshot');
     await expect(page.getByTestId('overall-badge').innerText()).resolves.toBe(snapshot.overallBadge);
+    await expect(page.getByTestId('score').innerText()).resolves.toBe(String(snapshot.score.score));
     const dimensions = snapshot.dimensions as Json[];
     expect(dimensions.map((d) => d.key).sort()).toEqual(['audit', 'drift', 'freshness', 'incidents', 'integrity', 'posture']);
     for (const d of dimensions) {

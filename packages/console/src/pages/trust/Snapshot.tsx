@@ -45,8 +45,11 @@ export default function Snapshot() {
         {(s) => (
           <>
             <p>
-              Overall: <span data-testid="overall-badge">{s.overallBadge}</span> <TrustBadge badge={s.overallBadge} /> · score{' '}
-              <strong data-testid="score">{number(s.score.score, 1)}</strong> <TrustBadge badge={s.score.badge} />
+              Overall{' '}
+              <span data-testid="overall-badge">
+                <TrustBadge badge={s.overallBadge} />
+              </span>{' '}
+              · score <strong data-testid="score">{number(s.score.score, 1)}</strong> of 100 <TrustBadge badge={s.score.badge} />
             </p>
             <ul className="dimensions" aria-label="Dimensions">
               {s.dimensions.map((d) => (
