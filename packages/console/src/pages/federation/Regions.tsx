@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { Link } from 'react-router';
 import { useUrlState } from '../../app/urlState';
-import { useAction, useQuery } from '../../app/useQuery';
+import { type QueryState, useAction, useQuery } from '../../app/useQuery';
 import { Can } from '../../auth/session';
 import { DataTable, ErrorNote, Panel, Time } from '../../components';
 import { Badge, SloBadge } from '../empire/shared/badges';
@@ -17,8 +17,7 @@ const ms = (v: number | null) => (v === null ? '—' : `${v.toLocaleString(undef
 const pct = (v: number | null) => (v === null ? '—' : `${v.toLocaleString(undefined, { maximumFractionDigits: 2 })}%`);
 const sec = (v: number | null) => (v === null ? '—' : `${v.toLocaleString(undefined, { maximumFractionDigits: 0 })} s`);
 
-function Registry({ changes, onEdit }: { changes: number; onEdit: (row: RegionRow) => void }) {
-  const state = useQuery(loadRegions, [changes]);
+function Registry({ state, onEdit }: { state: QueryState<Awaited<ReturnType<typeof loadRegions>>>; onEdit: (row: RegionRow) => void }) {
   return (
     <Panel title="Regions registry" state={state} minHeight={160} isEmpty={(d) => d.rows.length === 0} empty="No region is registered.">
       {(d) => (
@@ -164,7 +163,7 @@ export default function Regions() {
   const [parity, setParity] = useState<{ answer: Parity; at: string } | null>(null);
   const [pin, setPin] = useState<{ pin: Pin; n: number } | null>(null);
   const check = useAction(checkParity);
-  const current = useQuery(loadRegions, [changes]);
+  const registry = useQuery(loadRegions, [changes]);
 
   const onCheck = async () => {
     setParity(null);
@@ -190,7 +189,7 @@ export default function Regions() {
         <ParityResult
           parity={parity.answer}
           at={parity.at}
-          current={current.data?.currentRegion ?? ''}
+          current={registry.data?.currentRegion ?? ''}
           onPin={() => setPin((p) => ({ pin: { digest: parity.answer.federationDigest, tuples: parity.answer.tuples }, n: (p?.n ?? 0) + 1 }))}
           onDismiss={() => setParity(null)}
         />
@@ -200,7 +199,7 @@ export default function Regions() {
           {saved}
         </p>
       )}
-      <Registry changes={changes} onEdit={setEditing} />
+      <Registry state={registry} onEdit={setEditing} />
       <Can scope="write:alerts">
         <RegionForm
           key={`${editing?.key ?? 'new'}-${saves}`}

@@ -1,8 +1,7 @@
-import { Time } from '../../../components';
+import { DataTable, Time } from '../../../components';
 import type { Parity } from './api';
 import { FailedRegions, ParityBadge, RegionKeys } from './badges';
 import { TupleTable } from './TupleTable';
-import { DataTable } from '../../../components';
 
 /** A parity check's answer: who took part, who failed and why, the federation digest, migration parity and its drift. */
 export function ParityResult({ parity, at, current, onPin, onDismiss }: { parity: Parity; at: string; current: string; onPin: () => void; onDismiss: () => void }) {
