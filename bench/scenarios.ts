@@ -18,6 +18,7 @@ import { analyticsQueryScenarios } from './analytics-query.ts';
 import { costRollupScenarios } from './cost-rollup.ts';
 import { complianceEvaluateScenario } from './compliance-evaluate.ts';
 import { auditScenarios } from './audit.ts';
+import { regionDigestScenario } from './region-digest.ts';
 import { graphMaterialiseScenarios } from './graph-materialise.ts';
 import { graphQueryScenarios } from './graph-query.ts';
 import { graphQueryWorstScenario } from './graph-query-worst.ts';
@@ -460,3 +461,7 @@ scenarios.push(...analyticsQueryScenarios);
 // with 1M honeypot events, 100k audit facts and 50k evaluations stored (target: each ≤ 2× its empty
 // time; docs/performance.md, "Compliance evaluation"; bench/compliance-evaluate.ts).
 scenarios.push(complianceEvaluateScenario);
+
+// Federation: the region-digest fan-out over three local deployments against the slowest local
+// digest (docs/performance.md, "Federation"; bench/region-digest.ts).
+scenarios.push(regionDigestScenario);

@@ -6,10 +6,10 @@ import { createComplianceDomain } from './domains/compliance/wiring.ts';
 import { createAnalyticsDomain } from './domains/analytics/wiring.ts';
 import { createCostDomain } from './domains/cost/wiring.ts';
 import { createEmpireDomain, type EmpireDomain } from './domains/empire/wiring.ts';
+import { createFederationDomain, type FederationDomain } from './domains/federation/wiring.ts';
 import { createGraphDomain, type GraphDomain } from './domains/graph/wiring.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
 import { createTriageDomain, type TriageDomain } from './domains/triage/wiring.ts';
-import type { FederationReads } from './domains/federation/index.ts';
 import { createTrustDomain, type TrustDomain } from './domains/trust/wiring.ts';
 import { identityEndpoints } from './domains/identity/endpoints.ts';
 import { identityJobs } from './domains/identity/jobs.ts';
@@ -50,6 +50,8 @@ export interface App {
   empire: EmpireDomain;
   graph: GraphDomain;
   triage: TriageDomain;
+  /** Regions, digests and the bridge fan-out (docs/federation.md); `federation.reads` is what other domains use. */
+  federation: FederationDomain;
   trust: TrustDomain;
   /** The per-address limit on failed authentication; null when turned off. */
   authFailures: AuthFailureLimiter | null;
@@ -104,6 +106,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     const graph = createGraphDomain({ db: database.db, clock, audit, log: logger, vendors: () => honeypot.registry.current.vendors });
     // The forecaster's scheduled runs wait while the triage budget is spent (spec A "Triage budget"); triage is built on the empire, hence the late binding.
     let triage: TriageDomain | null = null;
+    // GET overview?federated=1 answers the federation's merged overview; federation is built on the empire, hence the late binding.
+    let federation: FederationDomain | null = null;
     const empire = createEmpireDomain({
       db: database.db,
       clock,
@@ -117,6 +121,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         const deferred = await triage?.budget.deferral('forecaster', '*', now);
         return deferred ? `the ${deferred.bucket.month} model budget of bucket ${deferred.bucket.toolset} is spent or degraded` : null;
       },
+      federatedOverview: (caller) => federation!.overview.federated(caller),
     });
     triage = createTriageDomain({ db: database.db, clock, audit, config, log: logger, empire });
     const cost = createCostDomain({ db: database.db, clock, audit, outbound, config });
@@ -125,10 +130,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     const files = createFileStores(config.backups, logger);
     const backups = createBackupsDomain({ database, clock, audit, config, log: logger, files });
     // Compliance and trust read each other (the no-open-critical-drift control; the compliance-fail
-    // detector), and both read federation: late binding, as for triage above. Federation stays null
-    // until its domain is wired here.
+    // detector), and both read federation (built after compliance, below): late binding, as for triage above.
     let trust: TrustDomain | null = null;
-    const federation: FederationReads | null = null;
     const compliance = createComplianceDomain({
       db: database.db,
       clock,
@@ -143,11 +146,26 @@ export async function createApp(options: AppOptions): Promise<App> {
         provenance: empire.provenance,
         triageProposals: triage.proposals,
         trust: () => trust?.drift ?? null,
-        federation: () => federation,
+        federation: () => federation?.reads ?? null,
       },
       triage,
     });
-    trust = createTrustDomain({ db: database.db, clock, audit, inputs: { graph, empire, compliance, backups, federation: () => federation } });
+    // After graph and compliance: the local digest tuple reads the graph's latest digest and the controls' outcomes in force.
+    federation = createFederationDomain({
+      db: database.db,
+      clock,
+      audit,
+      config,
+      log: logger,
+      graph: graph.materialiser,
+      compliance: compliance.reads,
+      dashboards: empire.dashboards,
+      figures: {
+        ingest24h: () => empire.slo.overall('24h'),
+        rollupLagsSec: async () => [await honeypot.dashboard.rollupLagSec(), await analytics.rollup.lagSec(clock.now())],
+      },
+    });
+    trust = createTrustDomain({ db: database.db, clock, audit, inputs: { graph, empire, compliance, backups, federation: () => federation?.reads ?? null } });
     // The fleet gauges of /metrics: facts of the shared database, read at scrape time (platform/metrics.ts).
     metrics.useFleetReadings(async () => ({
       activeTarpits: await honeypot.ingest.countActiveTarpits(),
@@ -186,6 +204,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...backups.endpoints(),
       ...auditChain.endpoints(),
       ...compliance.endpoints(),
+      ...federation.endpoints(),
       ...trust.endpoints(),
     ];
     const authFailures =
@@ -222,6 +241,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       empire,
       graph,
       triage,
+      federation,
       trust,
       authFailures,
       endpoints,

@@ -396,6 +396,11 @@ const RECIPES: Record<string, Recipe> = {
     ],
   },
   empireOverview: narrowed({}, { federated: '1' }),
+  // Federation (docs/federation.md): the registry holds no toolset data; digests and the region SLO span every toolset.
+  empireFederatedOverview: narrowed({}),
+  listEmpireRegions: plain,
+  getRegionDigest: fleetWide,
+  getRegionSlo: fleetWide,
   empireSlo: narrowed({ window: '7d' }),
   empireReplay: {
     holds: 'toolset-data',

@@ -97,6 +97,12 @@ export interface Config {
   region: string;
   /** OBSERVATORY_BRIDGE_TOKEN: the shared secret deployments present to each other (spec D7); null refuses bridge calls and asks no peer. */
   bridgeToken: string | null;
+  federation: {
+    /** OBSERVATORY_FEDERATION_TIMEOUT_MS: the deadline of each bridge call of a federation fan-out (docs/federation.md). */
+    timeoutMs: number;
+    /** OBSERVATORY_FEDERATION_CONCURRENCY: bridge calls of one fan-out in flight at once. */
+    concurrency: number;
+  };
   drills: {
     /** OBSERVATORY_DRILL_DATA_LOSS_TARGET_SEC: a failover drill whose data-loss window exceeds this ends `drift` (docs/backups.md). */
     dataLossTargetSec: number;
@@ -519,6 +525,10 @@ export function loadConfig(env: Env = process.env, isTty: boolean = process.stdo
     backups: backupsConfig(env),
     region: region(env),
     bridgeToken: secretText(env, 'OBSERVATORY_BRIDGE_TOKEN', 32),
+    federation: {
+      timeoutMs: integer(env, 'OBSERVATORY_FEDERATION_TIMEOUT_MS', 5_000, 100, 120_000),
+      concurrency: integer(env, 'OBSERVATORY_FEDERATION_CONCURRENCY', 4, 1, 64),
+    },
     drills: {
       dataLossTargetSec: integer(env, 'OBSERVATORY_DRILL_DATA_LOSS_TARGET_SEC', 26 * 60 * 60, 60, 90 * 24 * 60 * 60),
     },

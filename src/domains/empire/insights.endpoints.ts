@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { defineEndpoint, type Endpoint, IsoDate, Nullable, StringEnum, V1 } from '../../platform/http/registry.ts';
+import { forbidden } from '../../platform/errors.ts';
+import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, StringEnum, V1 } from '../../platform/http/registry.ts';
 import { TOOLSET_PATTERN } from '../provenance/service.ts';
-import { BREAKDOWN_LIMIT, DASHBOARD_WINDOWS, type DashboardService } from './dashboard.ts';
+import { BREAKDOWN_LIMIT, DASHBOARD_WINDOWS, type DashboardService, type OverviewRow } from './dashboard.ts';
 import { REPLAY_LIST_DEFAULT, REPLAY_LIST_MAX, REPLAYED_FIELDS, type ReplayService } from './replay.ts';
 import { EMPIRE_SLO_WINDOWS, SLO_BADGE_THRESHOLDS, type SloService } from './slo.ts';
 
@@ -55,7 +56,35 @@ const SloRow = Type.Object({
 
 const Bound = Type.Object({ okRatePct: Type.Number(), p95Ms: Type.Number() });
 
-export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo: SloService; replay: ReplayService }): Endpoint[] {
+/** One toolset's overview row (spec B group 2). */
+export const OverviewRowSchema = Type.Object({
+  toolset: Type.String(),
+  blurb: Type.String(),
+  events24h: Count,
+  events7d: Count,
+  lastEventAt: Nullable(IsoDate),
+  sparkline24h: Type.Array(Count, { minItems: 24, maxItems: 24 }),
+});
+
+/** The federation's merged overview (docs/federation.md, "Federated overview"), injected late: federation is built on the empire. */
+export type FederatedOverviewProvider = (caller: Principal | null) => Promise<{
+  windowEndIso: string;
+  participatingRegions: string[];
+  failedRegions: { region: string; reason: string }[];
+  toolsets: (OverviewRow & { perRegion: Record<string, number> })[];
+}>;
+
+/** The federated fields of the overview and of `overview/federated`. */
+export const FederatedOverviewFields = {
+  participatingRegions: Type.Array(Type.String(), { description: 'The regions whose overview is merged: this deployment first, then the peers that answered, by key.' }),
+  failedRegions: Type.Array(
+    Type.Object({ region: Type.String(), reason: Type.String({ description: 'A fixed reason word (docs/federation.md, "Bridge"); the region\'s own words go to the log only.' }) }),
+    { description: 'Active regions that could not be asked or did not answer; reported, never thrown.' },
+  ),
+};
+export const PerRegion = Type.Record(Type.String(), Count, { description: 'Region key → the toolset\'s events in the last 24 hours there (regions that do not list the toolset are left out).' });
+
+export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo: SloService; replay: ReplayService; federatedOverview?: FederatedOverviewProvider }): Endpoint[] {
   const { dashboards, slo, replay } = deps;
   return [
     defineEndpoint({
@@ -129,7 +158,8 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
       description:
         'Every toolset that has sent an event (of a bound token, its own toolsets only), by name: events in the last 24 hours and 7 days (whole UTC hours by event time, the current hour included), the time of its latest event, ' +
         'a 24-value hourly sparkline (oldest first; it sums to `events24h`) and a sentence comparing the last day with its 7-day average. ' +
-        '`federated=1` asks every active region as well; until the regions registry exists (a later feature) this deployment is the only region, and the answer is its own.',
+        '`federated=1` answers the federated overview instead (the same answer as `GET {v1}/empire/overview/federated`, under this schema id): every active region of the registry is asked through the bridge and the rows are merged by toolset, with `participatingRegions`, `failedRegions` and per row `perRegion` (docs/federation.md, "Federated overview"). ' +
+        'A peer deployment may call this read with the bridge token, without `federated=1` only: a bridge call asking for a fan-out is refused (403), so regions never ask each other in a loop.',
       method: 'GET',
       path: `${V1}/empire/overview`,
       auth: 'session-or-bearer',
@@ -137,24 +167,18 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
       tag: TAG,
       kind: 'read',
       uiPath: '/empire',
+      bridge: true,
       query: Type.Object(
-        { federated: Type.Optional(StringEnum(['0', '1'] as const, { description: '`1` fans out to every active region.' })) },
+        { federated: Type.Optional(StringEnum(['0', '1'] as const, { description: '`1` fans out to every active region and merges the answers by toolset.' })) },
         { examples: [{ federated: '0' }] },
       ),
       response: {
         schemaId: 'svc-empire-overview.v1',
         fields: {
           windowEndIso: { ...IsoDate, description: 'Exclusive: the end of the current hour.' },
-          toolsets: Type.Array(
-            Type.Object({
-              toolset: Type.String(),
-              blurb: Type.String(),
-              events24h: Count,
-              events7d: Count,
-              lastEventAt: Nullable(IsoDate),
-              sparkline24h: Type.Array(Count, { minItems: 24, maxItems: 24 }),
-            }),
-          ),
+          toolsets: Type.Array(Type.Composite([OverviewRowSchema, Type.Object({ perRegion: Type.Optional(PerRegion) })])),
+          participatingRegions: Type.Optional({ ...FederatedOverviewFields.participatingRegions, description: 'With `federated=1` only. ' + FederatedOverviewFields.participatingRegions.description }),
+          failedRegions: Type.Optional({ ...FederatedOverviewFields.failedRegions, description: 'With `federated=1` only. ' + FederatedOverviewFields.failedRegions.description }),
         },
       },
       example: {
@@ -172,7 +196,14 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
           },
         ],
       },
-      handler: async ({ principal }) => dashboards.overview(principal),
+      handler: async ({ query, principal }) => {
+        if (query.federated !== '1') return dashboards.overview(principal);
+        if (principal?.via === 'bridge') {
+          throw forbidden('A bridge call is answered from this deployment alone: federated=1 is refused over the bridge, so regions never fan out on each other\'s behalf.');
+        }
+        if (deps.federatedOverview === undefined) return dashboards.overview(principal);
+        return deps.federatedOverview(principal);
+      },
     }),
     defineEndpoint({
       id: 'empireSlo',

@@ -131,6 +131,18 @@ export async function samplesByToolset(db: Db, from: Date, to: Date, reach: read
   return [...byToolset.values()];
 }
 
+/** Every toolset's ingest samples received in (from, to] pooled: count, ok count and the exact p95 latency (the region SLO). */
+export async function samplesOverall(db: Db, from: Date, to: Date): Promise<{ totalSamples: number; okCount: number; p95Ms: number | null }> {
+  const [r] = rowsOf<Record<string, unknown>>(
+    await db.execute(sql`
+      SELECT count(*)::int AS count, count(*) FILTER (WHERE outcome = 'ok')::int AS "okCount",
+        (percentile_disc(0.95) WITHIN GROUP (ORDER BY latency_ms))::float8 AS "p95Ms"
+      FROM empire_ingest_samples
+      WHERE toolset IS NOT NULL AND received_at > ${at(from)} AND received_at <= ${at(to)}`),
+  );
+  return { totalSamples: Number(r?.count ?? 0), okCount: Number(r?.okCount ?? 0), p95Ms: numberOrNull(r?.p95Ms) };
+}
+
 /**
  * The distinct toolsets of a table with a (toolset, …) index, walked one index probe at a time (a
  * loose index scan): PostgreSQL would otherwise read every row to list a handful of toolsets.

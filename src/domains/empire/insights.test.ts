@@ -157,10 +157,16 @@ describe('GET /empire/overview', () => {
     expect(o.toolsets[1]!.blurb).toBe('No events in the last 7 days; latest event 2026-11-14T12:00:00.000Z.');
   });
 
-  it('answers this deployment for federated=1 (the only region until regions exist) and refuses other values', async () => {
+  it('answers the federated overview for federated=1 (the seed registry: this deployment alone) and refuses other values', async () => {
     const local = await ok<Overview>(`${V1}/empire/overview`);
-    const federated = await ok<Overview>(`${V1}/empire/overview?federated=1`);
-    expect(federated.toolsets).toEqual(local.toolsets);
+    const federated = await ok<Overview & { participatingRegions: string[]; failedRegions: unknown[] }>(`${V1}/empire/overview?federated=1`);
+    expect(federated.participatingRegions).toEqual(['local']);
+    expect(federated.failedRegions).toEqual([]);
+    const figures = (rows: Overview['toolsets']) => rows.map(({ toolset, events24h, events7d, lastEventAt, sparkline24h }) => ({ toolset, events24h, events7d, lastEventAt, sparkline24h }));
+    expect(figures(federated.toolsets)).toEqual(figures(local.toolsets));
+    for (const row of federated.toolsets as (Overview['toolsets'][number] & { perRegion: Record<string, number> })[]) {
+      expect(row.perRegion).toEqual({ local: row.events24h });
+    }
     expect((await get(`${V1}/empire/overview?federated=yes`)).statusCode).toBe(400);
   });
 });

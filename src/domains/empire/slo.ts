@@ -86,6 +86,17 @@ export function createSloService(deps: { db: Db; clock: Clock; flushSamples: () 
       });
       return { window: windowName, windowStartIso: from.toISOString(), thresholds: SLO_BADGE_THRESHOLDS, rows };
     },
+
+    /**
+     * Every toolset's ingest requests of the window pooled (the federation's region SLO): the
+     * count, the ok rate in percent (two decimals; null without samples) and the exact p95 latency.
+     */
+    async overall(windowName: EmpireSloWindow) {
+      await deps.flushSamples();
+      const now = clock.now();
+      const s = await repo.samplesOverall(db, new Date(now.getTime() - EMPIRE_SLO_WINDOWS[windowName]), now);
+      return { totalSamples: s.totalSamples, okRatePct: s.totalSamples === 0 ? null : round2((s.okCount * 100) / s.totalSamples), p95Ms: s.p95Ms };
+    },
   };
 }
 

@@ -12,7 +12,7 @@ import { provenanceEndpoints } from '../provenance/endpoints.ts';
 import { createProvenanceService, type ProvenanceService } from '../provenance/service.ts';
 import { createEmpireAlertService, empireAlertJobs, type EmpireAlertService, type GraphLagProvider, unknownGraphLag } from './alerts.ts';
 import { empireAlertEndpoints } from './alerts.endpoints.ts';
-import { createDashboardService } from './dashboard.ts';
+import { createDashboardService, type DashboardService } from './dashboard.ts';
 import { empireIngestEndpoints } from './endpoints.ts';
 import { createForecaster, empireJobs, type ForecastDeferral, type Forecaster } from './forecast.ts';
 import { empireForecastEndpoints } from './forecast.endpoints.ts';
@@ -22,7 +22,8 @@ import { createNoteService } from './notes.ts';
 import { empireInsightEndpoints } from './insights.endpoints.ts';
 import { empireReadEndpoints } from './reads.endpoints.ts';
 import { createReplayService, type ReplayService } from './replay.ts';
-import { createSloService } from './slo.ts';
+import { createSloService, type SloService } from './slo.ts';
+import type { FederatedOverviewProvider } from './insights.endpoints.ts';
 
 export interface EmpireDomain {
   provenance: ProvenanceService;
@@ -32,6 +33,10 @@ export interface EmpireDomain {
   alerts: EmpireAlertService;
   /** Empire incidents; triage opens one from an accepted proposal (`openWithin`). */
   incidents: IncidentService;
+  /** The dashboard and overview reads (the federated overview merges every region's overview). */
+  dashboards: DashboardService;
+  /** The ingest SLO (the federation's region SLO pools it over every toolset). */
+  slo: SloService;
   /** Replay of stored events; the drift inbox's replay-drift detector reads `mismatches`. */
   replay: ReplayService;
   endpoints(): Endpoint[];
@@ -57,6 +62,8 @@ export function createEmpireDomain(deps: {
   forecastDeferral?: ForecastDeferral;
   /** Counts stored and rejected toolset events; none when absent. */
   metrics?: DomainMetrics;
+  /** The federation's merged overview, which `GET {v1}/empire/overview?federated=1` answers (late-bound: federation is built on the empire). */
+  federatedOverview?: FederatedOverviewProvider;
 }): EmpireDomain {
   const provenance = createProvenanceService({ db: deps.db, clock: deps.clock, audit: deps.audit, requireSignedGlobally: deps.config.empire.requireSignedEvents });
   const forecaster = createForecaster({ db: deps.db, clock: deps.clock });
@@ -74,13 +81,15 @@ export function createEmpireDomain(deps: {
     forecaster,
     alerts,
     incidents,
+    dashboards,
+    slo,
     replay,
     jobs: () => [...empireJobs(forecaster, ingest, deps.forecastDeferral), ...empireAlertJobs(alerts)],
     endpoints: () => [
       ...empireIngestEndpoints({ ingest, clock: deps.clock }),
       ...empireReadEndpoints({ db: deps.db, notes }),
       ...empireForecastEndpoints({ forecaster, incidents, clock: deps.clock }),
-      ...empireInsightEndpoints({ dashboards, slo, replay }),
+      ...empireInsightEndpoints({ dashboards, slo, replay, ...(deps.federatedOverview ? { federatedOverview: deps.federatedOverview } : {}) }),
       ...empireAlertEndpoints({ alerts }),
       ...provenanceEndpoints(provenance),
     ],

@@ -27,6 +27,12 @@ const ManifestEntry = Type.Object({
   bodySchema: Type.Unknown(),
   responseSchema: Type.Unknown(),
   example: Type.Unknown(),
+  sameAnswerAs: Type.Optional(
+    Type.Object(
+      { method: Type.String(), path: Type.String(), query: Type.Record(Type.String(), Type.String()) },
+      { description: 'Another operation that gives this same answer with that query (the federated overview is GET {v1}/empire/overview?federated=1); only present when there is one.' },
+    ),
+  ),
 });
 
 /** The service's name and version, as package.json says them. */

@@ -2,7 +2,7 @@ import { BRIDGE_HEADER } from '../http/auth.ts';
 import { OutboundFailed, OutboundRefused, type OutboundPolicy, type Resolver, safePost } from '../outbound/safe-fetch.ts';
 
 /**
- * One bridge call to a peer deployment (spec D7): a JSON POST carrying the shared bridge
+ * One bridge call to a peer deployment (spec D7): a JSON POST (or a GET, `bridgeGet`) carrying the shared bridge
  * token in `X-Observatory-Bridge`, whose answer is read back (at most MAX_ANSWER_BYTES).
  *
  * It is `safePost` of platform/outbound/safe-fetch.ts, with every guard that has:
@@ -29,14 +29,28 @@ export interface BridgeCallOptions extends OutboundPolicy {
 }
 
 export async function bridgePost(rawUrl: string, body: unknown, options: BridgeCallOptions): Promise<BridgeAnswer> {
+  return bridgeCall(rawUrl, JSON.stringify(body), 'POST', options);
+}
+
+/**
+ * One bridge read of a peer deployment (the federation fan-out, platform/bridge/fanout.ts): the
+ * same guards and answer as `bridgePost`, as a GET without a body. `maxAnswerBytes` raises the
+ * answer limit for reads whose answer grows with the data (the overview: one row per toolset).
+ */
+export async function bridgeGet(rawUrl: string, options: BridgeCallOptions & { maxAnswerBytes?: number }): Promise<BridgeAnswer> {
+  return bridgeCall(rawUrl, '', 'GET', options);
+}
+
+async function bridgeCall(rawUrl: string, body: string, method: 'GET' | 'POST', options: BridgeCallOptions & { maxAnswerBytes?: number }): Promise<BridgeAnswer> {
   let reply;
   try {
-    reply = await safePost(rawUrl, JSON.stringify(body), {
+    reply = await safePost(rawUrl, body, {
+      method,
       allowPrivate: options.allowPrivate,
       allowedPorts: options.allowedPorts,
       timeoutMs: options.timeoutMs,
       headers: { accept: 'application/json', 'user-agent': USER_AGENT, [BRIDGE_HEADER]: options.token },
-      readBodyBytes: MAX_ANSWER_BYTES,
+      readBodyBytes: options.maxAnswerBytes ?? MAX_ANSWER_BYTES,
       ...(options.resolve ? { resolve: options.resolve } : {}),
     });
   } catch (error) {

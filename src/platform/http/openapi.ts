@@ -187,6 +187,20 @@ export function buildOpenApi(endpoints: readonly Endpoint[], baseUrl: string) {
       'x-kind': endpoint.kind,
     };
   }
+  // An operation that answers what another does with a query (the federated overview is
+  // `GET {v1}/empire/overview?federated=1`): both operations say so, each at its own path.
+  for (const endpoint of endpoints) {
+    const same = endpoint.sameAnswerAs;
+    if (same === null) continue;
+    const query = new URLSearchParams(same.query).toString();
+    const operation = paths[endpoint.path]?.[endpoint.method.toLowerCase()] as Record<string, unknown> | undefined;
+    if (operation) operation['x-same-answer-as'] = { method: same.method, path: same.path, query: same.query };
+    const target = paths[same.path]?.[same.method.toLowerCase()] as Record<string, unknown> | undefined;
+    if (target) {
+      const listed = (target['x-also-answers'] as unknown[] | undefined) ?? [];
+      target['x-also-answers'] = [...listed, { query: same.query, operationId: endpoint.id, path: endpoint.path, description: `With ?${query} this operation answers what ${endpoint.id} answers.` }];
+    }
+  }
   return {
     openapi: '3.1.0',
     info: {
@@ -347,6 +361,7 @@ export function buildManifest(endpoints: readonly Endpoint[], baseUrl: string) {
       bodySchema: requestSchema(e.body),
       responseSchema: e.contentType === 'application/json' ? plainSchema(e.responseSchema) : null,
       example: e.example,
+      ...(e.sameAnswerAs !== null ? { sameAnswerAs: e.sameAnswerAs } : {}),
     })),
   };
 }

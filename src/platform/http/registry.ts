@@ -128,6 +128,12 @@ export interface EndpointDefinition<
    */
   bridge?: boolean;
   /**
+   * Another operation that gives the same answer: `GET {v1}/empire/overview/federated` is
+   * `GET {v1}/empire/overview?federated=1`. The OpenAPI document says so on both operations
+   * (`x-same-answer-as` here, `x-also-answers` there); each keeps its own path.
+   */
+  sameAnswerAs?: { method: HttpMethod; path: string; query: Record<string, string> };
+  /**
    * For a read or action that spans every toolset and cannot be narrowed to some (the audit chain,
    * the operator audit log, a fleet-wide run): what it is, completing "This token is bound to
    * toolsets; … spans every toolset." A credential bound to toolsets is refused 403 so, once its
@@ -170,6 +176,8 @@ export interface Endpoint extends EndpointIdentity {
   onResponse: ((request: FastifyRequest, reply: FastifyReply) => Promise<void>) | null;
   /** Accepts the bridge credential (EndpointDefinition.bridge). */
   bridge: boolean;
+  /** EndpointDefinition.sameAnswerAs; null when none. */
+  sameAnswerAs: { method: HttpMethod; path: string; query: Record<string, string> } | null;
   /** Refused to a credential bound to toolsets (EndpointDefinition.spansEveryToolset); null when not. */
   spansEveryToolset: string | null;
   /** Null: the server's limit (BODY_LIMIT_BYTES). */
@@ -257,6 +265,7 @@ export function defineEndpoint<
     verifyCaller: definition.verifyCaller ?? null,
     onResponse: definition.onResponse ?? null,
     bridge: definition.bridge ?? false,
+    sameAnswerAs: definition.sameAnswerAs ?? null,
     spansEveryToolset: definition.spansEveryToolset ?? null,
     bodyLimit: definition.bodyLimit ?? null,
     timeoutMs: definition.timeoutMs ?? null,

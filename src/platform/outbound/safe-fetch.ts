@@ -75,6 +75,11 @@ export interface OutboundPolicy {
 }
 
 export interface SafePostOptions extends OutboundPolicy {
+  /**
+   * The HTTP method: `POST` (default, with the body) or `GET` (no body is sent; a bridge read of a
+   * peer deployment). Every guard below applies to both.
+   */
+  method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   timeoutMs: number;
   /** Replaces DNS resolution (tests); the result is checked and pinned like a real answer. */
@@ -263,8 +268,13 @@ function describeNetworkError(error: unknown): string {
   return typeof e.code === 'string' && !message.includes(e.code) ? `${e.code}: ${message}` : message;
 }
 
+/** GETs `rawUrl` once, with every guard of `safePost` (the method option of the one implementation). */
+export function safeGet(rawUrl: string, options: Omit<SafePostOptions, 'method'>): Promise<SafePostResult> {
+  return safePost(rawUrl, '', { ...options, method: 'GET' });
+}
+
 /**
- * POSTs `body` to `rawUrl` once. Throws OutboundRefused when the URL or any address of its host is
+ * POSTs `body` to `rawUrl` once (or GETs it, without a body, with `method: 'GET'`). Throws OutboundRefused when the URL or any address of its host is
  * not allowed (nothing is sent), OutboundFailed on DNS, connection or timeout failures; otherwise
  * returns the status (2xx is `ok`). The response body is not read.
  */
@@ -291,7 +301,8 @@ export async function safePost(rawUrl: string, body: string, options: SafePostOp
     // A literal address was already refused by checkOutboundUrl; only DNS answers are left.
     if (addresses.some(({ address }) => nonPublicKind(address) !== null)) throw new OutboundRefused(resolvedRefusal(host));
   }
-  const payload = Buffer.from(body, 'utf8');
+  const method = options.method ?? 'POST';
+  const payload = method === 'GET' ? null : Buffer.from(body, 'utf8');
   const transport = url.protocol === 'https:' ? https : http;
   return new Promise<SafePostResult>((resolve, reject) => {
     let settled = false;
@@ -301,17 +312,15 @@ export async function safePost(rawUrl: string, body: string, options: SafePostOp
         hostname: host,
         port: url.port === '' ? undefined : Number(url.port),
         path: `${url.pathname}${url.search}`,
-        method: 'POST',
+        method,
         // A fresh connection per delivery: no pooled socket can outlive the address check.
         agent: false,
         lookup: pinnedLookup(addresses),
         signal,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': USER_AGENT,
-          ...options.headers,
-          'content-length': String(payload.length),
-        },
+        headers:
+          payload === null
+            ? { 'user-agent': USER_AGENT, ...options.headers }
+            : { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...options.headers, 'content-length': String(payload.length) },
       },
       (response) => {
         const status = response.statusCode ?? 0;
@@ -355,6 +364,7 @@ export async function safePost(rawUrl: string, body: string, options: SafePostOp
       );
     }
     request.on('error', fail);
-    request.end(payload);
+    if (payload === null) request.end();
+    else request.end(payload);
   });
 }

@@ -279,7 +279,7 @@ describe('keeping bundles', () => {
 
   it('keeps at most the newest `max` bundles', async () => {
     const view: FrameworkView = { framework: 'lab', title: 'Lab framework', version: '1', status: 'active', controls: [] };
-    const reads: ComplianceReads = { framework: async () => view, posture: async () => [] };
+    const reads: ComplianceReads = { framework: async () => view, posture: async () => [], outcomesInForce: async () => [] };
     const keepDir = mkdtempSync(join(tmpdir(), 'observatory-evidence-keep-'));
     const principal: Principal = { userId: 'u-1', username: 'keeper', scopes: new Set(['read:empire']), toolsets: null, via: 'bearer', tokenId: null, sessionId: null };
     try {

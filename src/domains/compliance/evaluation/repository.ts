@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import type { Db } from '../../../platform/db/client.ts';
 import { complianceEvaluations as e } from '../schema.ts';
 
@@ -38,20 +38,18 @@ export async function endOverrides(tx: Db, ids: readonly string[], at: Date): Pr
 
 /**
  * The newest job evaluation of each listed control of a framework: one backward index probe per
- * control (compliance_evaluations_control_idx), so the cost does not grow with the history kept.
+ * control (compliance_evaluations_control_idx), so the cost does not grow with the history kept;
+ * all of them in one statement (a LATERAL probe per control), so the framework read is one round
+ * trip rather than one per control.
  */
 export async function latestJobEvaluations(db: Db, framework: string, controlIds: readonly string[]): Promise<EvaluationRow[]> {
   if (controlIds.length === 0) return [];
-  const found = await Promise.all(
-    controlIds.map(async (controlId) => {
-      const [row] = await db
-        .select()
-        .from(e)
-        .where(and(eq(e.framework, framework), eq(e.controlId, controlId), eq(e.evaluatedBy, JOB)))
-        .orderBy(desc(e.seq))
-        .limit(1);
-      return row;
-    }),
-  );
-  return found.filter((row): row is EvaluationRow => row !== undefined);
+  const wanted = sql.join(controlIds.map((id) => sql`${id}`), sql`, `);
+  const newest = sql`(SELECT l.id FROM unnest(ARRAY[${wanted}]::text[]) AS c(control_id)
+    CROSS JOIN LATERAL (SELECT x.id FROM compliance_evaluations x
+      WHERE x.framework = ${framework} AND x.control_id = c.control_id AND x.evaluated_by = ${JOB}
+      ORDER BY x.seq DESC LIMIT 1) l)`;
+  const rows = await db.select().from(e).where(inArray(e.id, newest));
+  const order = new Map(controlIds.map((id, i) => [id, i]));
+  return rows.sort((a, b) => (order.get(a.controlId) ?? 0) - (order.get(b.controlId) ?? 0));
 }

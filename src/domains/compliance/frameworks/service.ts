@@ -96,5 +96,9 @@ export function createFrameworkService(deps: { catalogue: Catalogue; evaluations
       const views = await Promise.all(catalogue.frameworks.map(viewOf));
       return views.map(postureOf);
     },
+    async outcomesInForce() {
+      const views = await Promise.all(catalogue.frameworks.map(viewOf));
+      return views.flatMap((v) => v.controls.map((c) => ({ framework: v.framework, controlId: c.controlId, outcome: c.latestOutcome })));
+    },
   };
 }

@@ -52,4 +52,9 @@ export interface ComplianceReads {
   /** 404 `not-found` for an unknown framework. */
   framework(key: string): Promise<FrameworkView>;
   posture(): Promise<PostureView[]>;
+  /**
+   * Every control of every shipped framework with its outcome in force (null before its first
+   * evaluation), without times: what the federation's compliance digest is taken over.
+   */
+  outcomesInForce(): Promise<{ framework: string; controlId: string; outcome: Outcome | null }[]>;
 }

@@ -404,6 +404,13 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
     return new Map((await lags(clock.now())).map((l) => [l.kind, l.lagSec]));
   }
 
+  /** The latest completed materialisation's id, stored digest and end (the federation's graph digest); null before the first. */
+  async function latestDigest(): Promise<{ materialisationId: string; digest: string; finishedAt: string } | null> {
+    const run = await repo.lastOkRun(db);
+    if (run === null || run.digest === null) return null;
+    return { materialisationId: run.id, digest: run.digest, finishedAt: (run.finishedAt ?? run.startedAt).toISOString() };
+  }
+
   async function slo() {
     const now = clock.now();
     const [all, counts] = await Promise.all([lags(now), repo.countsByKind(db)]);
@@ -497,6 +504,7 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
       return row === null ? null : { id: row.id, finishedAt: (row.finishedAt ?? row.startedAt).toISOString() };
     },
     lagSec,
+    latestDigest,
     freshness,
     lagByKind,
     endpoints: (): Endpoint[] => graphMaterialiserEndpoints({ status, slo, replay }),
