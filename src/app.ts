@@ -52,6 +52,7 @@ export interface App {
   triage: TriageDomain;
   /** Regions, digests and the bridge fan-out (docs/federation.md); `federation.reads` is what other domains use. */
   federation: FederationDomain;
+  /** The drift inbox and the trust snapshot (docs/federation.md, docs/trust.md). */
   trust: TrustDomain;
   /** The per-address limit on failed authentication; null when turned off. */
   authFailures: AuthFailureLimiter | null;
@@ -165,7 +166,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         rollupLagsSec: async () => [await honeypot.dashboard.rollupLagSec(), await analytics.rollup.lagSec(clock.now())],
       },
     });
-    trust = createTrustDomain({ db: database.db, clock, audit, inputs: { graph, empire, compliance, backups, federation: () => federation?.reads ?? null } });
+    trust = createTrustDomain({ db: database.db, clock, audit, inputs: { graph, empire, compliance, backups, analytics, federation: () => federation?.reads ?? null } });
     // The fleet gauges of /metrics: facts of the shared database, read at scrape time (platform/metrics.ts).
     metrics.useFleetReadings(async () => ({
       activeTarpits: await honeypot.ingest.countActiveTarpits(),

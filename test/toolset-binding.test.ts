@@ -493,6 +493,8 @@ const RECIPES: Record<string, Recipe> = {
   readComplianceNarration: fleetWide,
   // The drift inbox: its detectors read every toolset's data, and events name toolsets and their events (rule 4).
   listTrustDrift: spans({}, { status: 'all', limit: '500' }),
+  // The trust snapshot is composed over the whole deployment (rule 4).
+  getTrustSnapshot: fleetWide,
 };
 
 /** Calls beyond the GETs that read toolset data: the graph query. */

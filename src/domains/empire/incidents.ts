@@ -147,6 +147,12 @@ export function createIncidentService(deps: { db: Db; clock: Clock; audit: Audit
       if (from.getTime() >= to.getTime()) return [];
       return repo.incidentsOpenedBetween(db, from, to, toolsets);
     },
+    /** Incidents not resolved yet (open or acknowledged) by severity, over every toolset (the trust snapshot; an internal read). */
+    async unresolvedCounts(): Promise<Record<(typeof INCIDENT_SEVERITIES)[number], number>> {
+      const counts = { critical: 0, major: 0, minor: 0 };
+      for (const row of await repo.unresolvedIncidentCounts(db)) if (row.severity in counts) counts[row.severity as keyof typeof counts] += Number(row.n);
+      return counts;
+    },
     /** One incident; 404 for an unknown id, and for an incident of a toolset out of the caller's reach. */
     async read(id: string, caller: ToolsetCaller) {
       const row = isUuid(id) ? await repo.incidentById(db, id) : null;

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gte, inArray, lt, ne, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, lt, ne, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
 import { olderThan, type TimeCursor } from '../../platform/db/paging.ts';
 import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
@@ -234,6 +234,12 @@ export async function incidentsOpenedBetween(db: Db, from: Date, to: Date, tools
     .from(i)
     .where(and(gte(i.openedAt, from), lt(i.openedAt, to), toolsetInReach(i.toolset, toolsets)))
     .orderBy(asc(i.openedAt), asc(i.id));
+}
+
+/** Incidents not resolved yet (open or acknowledged), counted by severity over every toolset: the trust snapshot. */
+export async function unresolvedIncidentCounts(db: Db): Promise<{ severity: string; n: number }[]> {
+  const i = empireIncidents;
+  return db.select({ severity: i.severity, n: count() }).from(i).where(ne(i.status, 'resolved')).groupBy(i.severity);
 }
 
 /** The toolset of each stored event among `eventIds` (UUIDs; ids of no stored event are absent). */

@@ -152,6 +152,49 @@ describe('federation across three loopback deployments', () => {
     }
   });
 
+  it('the region-parity detector opens events for a drifted and a stopped region (echo), and the job clears them; the parity control follows', async () => {
+    const alpha = d('alpha').t;
+    const charlie = d('charlie').t.app.database.db;
+    type Event = { id: string; kind: string; source: string; sourceId: string; severity: string; status: string };
+    const scan = async () => {
+      const res = await alpha.call({ method: 'POST', url: `${V1}/trust/drift`, payload: { action: 'auto-open' } });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json() as { openedNow: Event[]; alreadyOpen: number; detectorErrors: { detector: string }[] };
+    };
+    const parityEvents = (events: Event[]) => events.filter((e) => e.kind === 'region-parity').map((e) => [e.source, e.sourceId, e.severity]);
+    const control = async () => {
+      const run = await alpha.call({ method: 'POST', url: `${V1}/ops/jobs/compliance-evaluate/run`, payload: {} });
+      expect(run.statusCode, run.body).toBe(200);
+      const soc2 = (await alpha.call({ method: 'GET', url: `${V1}/compliance/frameworks/soc2` })).json();
+      return soc2.controls.find((c: { controlId: string }) => c.controlId === 'CC9.1').latestOutcome as string;
+    };
+    expect(parityEvents((await scan()).openedNow)).toEqual([]);
+    expect(await control()).toBe('pass');
+    await charlie.execute(sql`INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ('extra-migration-for-drift', 1)`);
+    await register(d('alpha'), 'echo', `http://127.0.0.1:${deadPort}`);
+    try {
+      const opened = await scan();
+      expect(opened.detectorErrors).toEqual([]);
+      expect(parityEvents(opened.openedNow).sort()).toEqual([
+        ['region', 'charlie', 'critical'],
+        ['region-unreachable', 'echo', 'major'],
+      ]);
+      // Unchanged: nothing new.
+      const again = await scan();
+      expect(parityEvents(again.openedNow)).toEqual([]);
+      expect(again.alreadyOpen).toBeGreaterThanOrEqual(2);
+      expect(await control()).toBe('fail');
+    } finally {
+      await charlie.execute(sql`DELETE FROM drizzle.__drizzle_migrations WHERE hash = 'extra-migration-for-drift'`);
+      await register(d('alpha'), 'echo', `http://127.0.0.1:${deadPort}`, { status: 'retired' });
+    }
+    const run = await alpha.call({ method: 'POST', url: `${V1}/ops/jobs/drift-remediate/run`, payload: {} });
+    expect(run.json().run, run.body).toMatchObject({ outcome: 'ok' });
+    const resolved = (await alpha.call({ method: 'GET', url: `${V1}/trust/drift`, query: { status: 'auto-resolved', kind: 'region-parity' } })).json().events as Event[];
+    expect(resolved.map((e) => e.sourceId).sort()).toEqual(['charlie', 'echo']);
+    expect(await control()).toBe('pass');
+  });
+
   it('a stopped region is listed in failed while the others answer', async () => {
     // A fourth registry row at a port nobody listens on any more (a stopped deployment).
     const port = deadPort;

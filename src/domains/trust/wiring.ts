@@ -1,9 +1,10 @@
 import type { AuditLog } from '../../platform/audit/service.ts';
-import { latestOperatorRecord } from '../../platform/audit/service.ts';
+import { chainHeadSeqNo, latestOperatorRecord, operatorRecordsSince } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Db } from '../../platform/db/client.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
+import type { AnalyticsDomain } from '../analytics/wiring.ts';
 import type { BackupsDomain } from '../backups/wiring.ts';
 import type { ComplianceDomain } from '../compliance/wiring.ts';
 import type { EmpireDomain } from '../empire/wiring.ts';
@@ -18,24 +19,64 @@ import { driftEndpoints } from './drift/endpoints.ts';
 import { driftJobs } from './drift/jobs.ts';
 import type { Detector } from './drift/kinds.ts';
 import { createDriftService, type DriftService } from './drift/service.ts';
+import { trustSnapshotEndpoints } from './snapshot/endpoints.ts';
+import { createTrustSnapshotService, type SnapshotSources, type TrustSnapshotService } from './snapshot/service.ts';
 
-export interface TrustDomain {
-  drift: DriftService;
-  endpoints(): Endpoint[];
-  jobs(): JobDefinition[];
-}
+/** How many toolsets the snapshot's signing sentence names at most. */
+const SIGNING_LISTED_MAX = 5;
 
-/** The domains whose state the drift detectors read (docs/federation.md, "Drift inbox and detectors"). */
+/** The domains whose state the drift detectors and the snapshot read, through their services (docs/federation.md, docs/trust.md). */
 export interface TrustInputs {
   graph: Pick<GraphDomain, 'materialiser'>;
-  empire: Pick<EmpireDomain, 'replay'>;
+  empire: Pick<EmpireDomain, 'replay' | 'provenance' | 'incidents'>;
   compliance: Pick<ComplianceDomain, 'catalogue' | 'reads' | 'evaluations'>;
   backups: Pick<BackupsDomain, 'service' | 'crossToolset'>;
+  analytics: Pick<AnalyticsDomain, 'rollup'>;
   /** Late bound: federation may be built after trust, or not be part of the deployment (null). */
   federation: () => FederationReads | null;
 }
 
-/** The trust domain: the drift inbox and its detectors (the trust snapshot lives in ./snapshot). */
+/** The snapshot's sources over the other domains' services. */
+export function snapshotSources(db: Db, inputs: TrustInputs): SnapshotSources {
+  return {
+    async posture() {
+      return (await inputs.compliance.reads.posture()).map((p) => ({ framework: p.framework, passing: p.passing, failing: p.failing, badge: p.badge, asOf: p.asOf }));
+    },
+    graphLagSec: () => inputs.graph.materialiser.lagSec(),
+    rollupLagSec: (now) => inputs.analytics.rollup.lagSec(now),
+    async restoreVerifications() {
+      const { latest, lastOk } = await inputs.backups.service.latestVerifications();
+      const record = (v: typeof latest) => (v === null ? null : { at: v.verifiedAt, outcome: v.outcome, subject: `${v.database}, snapshot ${v.snapshotId}` });
+      return { latest: record(latest), lastOk: record(lastOk) };
+    },
+    signingCoverage: () => inputs.empire.provenance.signingCoverage(SIGNING_LISTED_MAX),
+    async latestChainVerification() {
+      const row = await latestOperatorRecord(db, 'audit.verify-chain');
+      if (row === null) return null;
+      const after = (row.after ?? {}) as { intact?: unknown; walkedCount?: unknown; headSeqNo?: unknown };
+      return {
+        at: row.ts,
+        intact: after.intact === true,
+        walkedCount: Number(after.walkedCount ?? 0),
+        headSeqNo: after.headSeqNo === null || after.headSeqNo === undefined ? null : Number(after.headSeqNo),
+      };
+    },
+    chainHeadSeqNo: () => chainHeadSeqNo(db),
+    operatorRecordsSince: (since) => operatorRecordsSince(db, since),
+    unresolvedIncidents: () => inputs.empire.incidents.unresolvedCounts(),
+  };
+}
+
+export interface TrustDomain {
+  drift: DriftService;
+  snapshot: TrustSnapshotService;
+  /** What the snapshot reads of the other domains. */
+  sources: SnapshotSources;
+  endpoints(): Endpoint[];
+  jobs(): JobDefinition[];
+}
+
+/** The trust domain: the drift inbox with its detectors (./drift) and the trust snapshot (./snapshot). */
 export function createTrustDomain(deps: { db: Db; clock: Clock; audit: AuditLog; inputs: TrustInputs }): TrustDomain {
   const { db, inputs } = deps;
   const compliance = {
@@ -58,9 +99,13 @@ export function createTrustDomain(deps: { db: Db; clock: Clock; audit: AuditLog;
     }),
   ];
   const drift = createDriftService({ db, clock: deps.clock, audit: deps.audit, detectors: () => detectors });
+  const sources = snapshotSources(db, inputs);
+  const snapshot = createTrustSnapshotService({ clock: deps.clock, sources, drift, federation: inputs.federation() });
   return {
     drift,
-    endpoints: () => driftEndpoints(drift),
+    snapshot,
+    sources,
+    endpoints: () => [...driftEndpoints(drift), ...trustSnapshotEndpoints(snapshot)],
     jobs: () => driftJobs(drift),
   };
 }

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, lt, lte, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, gte, lt, lte, sql } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import type { Frontier, StoredNode } from './merkle.ts';
 import { auditChainHead, auditFacts, auditMerkleNodes, operatorAudit } from './schema.ts';
@@ -107,4 +107,10 @@ export async function listFactsAscending(db: Db): Promise<AuditFactRow[]> {
 export async function chainHeadSeqNo(db: Db): Promise<number> {
   const [row] = await db.select({ seqNo: auditChainHead.seqNo }).from(auditChainHead).where(eq(auditChainHead.id, 1)).limit(1);
   return Number(row?.seqNo ?? 0);
+}
+
+/** Operator audit rows written at or after `since` (the trust snapshot's recentAudits24h). */
+export async function countOperatorAuditSince(db: Db, since: Date): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(operatorAudit).where(gte(operatorAudit.ts, since));
+  return Number(row?.n ?? 0);
 }

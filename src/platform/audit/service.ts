@@ -166,3 +166,6 @@ export async function latestOperatorRecord(db: Db, verb: string): Promise<repo.O
 
 /** The chain head's seqNo (0 before the first fact). */
 export const chainHeadSeqNo = (db: Db) => repo.chainHeadSeqNo(db);
+
+/** How many operator audit rows were written at or after `since`. */
+export const operatorRecordsSince = (db: Db, since: Date) => repo.countOperatorAuditSince(db, since);

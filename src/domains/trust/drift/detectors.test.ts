@@ -11,8 +11,8 @@ import { createDriftService } from './service.ts';
 
 /**
  * The detectors over stand-in reads, and the scan and remediation over a real database with
- * stand-in detectors: region parity with a FederationReads stand-in (the federation domain is
- * built on its own branch), a detector that fails, concurrent scans.
+ * stand-in detectors: region parity with a FederationReads stand-in (several real deployments are
+ * in the federation loopback test), a detector that fails, concurrent scans.
  */
 
 const now = new Date('2026-11-28T06:30:00.000Z');

@@ -11,8 +11,8 @@ import { rowsOf } from '../../../platform/db/client.ts';
  * The drift inbox over HTTP on a real database (docs/federation.md, "Drift inbox and detectors"):
  * each detector's drift is made through the API (or the owning service), scanned, scanned again
  * (nothing new), acknowledged, cleared at its cause, and auto-resolved by drift-remediate.
- * region-parity is covered with a stand-in FederationReads in detectors.test.ts until the
- * federation domain is wired into app.ts.
+ * region-parity needs several deployments: test/federation (three on loopback) makes it drift and
+ * clear; detectors.test.ts covers its rules over a stand-in FederationReads.
  */
 
 const clock = new ManualClock('2026-11-28T06:00:00.000Z');
