@@ -21,7 +21,7 @@ export const Drill = Type.Object({
   badgeSource: StringEnum(['drill'] as const, {
     description: '`drill`: no trust snapshot exists yet, so the badge is the drill\'s own (green ok, yellow drift, red error).',
   }),
-  federationLagSec: Nullable(Type.Number({ description: 'null: not measured; `unmeasured` says why (no federation exists yet).' })),
+  federationLagSec: Nullable(Type.Number({ description: 'null: not measured; `unmeasured` says why (the drill does not ask the other regions).' })),
   unmeasured: Type.Array(Type.String(), { description: '`field: reason` for each measurement the drill could not take.' }),
   database: Nullable(Type.String()),
   snapshotId: Nullable(Type.String({ description: 'The snapshot restored.' })),
@@ -51,7 +51,7 @@ export const exampleDrill = {
   observedBadge: 'green',
   badgeSource: 'drill',
   federationLagSec: null,
-  unmeasured: ['federationLagSec: no federation peers (this deployment has no federation), so no lag was measured'],
+  unmeasured: ['federationLagSec: the drill rehearses this deployment's own restore and does not ask the other regions, so no lag was measured'],
   database: 'observatory',
   snapshotId: '9d1c7a52-6e0b-4c3f-a8d2-3b4e5f6a7b8c',
   snapshotTaken: false,

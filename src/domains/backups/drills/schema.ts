@@ -28,7 +28,7 @@ export const regionFailoverDrills = pgTable(
     observedBadge: text('observed_badge'),
     /** Where observedBadge comes from: `drill` (its own measurements) until a trust snapshot exists. */
     badgeSource: text('badge_source').notNull(),
-    /** Always null until federation exists; `unmeasured` says why. */
+    /** Null while the drill does not ask the other regions; `unmeasured` says why. */
     federationLagSec: doublePrecision('federation_lag_sec'),
     /** `field: reason` for each measurement the drill could not take. */
     unmeasured: jsonb('unmeasured').$type<string[]>().notNull(),

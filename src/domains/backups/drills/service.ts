@@ -25,8 +25,8 @@ export const LIST_WEEKS_DEFAULT = 12;
 export const LIST_WEEKS_MAX = 104;
 export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 500;
-/** Why federationLagSec is null: no federation exists yet (docs/backups.md). */
-export const FEDERATION_UNMEASURED = 'federationLagSec: no federation peers (this deployment has no federation), so no lag was measured';
+/** Why federationLagSec is null: the drill does not ask the other regions (docs/backups.md). */
+export const FEDERATION_UNMEASURED = 'federationLagSec: the drill rehearses this deployment's own restore and does not ask the other regions, so no lag was measured';
 
 export type DrillOutcome = 'ok' | 'drift' | 'error';
 export type Badge = 'green' | 'yellow' | 'red';
