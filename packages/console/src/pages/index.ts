@@ -7,11 +7,13 @@ import { compliancePages } from './compliance';
 import { costPages } from './cost';
 import { docsPages } from './docs';
 import { empirePages } from './empire';
+import { federationPages } from './federation';
 import { graphPages } from './graph';
 import { honeypotPages } from './honeypot';
 import { opsPages } from './ops';
 import { settingsPages } from './settings';
 import { triagePages } from './triage';
+import { trustPages } from './trust';
 
 /**
  * The console's route table: every domain's pages, in navigation order. A new domain adds its
@@ -27,6 +29,8 @@ export const PAGES: readonly PageDef[] = [
   ...backupPages,
   ...auditPages,
   ...compliancePages,
+  ...federationPages,
+  ...trustPages,
   ...agentApiPages,
   ...opsPages,
   ...settingsPages,
