@@ -91,3 +91,18 @@ export async function openPage(page: Page, path: string): Promise<void> {
   await page.locator('main#main').waitFor();
   await page.waitForFunction(() => document.querySelectorAll('[aria-busy="true"]').length === 0 && !document.querySelector('main .busy'));
 }
+
+/**
+ * The elements of the page's main area that stick out past the window's right edge (tables scroll
+ * in their own `.table-wrap` and are not counted), innermost first and at most five, each named
+ * with its parent, so a failing narrow-window check names the culprit.
+ */
+export async function elementsPastTheWindow(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('main *')]
+      .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1 && !el.closest('.table-wrap'))
+      .map((el) => `${el.tagName.toLowerCase()}.${el.className} in ${el.parentElement?.tagName.toLowerCase()}.${el.parentElement?.className} "${(el.textContent ?? '').slice(0, 30)}" ${Math.round(el.getBoundingClientRect().right)}px`)
+      .reverse()
+      .slice(0, 5),
+  );
+}

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { V1 } from '../helpers/app.ts';
-import { browserSkipReason, type ConsoleRig, openPage, startConsoleRig } from './browser.ts';
+import { browserSkipReason, type ConsoleRig, elementsPastTheWindow, openPage, startConsoleRig } from './browser.ts';
 import { settled } from './ops.seed.ts';
 
 /**
@@ -333,13 +333,7 @@ describe.skipIf(skip)('in a narrow window', () => {
         await page.getByRole('button', { name: 'Make a bundle of soc2' }).click();
         await page.getByRole('table', { name: 'Files of the bundle, in manifest order' }).waitFor();
       }
-      const wide = await page.evaluate(() =>
-        [...document.querySelectorAll('main *')]
-          .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1 && !el.closest('.table-wrap'))
-          .map((el) => `${el.tagName.toLowerCase()}.${el.className} "${(el.textContent ?? '').slice(0, 30)}" ${Math.round(el.getBoundingClientRect().right)}px`)
-          .reverse()
-          .slice(0, 5),
-      );
+      const wide = await elementsPastTheWindow(page);
       expect(wide, path).toEqual([]);
     }
     await rig.screenshot(page, 'compliance-narrow');

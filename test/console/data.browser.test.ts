@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
 import { closedPort } from '../../src/platform/outbound/test-receiver.ts';
 import { ADMIN_TOKEN, V1 } from '../helpers/app.ts';
-import { browserSkipReason, type ConsoleRig, openPage, startConsoleRig } from './browser.ts';
+import { browserSkipReason, type ConsoleRig, elementsPastTheWindow, openPage, startConsoleRig } from './browser.ts';
 import { SEEDED, seedData } from './data.seed.ts';
 
 /**
@@ -303,14 +303,7 @@ describe.skipIf(skip)('in a narrow window', () => {
     for (const path of ['/analytics', '/cost', '/backups', '/backups/drills', '/backups/cross-toolset', '/audit?fact=3']) {
       await openPage(page, path);
       if (path.startsWith('/audit')) await page.getByText('Proof verified in this browser').waitFor();
-      // What sticks out, innermost first, so a failure names the culprit.
-      const wide = await page.evaluate(() =>
-        [...document.querySelectorAll('main *')]
-          .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1 && !el.closest('.table-wrap'))
-          .map((el) => `${el.tagName.toLowerCase()}.${el.className} in ${el.parentElement?.tagName.toLowerCase()}.${el.parentElement?.className} "${(el.textContent ?? "").slice(0, 30)}" ${Math.round(el.getBoundingClientRect().right)}px`)
-          .reverse()
-          .slice(0, 5),
-      );
+      const wide = await elementsPastTheWindow(page);
       expect(wide, path).toEqual([]);
     }
     await rig.screenshot(page, 'data-audit-narrow');

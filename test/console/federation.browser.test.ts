@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, V1 } from '../helpers/app.ts';
 import { ingestEmpire } from '../helpers/empire.ts';
-import { browserSkipReason, type ConsoleRig, openPage, startConsoleRig } from './browser.ts';
+import { browserSkipReason, type ConsoleRig, elementsPastTheWindow, openPage, startConsoleRig } from './browser.ts';
 import { settled } from './ops.seed.ts';
 
 /**
@@ -250,13 +250,7 @@ describe.skipIf(skip)('in a narrow window', () => {
         await page.getByRole('button', { name: 'Check parity' }).click();
         await page.getByRole('region', { name: 'Parity check' }).waitFor();
       }
-      const wide = await page.evaluate(() =>
-        [...document.querySelectorAll('main *')]
-          .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1 && !el.closest('.table-wrap'))
-          .map((el) => `${el.tagName.toLowerCase()}.${el.className} "${(el.textContent ?? '').slice(0, 30)}" ${Math.round(el.getBoundingClientRect().right)}px`)
-          .reverse()
-          .slice(0, 5),
-      );
+      const wide = await elementsPastTheWindow(page);
       expect(wide, path).toEqual([]);
     }
     await rig.screenshot(page, 'federation-narrow');

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { V1 } from '../helpers/app.ts';
-import { browserSkipReason, type ConsoleRig, openPage, startConsoleRig } from './browser.ts';
+import { browserSkipReason, type ConsoleRig, elementsPastTheWindow, openPage, startConsoleRig } from './browser.ts';
 import { settled } from './ops.seed.ts';
 
 /**
@@ -196,13 +196,7 @@ describe.skipIf(skip)('in a narrow window', () => {
     const first = ((await get('/trust/drift?status=all')).events as Json[])[0];
     for (const path of ['/trust', `/trust/drift?status=all${first ? `&event=${first.id}` : ''}`]) {
       await openPage(page, path);
-      const wide = await page.evaluate(() =>
-        [...document.querySelectorAll('main *')]
-          .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1 && !el.closest('.table-wrap'))
-          .map((el) => `${el.tagName.toLowerCase()}.${el.className} "${(el.textContent ?? '').slice(0, 30)}" ${Math.round(el.getBoundingClientRect().right)}px`)
-          .reverse()
-          .slice(0, 5),
-      );
+      const wide = await elementsPastTheWindow(page);
       expect(wide, path).toEqual([]);
     }
     await rig.screenshot(page, 'trust-narrow');
