@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import { defineEndpoint, type Endpoint, Nullable, StringEnum, V1 } from '../../../platform/http/registry.ts';
+import { TRUST_TAG } from '../drift/endpoints.ts';
 import { DIMENSION_KEYS, SNAPSHOT_BADGES, SNAPSHOT_RULES } from './score.ts';
 import type { TrustSnapshotService } from './service.ts';
 
 /** GET {v1}/trust/snapshot (docs/trust.md, "Trust snapshot"). */
 
-export const TRUST_TAG = 'trust';
 /** Completes "… spans every toolset" (docs/operations.md, "Toolset binding"). */
 export const SNAPSHOT_SPANS = 'the trust snapshot, which is composed over the whole deployment,';
 
