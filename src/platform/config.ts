@@ -4,6 +4,7 @@
  * Nothing else in the service reads process.env.
  */
 import os from 'node:os';
+import { FAULT_CATEGORIES } from './faults/index.ts';
 import ipaddr from 'ipaddr.js';
 
 export class ConfigError extends Error {
@@ -102,6 +103,14 @@ export interface Config {
     timeoutMs: number;
     /** OBSERVATORY_FEDERATION_CONCURRENCY: bridge calls of one fan-out in flight at once. */
     concurrency: number;
+  };
+  /** OBSERVATORY_BRIDGE_TOKEN_NEXT: the staged bridge token, accepted beside the current one and sent during a rotation rehearsal (docs/chaos.md). */
+  bridgeTokenNext: string | null;
+  chaos: {
+    /** OBSERVATORY_CHAOS_ALLOW: the blast radii (kind categories) chaos may touch, or `*`; empty: chaos is off (docs/chaos.md). */
+    allow: string[];
+    /** OBSERVATORY_CHAOS_LATENCY_MS: the delay a synthetic-latency run adds to each matching request. */
+    latencyMs: number;
   };
   drills: {
     /** OBSERVATORY_DRILL_DATA_LOSS_TARGET_SEC: a failover drill whose data-loss window exceeds this ends `drift` (docs/backups.md). */
@@ -369,6 +378,19 @@ function agentApiTenant(env: Env): string | null {
   return slug;
 }
 
+/** OBSERVATORY_CHAOS_ALLOW: comma-separated fault categories, or `*`; unset or empty turns chaos off. */
+function chaosAllow(env: Env): string[] {
+  const raw = text(env, 'OBSERVATORY_CHAOS_ALLOW');
+  if (raw === null) return [];
+  const entries = raw.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  for (const entry of entries) {
+    if (entry !== '*' && !(FAULT_CATEGORIES as readonly string[]).includes(entry)) {
+      throw new ConfigError('OBSERVATORY_CHAOS_ALLOW', `must be * or a comma-separated list of ${FAULT_CATEGORIES.join(', ')}; "${entry}" is none of these`);
+    }
+  }
+  return entries;
+}
+
 /**
  * OBSERVATORY_TRUST_PROXY: `0` (or unset) trusts no proxy; a whole number trusts that many hops
  * nearest the server; otherwise a comma-separated list of proxy addresses or CIDRs. `true`/`yes`
@@ -528,6 +550,11 @@ export function loadConfig(env: Env = process.env, isTty: boolean = process.stdo
     federation: {
       timeoutMs: integer(env, 'OBSERVATORY_FEDERATION_TIMEOUT_MS', 5_000, 100, 120_000),
       concurrency: integer(env, 'OBSERVATORY_FEDERATION_CONCURRENCY', 4, 1, 64),
+    },
+    bridgeTokenNext: secretText(env, 'OBSERVATORY_BRIDGE_TOKEN_NEXT', 32),
+    chaos: {
+      allow: chaosAllow(env),
+      latencyMs: integer(env, 'OBSERVATORY_CHAOS_LATENCY_MS', 2_000, 50, 60_000),
     },
     drills: {
       dataLossTargetSec: integer(env, 'OBSERVATORY_DRILL_DATA_LOSS_TARGET_SEC', 26 * 60 * 60, 60, 90 * 24 * 60 * 60),
