@@ -23,6 +23,9 @@ import { type AuditLog, createAuditLog } from './platform/audit/service.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import type { Config } from './platform/config.ts';
 import { type Database, databaseOptions, openDatabase } from './platform/db/client.ts';
+import { createRuntimeFlags } from './platform/faults/flags.ts';
+import type { BeforeScheduledRun, LatencyFaults, RuntimeFlags } from './platform/faults/index.ts';
+import { createLatencyFaults } from './platform/faults/latency.ts';
 import type { Endpoint } from './platform/http/registry.ts';
 import { type AuthFailureLimiter, createAuthFailureLimiter } from './platform/http/auth-failures.ts';
 import { buildServer } from './platform/http/server.ts';
@@ -56,6 +59,8 @@ export interface App {
   trust: TrustDomain;
   /** The per-address limit on failed authentication; null when turned off. */
   authFailures: AuthFailureLimiter | null;
+  /** The fault levers chaos experiments pull (platform/faults, docs/chaos.md); held by this process only. */
+  faults: { latency: LatencyFaults; flags: RuntimeFlags };
   endpoints: readonly Endpoint[];
   /** Stops the scheduler, drains HTTP, closes storage (unless the database was lent by the caller). */
   close(): Promise<void>;
@@ -94,6 +99,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     const metrics = createMetrics(() => database.poolStats());
     const logger: FastifyBaseLogger = options.logger ?? createLogger(config.logLevel, { format: config.logFormat });
     const outbound = createOutbound({ db: database.db, clock, config, log: logger, metrics: metrics.domains });
+    // The fault levers (docs/chaos.md). Latency targets are checked against the registry's
+    // endpoint ids, which exist only once every domain is built: read through `endpoints` below.
+    let endpoints: Endpoint[] = [];
+    const latency = createLatencyFaults(() => endpoints.map((e) => e.id));
+    const flags = createRuntimeFlags();
+    // Asked before each scheduled run whether to skip it (the cron-skip-one kind); the chaos domain sets it.
+    let skipHook: BeforeScheduledRun = async () => ({ skip: false });
     const honeypot = await createHoneypotDomain({ db: database.db, clock, audit, config, log: logger, outbound, metrics: metrics.domains });
     const agentApi = await createAgentApiDomain({
       db: database.db,
@@ -102,6 +114,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       config,
       log: logger,
       honeypot,
+      flags,
       ...(options.rateKeyPrefix !== undefined ? { rateKeyPrefix: options.rateKeyPrefix } : {}),
     });
     const graph = createGraphDomain({ db: database.db, clock, audit, log: logger, vendors: () => honeypot.registry.current.vendors });
@@ -182,14 +195,15 @@ export async function createApp(options: AppOptions): Promise<App> {
       clock,
       log: logger,
       metrics,
+      beforeScheduledRun: (job, fireTime) => skipHook(job, fireTime),
       // A tick runs due jobs in this order: outbound-dispatch comes after every job that enqueues
       // notifications (alert-evaluate, empire-alert-evaluate, cost-budget-evaluate), so a firing
       // is sent in the tick that raised it rather than a minute later.
-      jobs: [...identityJobs(identity), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs(), ...compliance.jobs(), ...trust.jobs(), ...outboundJobs(outbound)],
+      jobs: [...identityJobs(identity), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs(), ...compliance.jobs(), ...trust.jobs(), ...outboundJobs(outbound, flags)],
     });
     const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
     const auditChain = createAuditChainDomain({ db: database.db, clock, audit, log: logger });
-    const endpoints: Endpoint[] = [
+    endpoints = [
       ...metaEndpoints({ endpoints: () => endpoints, baseUrl: config.publicUrl, database, metrics, clock }),
       ...identityEndpoints(identity),
       ...passkeyEndpoints(passkeys, { cookieSecure: config.cookieSecure }),
@@ -227,6 +241,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       trustProxy: config.trustProxy,
       authFailures,
       limits: config.requestLimits,
+      latency,
     });
     await app.ready();
 
@@ -245,6 +260,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       federation,
       trust,
       authFailures,
+      faults: { latency, flags },
       endpoints,
       async close() {
         await scheduler.stop();
