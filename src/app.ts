@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { type AgentApiDomain, createAgentApiDomain } from './domains/agent-api/wiring.ts';
 import { createAuditChainDomain } from './domains/audit-chain/wiring.ts';
+import { type ChaosDomain, createChaosDomain } from './domains/chaos/wiring.ts';
 import { createBackupsDomain } from './domains/backups/wiring.ts';
 import { createComplianceDomain } from './domains/compliance/wiring.ts';
 import { createAnalyticsDomain } from './domains/analytics/wiring.ts';
@@ -57,6 +58,8 @@ export interface App {
   federation: FederationDomain;
   /** The drift inbox and the trust snapshot (docs/federation.md, docs/trust.md). */
   trust: TrustDomain;
+  /** Chaos experiments, the freeze switch and the recovery record (docs/chaos.md). */
+  chaos: ChaosDomain;
   /** The per-address limit on failed authentication; null when turned off. */
   authFailures: AuthFailureLimiter | null;
   /** The fault levers chaos experiments pull (platform/faults, docs/chaos.md); held by this process only. */
@@ -145,7 +148,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     const backups = createBackupsDomain({ database, clock, audit, config, log: logger, files });
     // Compliance and trust read each other (the no-open-critical-drift control; the compliance-fail
     // detector), and both read federation (built after compliance, below): late binding, as for triage above.
+    // Compliance reads chaos's recovery record too (chaos-recovery-within-slo); chaos is built after trust.
     let trust: TrustDomain | null = null;
+    let chaos: ChaosDomain | null = null;
     const compliance = createComplianceDomain({
       db: database.db,
       clock,
@@ -161,6 +166,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         triageProposals: triage.proposals,
         trust: () => trust?.drift ?? null,
         federation: () => federation?.reads ?? null,
+        chaos: () => chaos?.reads ?? null,
       },
       triage,
     });
@@ -180,6 +186,21 @@ export async function createApp(options: AppOptions): Promise<App> {
       },
     });
     trust = createTrustDomain({ db: database.db, clock, audit, inputs: { graph, empire, compliance, backups, analytics, federation: () => federation?.reads ?? null } });
+    chaos = createChaosDomain({
+      db: database.db,
+      clock,
+      audit,
+      config,
+      // Read at each registration: the registry and the scheduler are assembled below.
+      targets: {
+        endpointIds: () => endpoints.map((e) => e.id),
+        jobs: () => scheduler.jobs().map((j) => ({ name: j.name, schedule: j.schedule })),
+        // No runtime flag is defined yet: the platform's flags (platform/faults) list theirs here once they exist.
+        flagNames: () => [],
+      },
+      // PLACEHOLDER until the runs are wired: the runner's abortOpen(reason) goes here (nothing can be open before it exists).
+      abortOpenRun: async () => {},
+    });
     // The fleet gauges of /metrics: facts of the shared database, read at scrape time (platform/metrics.ts).
     metrics.useFleetReadings(async () => ({
       activeTarpits: await honeypot.ingest.countActiveTarpits(),
@@ -221,6 +242,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...compliance.endpoints(),
       ...federation.endpoints(),
       ...trust.endpoints(),
+      ...chaos.endpoints(),
     ];
     const authFailures =
       config.authFailuresPerMinute > 0
@@ -259,6 +281,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       triage,
       federation,
       trust,
+      chaos,
       authFailures,
       faults: { latency, flags },
       endpoints,
