@@ -23,6 +23,8 @@ import { type AuditLog, createAuditLog } from './platform/audit/service.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import type { Config } from './platform/config.ts';
 import { type Database, databaseOptions, openDatabase } from './platform/db/client.ts';
+import { createBridgeTokens } from './platform/faults/bridge-tokens.ts';
+import type { BridgeTokens } from './platform/faults/index.ts';
 import type { Endpoint } from './platform/http/registry.ts';
 import { type AuthFailureLimiter, createAuthFailureLimiter } from './platform/http/auth-failures.ts';
 import { buildServer } from './platform/http/server.ts';
@@ -56,6 +58,8 @@ export interface App {
   trust: TrustDomain;
   /** The per-address limit on failed authentication; null when turned off. */
   authFailures: AuthFailureLimiter | null;
+  /** The faults the chaos domain injects (platform/faults/, docs/chaos.md). */
+  faults: { bridgeTokens: BridgeTokens };
   endpoints: readonly Endpoint[];
   /** Stops the scheduler, drains HTTP, closes storage (unless the database was lent by the caller). */
   close(): Promise<void>;
@@ -92,6 +96,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     });
 
     const metrics = createMetrics(() => database.poolStats());
+    // The bridge tokens every bridge call is checked against and sends; a chaos rotation rehearsal switches what is sent.
+    const bridgeTokens = createBridgeTokens(config.bridgeToken, config.bridgeTokenNext);
     const logger: FastifyBaseLogger = options.logger ?? createLogger(config.logLevel, { format: config.logFormat });
     const outbound = createOutbound({ db: database.db, clock, config, log: logger, metrics: metrics.domains });
     const honeypot = await createHoneypotDomain({ db: database.db, clock, audit, config, log: logger, outbound, metrics: metrics.domains });
@@ -129,7 +135,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     const analytics = createAnalyticsDomain({ db: database.db, clock, config, identity, empire, triage });
     // One file store (platform/storage/files.ts) for backup snapshots and compliance evidence bundles.
     const files = createFileStores(config.backups, logger);
-    const backups = createBackupsDomain({ database, clock, audit, config, log: logger, files });
+    const backups = createBackupsDomain({ database, clock, audit, config, log: logger, files, bridgeTokens });
     // Compliance and trust read each other (the no-open-critical-drift control; the compliance-fail
     // detector), and both read federation (built after compliance, below): late binding, as for triage above.
     let trust: TrustDomain | null = null;
@@ -158,6 +164,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       audit,
       config,
       log: logger,
+      bridgeTokens,
       graph: graph.materialiser,
       compliance: compliance.reads,
       dashboards: empire.dashboards,
@@ -222,7 +229,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       clock,
       metrics,
       metricsToken: config.metricsToken,
-      bridgeToken: config.bridgeToken,
+      bridgeTokens,
       logger,
       trustProxy: config.trustProxy,
       authFailures,
@@ -245,6 +252,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       federation,
       trust,
       authFailures,
+      faults: { bridgeTokens },
       endpoints,
       async close() {
         await scheduler.stop();
