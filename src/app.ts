@@ -25,9 +25,10 @@ import { type Clock, systemClock } from './platform/clock.ts';
 import type { Config } from './platform/config.ts';
 import { type Database, databaseOptions, openDatabase } from './platform/db/client.ts';
 import { createRuntimeFlags } from './platform/faults/flags.ts';
-import type { LatencyFaults, RuntimeFlags } from './platform/faults/index.ts';
+import type { BridgeTokens, LatencyFaults, RuntimeFlags } from './platform/faults/index.ts';
 import { createLatencyFaults } from './platform/faults/latency.ts';
 import { probeUrlFor } from './domains/chaos/runs/probe-url.ts';
+import { createBridgeTokens } from './platform/faults/bridge-tokens.ts';
 import type { Endpoint } from './platform/http/registry.ts';
 import { type AuthFailureLimiter, createAuthFailureLimiter } from './platform/http/auth-failures.ts';
 import { buildServer } from './platform/http/server.ts';
@@ -64,7 +65,7 @@ export interface App {
   /** The per-address limit on failed authentication; null when turned off. */
   authFailures: AuthFailureLimiter | null;
   /** The fault levers chaos experiments pull (platform/faults, docs/chaos.md); held by this process only. */
-  faults: { latency: LatencyFaults; flags: RuntimeFlags };
+  faults: { latency: LatencyFaults; flags: RuntimeFlags; bridgeTokens: BridgeTokens };
   endpoints: readonly Endpoint[];
   /** Stops the scheduler, drains HTTP, closes storage (unless the database was lent by the caller). */
   close(): Promise<void>;
@@ -101,6 +102,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     });
 
     const metrics = createMetrics(() => database.poolStats());
+    // The bridge tokens every bridge call is checked against and sends; a chaos rotation rehearsal switches what is sent.
+    const bridgeTokens = createBridgeTokens(config.bridgeToken, config.bridgeTokenNext);
     const logger: FastifyBaseLogger = options.logger ?? createLogger(config.logLevel, { format: config.logFormat });
     const outbound = createOutbound({ db: database.db, clock, config, log: logger, metrics: metrics.domains });
     // The fault levers (docs/chaos.md). Latency targets are checked against the registry's
@@ -146,7 +149,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     const analytics = createAnalyticsDomain({ db: database.db, clock, config, identity, empire, triage });
     // One file store (platform/storage/files.ts) for backup snapshots and compliance evidence bundles.
     const files = createFileStores(config.backups, logger);
-    const backups = createBackupsDomain({ database, clock, audit, config, log: logger, files });
+    const backups = createBackupsDomain({ database, clock, audit, config, log: logger, files, bridgeTokens });
     // Compliance and trust read each other (the no-open-critical-drift control; the compliance-fail
     // detector), and both read federation (built after compliance, below): late binding, as for triage above.
     // Compliance reads chaos's recovery record too (chaos-recovery-within-slo); chaos is built after trust.
@@ -178,6 +181,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       audit,
       config,
       log: logger,
+      bridgeTokens,
       graph: graph.materialiser,
       compliance: compliance.reads,
       dashboards: empire.dashboards,
@@ -280,7 +284,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       clock,
       metrics,
       metricsToken: config.metricsToken,
-      bridgeToken: config.bridgeToken,
+      bridgeTokens,
       logger,
       trustProxy: config.trustProxy,
       authFailures,
@@ -308,7 +312,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       trust,
       chaos,
       authFailures,
-      faults: { latency, flags },
+      faults: { latency, flags, bridgeTokens },
       endpoints,
       async close() {
         await scheduler.stop();
