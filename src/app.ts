@@ -96,6 +96,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     const identity = createIdentityService({ db: database.db, clock, audit, sessionTtlHours: config.sessionTtlHours });
     const passkeys = createPasskeyService({ db: database.db, clock, audit, identity, webauthn: config.webauthn });
 
+    // Sessions start writable. A new process's are; but an embedded database shared by two app
+    // instances in one process (tests) keeps the read-only default a stopped instance's chaos run set.
+    await database.setReadOnly(false);
     await database.migrate(async () => {
       const { firstToken } = await identity.bootstrap(config.adminToken);
       if (firstToken !== null) options.onFirstToken?.(firstToken);

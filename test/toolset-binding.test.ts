@@ -498,6 +498,7 @@ const RECIPES: Record<string, Recipe> = {
   // Chaos acts on the whole deployment, every toolset's traffic included, and its targets are free text that may name any route: fleet-wide, as the failover drills (rule 4).
   listChaosExperiments: fleetWide,
   getChaosFreeze: fleetWide,
+  listChaosRuns: fleetWide,
 };
 
 /** Calls beyond the GETs that read toolset data: the graph query. */

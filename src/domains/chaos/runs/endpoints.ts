@@ -1,12 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, PageLimitParam, type Principal, StringEnum, TimeCursorParam, V1 } from '../../../platform/http/registry.ts';
+import { CHAOS_TAG } from '../experiments/endpoints.ts';
 import { CHAOS_KINDS } from '../kinds.ts';
 import { RUNS_LIMIT_DEFAULT, RUNS_LIMIT_MAX, type RunService } from './service.ts';
 
 /** Chaos runs (spec B group 5 `chaos/runs`; docs/chaos.md): the record, and a run started by hand. */
 
 const generatedAt = '2026-11-28T10:00:00.000Z';
-export const CHAOS_TAG = 'chaos';
+const RUNS_SPAN = 'the chaos runs, which act on the whole deployment';
 const OUTCOMES = ['ok', 'sla-breach', 'aborted', 'partial'] as const;
 
 const Run = Type.Object({
@@ -62,6 +63,7 @@ export function runEndpoints(runs: RunService): Endpoint[] {
       method: 'GET',
       path: `${V1}/chaos/runs`,
       auth: 'session-or-bearer',
+      spansEveryToolset: RUNS_SPAN,
       scope: 'read:empire',
       tag: CHAOS_TAG,
       kind: 'read',
@@ -87,11 +89,12 @@ export function runEndpoints(runs: RunService): Endpoint[] {
       method: 'POST',
       path: `${V1}/chaos/experiments/{id}/run`,
       auth: 'session-or-bearer',
+      spansEveryToolset: RUNS_SPAN,
       scope: 'write:alerts',
       tag: CHAOS_TAG,
       kind: 'write',
       uiPath: '/chaos/runs',
-      params: Type.Object({ id: Type.String({ maxLength: 64 }) }, { examples: [{ id: '5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a' }] }),
+      params: Type.Object({ id: Type.String({ format: 'uuid' }) }, { examples: [{ id: '5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a' }] }),
       body: Type.Object({}, { examples: [{}] }),
       response: { schemaId: 'svc-chaos-run.v1', fields: { ok: Type.Boolean(), run: Run } },
       example: { schema: 'svc-chaos-run.v1', generatedAt, ok: true, run: { ...exampleRun, trigger: 'manual', phase: 'injected', endedAt: null, outcome: 'partial', observedRecoverySec: null, measurements: {} } },

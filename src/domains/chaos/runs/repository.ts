@@ -1,29 +1,19 @@
 import { and, desc, eq, gt, isNull, lt, ne, or, sql } from 'drizzle-orm';
 import type { Db } from '../../../platform/db/client.ts';
 import { olderThan, type TimeCursor } from '../../../platform/db/paging.ts';
-import { isUniqueViolation } from '../../../platform/db/transaction.ts';
+// The runner's own bookkeeping is written even while it holds this instance's sessions read-only
+// (the prisma-readonly-window kind): these transactions say READ WRITE for themselves.
+import { isUniqueViolation, withWritableTransaction } from '../../../platform/db/transaction.ts';
 import { chaosExperiments, chaosRuns } from '../schema.ts';
 
 export type RunRow = typeof chaosRuns.$inferSelect;
 export type ExperimentRow = typeof chaosExperiments.$inferSelect;
 export type RunWithExperiment = RunRow & { experimentSlug: string | null; experimentKind: string | null };
 
-/**
- * The runner's own bookkeeping must be written even while it holds this instance's sessions
- * read-only (the prisma-readonly-window kind): `SET TRANSACTION READ WRITE` overrides the session
- * default for one transaction.
- */
-function writable<T>(db: Db, work: (tx: Db) => Promise<T>): Promise<T> {
-  return db.transaction(async (tx) => {
-    await tx.execute(sql`SET TRANSACTION READ WRITE`);
-    return work(tx as unknown as Db);
-  });
-}
-
 /** Inserts the run; false when another run is open (the one-open-run index refused it). */
 export async function insertRun(db: Db, row: typeof chaosRuns.$inferInsert): Promise<boolean> {
   try {
-    await writable(db, (tx) => tx.insert(chaosRuns).values(row));
+    await withWritableTransaction(db, (tx) => tx.insert(chaosRuns).values(row));
     return true;
   } catch (error) {
     if (isUniqueViolation(error)) return false;
@@ -38,7 +28,7 @@ export async function openRun(db: Db): Promise<RunRow | null> {
 
 /** Writes `patch` to a run that is still open; false when it had already ended (another instance closed it). */
 export async function updateOpenRun(db: Db, id: string, patch: Partial<typeof chaosRuns.$inferInsert>): Promise<boolean> {
-  const rows = await writable(db, (tx) =>
+  const rows = await withWritableTransaction(db, (tx) =>
     tx.update(chaosRuns).set(patch).where(and(eq(chaosRuns.id, id), isNull(chaosRuns.endedAt))).returning({ id: chaosRuns.id }),
   );
   return rows.length > 0;
@@ -66,7 +56,7 @@ export async function lapsedOpenRuns(db: Db, now: Date, staleBefore: Date, self:
  * update makes sure only one scheduled run is ever skipped for it.
  */
 export async function takeCronSkip(db: Db, job: string, now: Date, staleBefore: Date, self: string, measurements: (run: RunRow) => unknown): Promise<RunRow | null> {
-  return writable(db, async (tx) => {
+  return withWritableTransaction(db, async (tx) => {
     const [run] = await tx
       .select()
       .from(chaosRuns)

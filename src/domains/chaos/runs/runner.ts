@@ -36,6 +36,8 @@ export interface RunGates {
 
 export interface ChaosRunner {
   readonly instanceId: string;
+  /** The gate that holds for every experiment now (chaos off, frozen, critical drift, a run open), or null. */
+  closedGate(): Promise<{ reason: StartRefusal; human: string } | null>;
   /** Starts a run of `experiment` now, if every gate lets it. */
   start(experiment: repo.ExperimentRow, trigger: RunTrigger): Promise<StartOutcome>;
   /** Moves this instance's run on (window end, undo, recovery probe) and closes lapsed runs of anyone. */
@@ -123,26 +125,33 @@ export function createChaosRunner(deps: {
     }
   }
 
-  async function refusal(experiment: repo.ExperimentRow): Promise<Extract<StartOutcome, { ok: false }> | null> {
-    if (experiment.status !== 'active') return { ok: false, reason: 'not-active', human: `Experiment ${experiment.slug} is ${experiment.status}; only active experiments run.` };
+  async function closedGate(now: Date): Promise<{ ok: false; reason: StartRefusal; human: string } | null> {
     if (gates.allow.length === 0) return { ok: false, reason: 'chaos-off', human: 'Chaos is off in this deployment: OBSERVATORY_CHAOS_ALLOW is not set.' };
-    if (!blastRadiusAllowed(gates.allow, experiment.blastRadius)) {
-      return { ok: false, reason: 'blast-radius-not-allowed', human: `Blast radius ${experiment.blastRadius} is not in OBSERVATORY_CHAOS_ALLOW (${gates.allow.join(',')}).` };
-    }
     const freeze = await gates.frozen();
     if (freeze.frozen) return { ok: false, reason: 'frozen', human: `Chaos is frozen${freeze.reason ? `: ${freeze.reason}` : ''}.` };
     const drift = await gates.unresolvedCriticalDrift();
     if (drift !== null && drift > 0) return { ok: false, reason: 'critical-drift-open', human: `${drift} critical drift event(s) are unresolved; no chaos runs until they are resolved.` };
+    await closeLapsed(now);
+    if (await repo.openRun(db)) return { ok: false, reason: 'run-open', human: 'Another chaos run is open; one runs at a time.' };
+    return null;
+  }
+
+  async function refusal(experiment: repo.ExperimentRow, now: Date): Promise<Extract<StartOutcome, { ok: false }> | null> {
+    if (experiment.status !== 'active') return { ok: false, reason: 'not-active', human: `Experiment ${experiment.slug} is ${experiment.status}; only active experiments run.` };
+    const closed = await closedGate(now);
+    if (closed) return closed;
+    if (!blastRadiusAllowed(gates.allow, experiment.blastRadius)) {
+      return { ok: false, reason: 'blast-radius-not-allowed', human: `Blast radius ${experiment.blastRadius} is not in OBSERVATORY_CHAOS_ALLOW (${gates.allow.join(',')}).` };
+    }
     const cannot = effectOf(experiment.kind).cannotRun?.(experiment, levers) ?? null;
     if (cannot !== null) return { ok: false, reason: 'cannot-run', human: `Experiment ${experiment.slug} cannot run: ${cannot}.` };
     return null;
   }
 
   async function startNow(experiment: repo.ExperimentRow, trigger: RunTrigger): Promise<StartOutcome> {
-    const refused = await refusal(experiment);
-    if (refused) return refused;
     const now = clock.now();
-    await closeLapsed(now);
+    const refused = await refusal(experiment, now);
+    if (refused) return refused;
     const rules = KIND_RULES[experiment.kind as ChaosKind];
     const windowEndsAt = new Date(now.getTime() + rules.windowSec * 1000);
     const id = randomUUID();
@@ -250,6 +259,11 @@ export function createChaosRunner(deps: {
 
   return {
     instanceId,
+    closedGate: () =>
+      serially(async () => {
+        const closed = await closedGate(clock.now());
+        return closed && { reason: closed.reason, human: closed.human };
+      }),
     start: (experiment, trigger) => serially(() => startNow(experiment, trigger)),
     step: (now) => serially(() => stepNow(now ?? clock.now())),
     abortOpen: (reason) =>

@@ -88,7 +88,7 @@ describe('synthetic-latency', () => {
 
 describe('feature-flag-flip', () => {
   it('turns the bait search off for the window and back on', async () => {
-    const search = () => t.call({ method: 'GET', url: `${V1}/agent-api/search?q=crawler`, token: null });
+    const search = () => t.call({ method: 'GET', url: '/api/agent?query=dns', token: null });
     expect((await search()).statusCode).not.toBe(503);
     const id = await register({ slug: 'search-off', kind: 'feature-flag-flip', target: 'agent-api-search' });
     const run = await runNow(id);
@@ -106,7 +106,7 @@ describe('feature-flag-flip', () => {
 
 describe('prisma-readonly-window', () => {
   const write = (n: number) =>
-    t.call({ method: 'POST', url: `${V1}/cost/budgets`, payload: { scope: 'toolset', scopeKey: `crawler-lab-${n}`, monthlyUsd: 100, alertAtPct: 80 } });
+    t.call({ method: 'POST', url: `${V1}/chaos/experiments`, payload: { slug: `written-${n}`, kind: 'synthetic-latency', target: '/healthz' } });
 
   it('refuses writes with 503 during the window, keeps reads working, and accepts writes after it', async () => {
     const id = await register({ slug: 'db-read-only', kind: 'prisma-readonly-window', target: 'primary' });
@@ -122,10 +122,10 @@ describe('prisma-readonly-window', () => {
     expect((await write(2)).statusCode).toBe(200);
     await step(300);
     expect(await runById(run.id)).toMatchObject({ phase: 'ended', outcome: 'ok', observedRecoverySec: 0.3 });
-    const budgets = await t.call({ method: 'GET', url: `${V1}/cost/budgets` });
-    const keys = (budgets.json().budgets ?? []).map((b: { scopeKey: string }) => b.scopeKey);
-    expect(keys).toContain('crawler-lab-2');
-    expect(keys).not.toContain('crawler-lab-1');
+    const listed = await t.call({ method: 'GET', url: `${V1}/chaos/experiments` });
+    const slugs = listed.json().experiments.map((e: { slug: string }) => e.slug);
+    expect(slugs).toContain('written-2');
+    expect(slugs).not.toContain('written-1');
   });
 });
 
@@ -137,7 +137,7 @@ describe('cron-skip-one', () => {
 
     clock.set('2026-11-28T10:01:00.000Z');
     await t.app.scheduler.tick(clock.now());
-    const health = await t.call({ method: 'GET', url: `${V1}/ops/cron-health` });
+    const health = await t.call({ method: 'GET', url: `${V1}/honeypot/ops/cron-health` });
     const skipped = health.json().recent.find((r: { job: string }) => r.job === 'tarpit-expire');
     expect(skipped).toMatchObject({ outcome: 'skipped' });
     expect(skipped.stats.chaosRunId).toBe(run.id);
@@ -252,9 +252,9 @@ describe('a restart during a run', () => {
     expect(closed.errorText).toContain('crash or restart');
     const write = await next.server.inject({
       method: 'POST',
-      url: `${V1}/cost/budgets`,
+      url: `${V1}/chaos/experiments`,
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-      payload: { scope: 'toolset', scopeKey: 'after-crash', monthlyUsd: 10, alertAtPct: 80 },
+      payload: { slug: 'after-crash', kind: 'synthetic-latency', target: '/healthz' },
     });
     expect(write.statusCode, write.body).toBe(200);
   });

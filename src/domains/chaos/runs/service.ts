@@ -2,7 +2,7 @@ import type { AuditLog } from '../../../platform/audit/service.ts';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/db/client.ts';
 import { decodeTimeCursor, isUuid, pageOf } from '../../../platform/db/paging.ts';
-import { withTransaction } from '../../../platform/db/transaction.ts';
+import { withWritableTransaction } from '../../../platform/db/transaction.ts';
 import { conflict, notFound } from '../../../platform/errors.ts';
 import type { Principal } from '../../../platform/http/registry.ts';
 import type { JobDefinition } from '../../../platform/jobs/scheduler.ts';
@@ -59,7 +59,8 @@ export function createRunService(deps: { db: Db; clock: Clock; audit: AuditLog; 
     if (!experiment) throw notFound(`There is no chaos experiment ${experimentId}.`);
     const started = await runner.start(experiment, 'manual');
     if (!started.ok) throw conflict(`${started.human} (${started.reason})`);
-    await withTransaction(db, (tx) =>
+    // Written even when the run just made this instance's sessions read-only.
+    await withWritableTransaction(db, (tx) =>
       audit.record(tx, {
         verb: 'chaos.run',
         target: `chaos-experiment:${experiment.slug}`,
@@ -74,6 +75,8 @@ export function createRunService(deps: { db: Db; clock: Clock; audit: AuditLog; 
 
   /** The schedule's pick at `now`: eligible experiments past their cooldown, the longest-waiting first. */
   async function runScheduled(now: Date) {
+    const closed = await runner.closedGate();
+    if (closed) return { started: null, skippedReason: closed.reason, considered: 0, refusals: [] };
     const experiments = await repo.activeExperimentsWithLastRun(db);
     const due = experiments
       .filter((e) => e.lastRunAt === null || e.lastRunAt.getTime() + e.cooldownMinutes * 60_000 <= now.getTime())
@@ -84,8 +87,8 @@ export function createRunService(deps: { db: Db; clock: Clock; audit: AuditLog; 
       const started = await runner.start(experiment, 'schedule');
       if (started.ok) return { started: { runId: started.run.id, slug: experiment.slug, kind: experiment.kind }, skippedReason: null, considered: experiments.length, refusals };
       refusals.push({ slug: experiment.slug, reason: started.reason });
-      // A gate that holds for every experiment stops the pick at once.
-      if (['chaos-off', 'frozen', 'critical-drift-open', 'run-open'].includes(started.reason)) {
+      // A gate that holds for every experiment (it closed since the check above) stops the pick.
+      if (started.reason === 'run-open' || started.reason === 'frozen' || started.reason === 'critical-drift-open') {
         return { started: null, skippedReason: started.reason, considered: experiments.length, refusals };
       }
     }
