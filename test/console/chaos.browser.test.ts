@@ -76,8 +76,8 @@ describe.skipIf(skip)('the experiments page', () => {
     expect(listed[1]).toMatchObject({ kind: 'synthetic-latency', target: 'searchTopics', description: 'Slow topic search down.', severity: 'major', status: 'active', blastRadius: 'http' });
     await expect.poll(async () => (await rowsOf(page, EXPERIMENTS)).length).toBe(2);
     const rows = await rowsOf(page, EXPERIMENTS);
-    expect(rows.map((r) => r.slice(0, 8))).toEqual(
-      listed.map((e) => [e.slug, e.kind, e.target, e.blastRadius, `${e.recoverySloSec} s`, `${e.cooldownMinutes} min`, e.severity, e.status]),
+    expect(rows.map((r) => r.slice(0, 9))).toEqual(
+      listed.map((e) => [e.slug, e.kind, e.target, e.description || '—', e.blastRadius, `${e.recoverySloSec} s`, `${e.cooldownMinutes} min`, e.severity, e.status]),
     );
     await rig.screenshot(page, 'chaos-experiments-registered');
 
@@ -112,13 +112,13 @@ describe.skipIf(skip)('the experiments page', () => {
     await page.getByRole('button', { name: 'Pause readonly-primary' }).click();
     await page.getByTestId('done').filter({ hasText: 'Experiment readonly-primary paused.' }).waitFor();
     expect((await bySlug('readonly-primary')).status).toBe('paused');
-    await expect.poll(async () => (await rowOf())[7]).toBe('paused');
+    await expect.poll(async () => (await rowOf())[8]).toBe('paused');
     await expect(page.getByRole('button', { name: 'Run readonly-primary now' }).count()).resolves.toBe(0);
 
     await page.getByRole('button', { name: 'Resume readonly-primary' }).click();
     await page.getByTestId('done').filter({ hasText: 'Experiment readonly-primary resumed.' }).waitFor();
     expect((await bySlug('readonly-primary')).status).toBe('active');
-    await expect.poll(async () => (await rowOf())[7]).toBe('active');
+    await expect.poll(async () => (await rowOf())[8]).toBe('active');
 
     // Retire asks first; cancelling changes nothing.
     await page.getByRole('button', { name: 'Retire readonly-primary' }).click();
@@ -129,7 +129,7 @@ describe.skipIf(skip)('the experiments page', () => {
     await question.getByRole('button', { name: 'Retire' }).click();
     await page.getByTestId('done').filter({ hasText: 'Experiment readonly-primary retired.' }).waitFor();
     expect((await bySlug('readonly-primary')).status).toBe('retired');
-    await expect.poll(async () => (await rowOf())[7]).toBe('retired');
+    await expect.poll(async () => (await rowOf())[8]).toBe('retired');
     await expect(page.getByRole('button', { name: /readonly-primary/ }).count()).resolves.toBe(0);
     await rig.screenshot(page, 'chaos-experiments-moved');
 

@@ -94,6 +94,7 @@ export default function Experiments() {
                 { key: 'slug', label: 'Slug', sortValue: (e) => e.slug, render: (e) => <code>{e.slug}</code> },
                 { key: 'kind', label: 'Kind', sortValue: (e) => e.kind },
                 { key: 'target', label: 'Target', sortValue: (e) => e.target, render: (e) => <code className="summary">{e.target}</code> },
+                { key: 'description', label: 'Description', render: (e) => (e.description ? <span className="summary">{e.description}</span> : <span className="muted">—</span>) },
                 { key: 'blastRadius', label: 'Blast radius', sortValue: (e) => e.blastRadius },
                 { key: 'recoverySloSec', label: 'Recovery SLO', align: 'right', sortValue: (e) => e.recoverySloSec, render: (e) => `${e.recoverySloSec} s` },
                 { key: 'cooldownMinutes', label: 'Cooldown', align: 'right', sortValue: (e) => e.cooldownMinutes, render: (e) => `${e.cooldownMinutes} min` },

@@ -1,12 +1,44 @@
+import { useState } from 'react';
 import { Can } from '../../../auth/session';
 import { Busy } from '../../../components';
-import { ConfirmButton } from '../../honeypot/shared/ConfirmButton';
 import type { Experiment, Move } from './api';
 
+/** Retire cannot be undone: the first press asks, in the page, and only the second retires. */
+function RetireButton({ slug, busy, onRetire }: { slug: string; busy: boolean; onRetire: () => void }) {
+  const [asking, setAsking] = useState(false);
+  if (!asking)
+    return (
+      <button type="button" className="danger" disabled={busy} aria-label={`Retire ${slug}`} onClick={() => setAsking(true)}>
+        Retire
+      </button>
+    );
+  const question = `Retire ${slug}? It never runs again.`;
+  return (
+    <span className="chaos-confirm" role="group" aria-label={question}>
+      <span>{question}</span>
+      <button
+        type="button"
+        className="danger"
+        autoFocus
+        disabled={busy}
+        onClick={() => {
+          setAsking(false);
+          onRetire();
+        }}
+      >
+        Retire
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </span>
+  );
+}
+
 /**
- * One experiment's buttons: pause or resume, retire (asked twice: it cannot be undone), and run
- * now. Only what its status allows is offered; the service still decides (a run is refused while
- * frozen, with chaos off, or while another run is open) and its refusal is shown above the table.
+ * One experiment's buttons: run now, pause or resume, retire. Only what its status allows is
+ * offered; the service still decides (a run is refused while frozen, with chaos off for its blast
+ * radius, or while another run is open) and its refusal is shown above the table.
  */
 export function ExperimentActions({
   experiment: e,
@@ -42,7 +74,7 @@ export function ExperimentActions({
             Resume
           </button>
         )}
-        <ConfirmButton label={`Retire ${e.slug}`} question={`Retire ${e.slug}? It never runs again.`} confirmLabel="Retire" danger onConfirm={() => onMove(e, 'retire')} />
+        <RetireButton slug={e.slug} busy={busy} onRetire={() => onMove(e, 'retire')} />
       </span>
     </Can>
   );

@@ -27,7 +27,7 @@ export const loadExperiments = (filter: { kind: ChaosKind | null; status: Experi
           ...(filter.kind ? { kind: filter.kind } : {}),
           ...(filter.status ? { status: filter.status } : {}),
           ...(filter.cursor ? { cursor: filter.cursor } : {}),
-          ...(filter.limit ? { limit: String(filter.limit) } : {}),
+          ...(filter.limit ? { limit: filter.limit } : {}),
         },
       },
     }),
