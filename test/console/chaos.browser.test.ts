@@ -270,9 +270,9 @@ describe.skipIf(skip)('the runs page', () => {
       ...fields,
     });
     seeded.push(
-      row(latency, 3, { outcome: 'ok', observedRecoverySec: 12.5, measurements: { addedLatencyMs: 800, probeSamples: 5, slowestDuringWindowMs: 845 } }),
-      row(latency, 2, { outcome: 'sla-breach', observedRecoverySec: 45, errorText: 'The probe answered slowly for 45 s.', measurements: { addedLatencyMs: 800, probeSamples: 12 } }),
-      row(skipOne, 1, { outcome: 'ok', observedRecoverySec: 240, measurements: { skippedRunAt: hoursAgo(1, 10).toISOString(), nextRunOk: true } }),
+      row(latency, 3, { outcome: 'ok', observedRecoverySec: 12.5, measurements: { inject: { injectedMs: 800, probeUrl: '/v1/agent-api/search?q=crawler', duringWindowMs: 845, duringWindowStatus: 200 }, probe: { afterWindowMs: 4, afterWindowStatus: 200 } } }),
+      row(latency, 2, { outcome: 'sla-breach', observedRecoverySec: 45, errorText: 'The probe answered slowly for 45 s.', measurements: { inject: { injectedMs: 800, duringWindowMs: 812, duringWindowStatus: 200 }, probe: { afterWindowMs: 900, afterWindowStatus: 200 } } }),
+      row(skipOne, 1, { outcome: 'ok', observedRecoverySec: 240, measurements: { skipped: { job: scheduledJob, at: hoursAgo(1, 10).toISOString() }, probe: { nextRunOutcome: 'ok' } } }),
     );
     await rig.t.app.database.db.insert(chaosRuns).values(seeded as (typeof chaosRuns.$inferInsert)[]);
   });
@@ -295,7 +295,7 @@ describe.skipIf(skip)('the runs page', () => {
 
     // The measurements, unfolded, are the run's own.
     const first = seeded[0]!;
-    await page.getByText('addedLatencyMs, probeSamples, slowestDuringWindowMs').click();
+    await page.getByLabel(`Measurements of run ${first.id}`).click();
     expect(JSON.parse(await page.getByTestId(`measurements-${first.id}`).innerText())).toEqual(first.measurements);
     await rig.screenshot(page, 'chaos-runs');
 

@@ -19,7 +19,7 @@ function Measurements({ run }: { run: Run }) {
   if (keys.length === 0) return <span className="muted">none</span>;
   return (
     <details>
-      <summary aria-label={`Measurements of run ${run.id}`}>{keys.join(', ')}</summary>
+      <summary aria-label={`Measurements of run ${run.id}: ${keys.join(', ')}`}>{keys.join(', ')}</summary>
       <pre className="measurements" data-testid={`measurements-${run.id}`}>
         {JSON.stringify(run.measurements, null, 2)}
       </pre>
