@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { type AgentApiDomain, createAgentApiDomain } from './domains/agent-api/wiring.ts';
 import { createAuditChainDomain } from './domains/audit-chain/wiring.ts';
+import { type ChaosDomain, createChaosDomain } from './domains/chaos/wiring.ts';
 import { createBackupsDomain } from './domains/backups/wiring.ts';
 import { createComplianceDomain } from './domains/compliance/wiring.ts';
 import { createAnalyticsDomain } from './domains/analytics/wiring.ts';
@@ -23,6 +24,9 @@ import { type AuditLog, createAuditLog } from './platform/audit/service.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import type { Config } from './platform/config.ts';
 import { type Database, databaseOptions, openDatabase } from './platform/db/client.ts';
+import { createRuntimeFlags } from './platform/faults/flags.ts';
+import type { BeforeScheduledRun, LatencyFaults, RuntimeFlags } from './platform/faults/index.ts';
+import { createLatencyFaults } from './platform/faults/latency.ts';
 import type { Endpoint } from './platform/http/registry.ts';
 import { type AuthFailureLimiter, createAuthFailureLimiter } from './platform/http/auth-failures.ts';
 import { buildServer } from './platform/http/server.ts';
@@ -54,8 +58,12 @@ export interface App {
   federation: FederationDomain;
   /** The drift inbox and the trust snapshot (docs/federation.md, docs/trust.md). */
   trust: TrustDomain;
+  /** Chaos experiments, the freeze switch and the recovery record (docs/chaos.md). */
+  chaos: ChaosDomain;
   /** The per-address limit on failed authentication; null when turned off. */
   authFailures: AuthFailureLimiter | null;
+  /** The fault levers chaos experiments pull (platform/faults, docs/chaos.md); held by this process only. */
+  faults: { latency: LatencyFaults; flags: RuntimeFlags };
   endpoints: readonly Endpoint[];
   /** Stops the scheduler, drains HTTP, closes storage (unless the database was lent by the caller). */
   close(): Promise<void>;
@@ -94,6 +102,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     const metrics = createMetrics(() => database.poolStats());
     const logger: FastifyBaseLogger = options.logger ?? createLogger(config.logLevel, { format: config.logFormat });
     const outbound = createOutbound({ db: database.db, clock, config, log: logger, metrics: metrics.domains });
+    // The fault levers (docs/chaos.md). Latency targets are checked against the registry's
+    // endpoint ids, which exist only once every domain is built: read through `endpoints` below.
+    let endpoints: Endpoint[] = [];
+    const latency = createLatencyFaults(() => endpoints.map((e) => e.id));
+    const flags = createRuntimeFlags();
+    // Asked before each scheduled run whether to skip it (the cron-skip-one kind); the chaos domain sets it.
+    let skipHook: BeforeScheduledRun = async () => ({ skip: false });
     const honeypot = await createHoneypotDomain({ db: database.db, clock, audit, config, log: logger, outbound, metrics: metrics.domains });
     const agentApi = await createAgentApiDomain({
       db: database.db,
@@ -102,6 +117,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       config,
       log: logger,
       honeypot,
+      flags,
       ...(options.rateKeyPrefix !== undefined ? { rateKeyPrefix: options.rateKeyPrefix } : {}),
     });
     const graph = createGraphDomain({ db: database.db, clock, audit, log: logger, vendors: () => honeypot.registry.current.vendors });
@@ -132,7 +148,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     const backups = createBackupsDomain({ database, clock, audit, config, log: logger, files });
     // Compliance and trust read each other (the no-open-critical-drift control; the compliance-fail
     // detector), and both read federation (built after compliance, below): late binding, as for triage above.
+    // Compliance reads chaos's recovery record too (chaos-recovery-within-slo); chaos is built after trust.
     let trust: TrustDomain | null = null;
+    let chaos: ChaosDomain | null = null;
     const compliance = createComplianceDomain({
       db: database.db,
       clock,
@@ -148,6 +166,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         triageProposals: triage.proposals,
         trust: () => trust?.drift ?? null,
         federation: () => federation?.reads ?? null,
+        chaos: () => chaos?.reads ?? null,
       },
       triage,
     });
@@ -167,6 +186,21 @@ export async function createApp(options: AppOptions): Promise<App> {
       },
     });
     trust = createTrustDomain({ db: database.db, clock, audit, inputs: { graph, empire, compliance, backups, analytics, federation: () => federation?.reads ?? null } });
+    chaos = createChaosDomain({
+      db: database.db,
+      clock,
+      audit,
+      config,
+      // Read at each registration: the registry and the scheduler are assembled below.
+      targets: {
+        endpointIds: () => endpoints.map((e) => e.id),
+        jobs: () => scheduler.jobs().map((j) => ({ name: j.name, schedule: j.schedule })),
+        // No runtime flag is defined yet: the platform's flags (platform/faults) list theirs here once they exist.
+        flagNames: () => [],
+      },
+      // PLACEHOLDER until the runs are wired: the runner's abortOpen(reason) goes here (nothing can be open before it exists).
+      abortOpenRun: async () => {},
+    });
     // The fleet gauges of /metrics: facts of the shared database, read at scrape time (platform/metrics.ts).
     metrics.useFleetReadings(async () => ({
       activeTarpits: await honeypot.ingest.countActiveTarpits(),
@@ -182,14 +216,15 @@ export async function createApp(options: AppOptions): Promise<App> {
       clock,
       log: logger,
       metrics,
+      beforeScheduledRun: (job, fireTime) => skipHook(job, fireTime),
       // A tick runs due jobs in this order: outbound-dispatch comes after every job that enqueues
       // notifications (alert-evaluate, empire-alert-evaluate, cost-budget-evaluate), so a firing
       // is sent in the tick that raised it rather than a minute later.
-      jobs: [...identityJobs(identity), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs(), ...compliance.jobs(), ...trust.jobs(), ...outboundJobs(outbound)],
+      jobs: [...identityJobs(identity), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs(), ...compliance.jobs(), ...trust.jobs(), ...outboundJobs(outbound, flags)],
     });
     const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
     const auditChain = createAuditChainDomain({ db: database.db, clock, audit, log: logger });
-    const endpoints: Endpoint[] = [
+    endpoints = [
       ...metaEndpoints({ endpoints: () => endpoints, baseUrl: config.publicUrl, database, metrics, clock }),
       ...identityEndpoints(identity),
       ...passkeyEndpoints(passkeys, { cookieSecure: config.cookieSecure }),
@@ -207,6 +242,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...compliance.endpoints(),
       ...federation.endpoints(),
       ...trust.endpoints(),
+      ...chaos.endpoints(),
     ];
     const authFailures =
       config.authFailuresPerMinute > 0
@@ -227,6 +263,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       trustProxy: config.trustProxy,
       authFailures,
       limits: config.requestLimits,
+      latency,
     });
     await app.ready();
 
@@ -244,7 +281,9 @@ export async function createApp(options: AppOptions): Promise<App> {
       triage,
       federation,
       trust,
+      chaos,
       authFailures,
+      faults: { latency, flags },
       endpoints,
       async close() {
         await scheduler.stop();

@@ -55,9 +55,10 @@ const EXEMPT: Record<string, string> = {
 /**
  * POST endpoints that change what later examples rely on run last, in this order: the ingest
  * example is signed with the secret that rotating replaces; a disabled tenant refuses ingest; the
- * signing policy the example sets refuses the unsigned empire ingest example.
+ * signing policy the example sets refuses the unsigned empire ingest example; the chaos freeze
+ * example freezes chaos, which refuses a chaos run.
  */
-const RUN_LAST = ['rotateTenantSecret', 'disableTenant', 'enableTenant', 'setToolsetSigningPolicy', 'retireProvenanceKey', 'revokeToken', 'revokePasskey'];
+const RUN_LAST = ['rotateTenantSecret', 'disableTenant', 'enableTenant', 'setToolsetSigningPolicy', 'retireProvenanceKey', 'revokeToken', 'revokePasskey', 'setChaosFreeze'];
 
 /**
  * Top-level fields an example leaves out on purpose (`endpointId.part.field`), and why. Every other
@@ -240,6 +241,11 @@ beforeAll(async () => {
   if (driftOf('soc2:CC6.1') === undefined || driftOf('soc2:CC6.3') === undefined) throw new Error(`drift fixture scan failed: ${scanned.statusCode} ${scanned.body}`);
   fixtureParams.acknowledgeTrustDrift = { id: driftOf('soc2:CC6.1')! };
   fixtureParams.resolveTrustDrift = { id: driftOf('soc2:CC6.3')! };
+
+  // A chaos experiment to pause, resume and retire (in that order: the registry declares them so).
+  const experiment = await t.call({ method: 'POST', url: `${V1}/chaos/experiments`, payload: { slug: 'fixture-readonly', kind: 'prisma-readonly-window', target: 'primary' } });
+  if (experiment.statusCode !== 200) throw new Error(`chaos experiment fixture failed: ${experiment.statusCode} ${experiment.body}`);
+  for (const id of ['pauseChaosExperiment', 'resumeChaosExperiment', 'retireChaosExperiment']) fixtureParams[id] = { id: experiment.json().experiment.id };
 
   // A stored compliance evaluation to replay.
   const compliance = await t.call({ method: 'POST', url: `${V1}/ops/jobs/compliance-evaluate/run`, payload: {} });

@@ -495,6 +495,9 @@ const RECIPES: Record<string, Recipe> = {
   listTrustDrift: spans({}, { status: 'all', limit: '500' }),
   // The trust snapshot is composed over the whole deployment (rule 4).
   getTrustSnapshot: fleetWide,
+  // Chaos acts on the whole deployment, every toolset's traffic included, and its targets are free text that may name any route: fleet-wide, as the failover drills (rule 4).
+  listChaosExperiments: fleetWide,
+  getChaosFreeze: fleetWide,
 };
 
 /** Calls beyond the GETs that read toolset data: the graph query. */

@@ -18,7 +18,7 @@ import type { PoolStats } from './db/client.ts';
 export interface Metrics {
   readonly registry: Registry;
   observeRequest(endpointId: string, method: string, status: number, seconds: number): void;
-  observeJob(job: string, outcome: 'ok' | 'error', seconds: number): void;
+  observeJob(job: string, outcome: 'ok' | 'error' | 'skipped', seconds: number): void;
   /** A request to an ingest endpoint answered other than 2xx, by its svc-error reason. */
   observeIngestRefusal(endpointId: string, reason: string): void;
   /** The counters the domains feed (hot paths: each call is a few map operations). */

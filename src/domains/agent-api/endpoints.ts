@@ -1,5 +1,6 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { unavailable } from '../../platform/errors.ts';
 import { buildOpenApi30 } from '../../platform/http/openapi.ts';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, StringEnum, V1 } from '../../platform/http/registry.ts';
 import { bodyFields, callField } from './caller.ts';
@@ -174,8 +175,16 @@ export function agentApiEndpoints(deps: {
   baseUrl: string;
   /** Every endpoint of the registry; the OpenAPI 3.0 document describes this group's. */
   endpoints: () => readonly Endpoint[];
+  /** The `agent-api-search` runtime flag (platform/faults/flags.ts): off, the searches answer 503. */
+  searchEnabled?: () => boolean;
 }): Endpoint[] {
   const { service, limits, baseUrl } = deps;
+  const searchEnabled = deps.searchEnabled ?? (() => true);
+  // Checked in the handler, after the caller check: a call to a switched-off search still counts
+  // against the caller's rate limit and is recorded as a honeypot event like any other.
+  const assertSearchOn = () => {
+    if (!searchEnabled()) throw unavailable('Topic search is switched off for the moment; browsing topics (GET /api/topics) still works. Try the search again in a few minutes.');
+  };
   const publicRoute = { auth: 'agent-key' as const, scope: null, tag: AGENT_TAG, kind: 'read' as const, verifyCaller: deps.checkCaller, onResponse: recordCall(deps.recorder) };
   let openapi: unknown = null;
   // The documents depend on configuration only: built once.
@@ -195,7 +204,10 @@ export function agentApiEndpoints(deps: {
       query: SearchInput,
       response: SearchResponse,
       example: searchExample,
-      handler: async ({ query }) => service.search(query),
+      handler: async ({ query }) => {
+        assertSearchOn();
+        return service.search(query);
+      },
     }),
     defineEndpoint({
       ...publicRoute,
@@ -207,7 +219,10 @@ export function agentApiEndpoints(deps: {
       body: SearchInput,
       response: SearchResponse,
       example: searchExample,
-      handler: async ({ body }) => service.search(body, 'body.query'),
+      handler: async ({ body }) => {
+        assertSearchOn();
+        return service.search(body, 'body.query');
+      },
     }),
     defineEndpoint({
       ...publicRoute,
@@ -230,7 +245,10 @@ export function agentApiEndpoints(deps: {
         },
       },
       example: { schema: 'svc-agent-search-batch.v1', generatedAt: '2026-11-24T12:00:00.000Z', results: [{ query: 'dns', total: 1, results: [exampleHit], nextPage: null }] },
-      handler: async ({ body }) => ({ results: await service.batch(body) }),
+      handler: async ({ body }) => {
+        assertSearchOn();
+        return { results: await service.batch(body) };
+      },
     }),
     defineEndpoint({
       ...publicRoute,

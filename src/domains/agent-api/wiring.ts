@@ -3,6 +3,8 @@ import type { AuditLog } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../platform/config.ts';
 import type { Db } from '../../platform/db/client.ts';
+import { AGENT_API_SEARCH_FLAG } from '../../platform/faults/flags.ts';
+import type { RuntimeFlags } from '../../platform/faults/index.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import { createRateLimiter, type RateLimiter } from '../../platform/rate-limit.ts';
 import type { HoneypotDomain } from '../honeypot/wiring.ts';
@@ -35,8 +37,10 @@ export async function createAgentApiDomain(deps: {
   honeypot: HoneypotDomain;
   /** Prefix of the rate limiter's Redis keys (tests isolate their runs). */
   rateKeyPrefix?: string;
+  /** The runtime flags; `agent-api-search` switches the public search off (docs/chaos.md). */
+  flags?: RuntimeFlags;
 }): Promise<AgentApiDomain> {
-  const { config } = deps;
+  const { config, flags } = deps;
   const service = createAgentApiService({ db: deps.db, clock: deps.clock, audit: deps.audit, publicUrl: config.publicUrl });
   const seeded = await service.ensureSeedCorpus();
   if (seeded > 0) deps.log.info({ topics: seeded }, 'agent API seed corpus loaded');
@@ -67,7 +71,16 @@ export async function createAgentApiDomain(deps: {
     service,
     recorder,
     limiter,
-    endpoints: (all) => agentApiEndpoints({ service, recorder, checkCaller, limits, baseUrl: config.publicUrl, endpoints: all }),
+    endpoints: (all) =>
+      agentApiEndpoints({
+        service,
+        recorder,
+        checkCaller,
+        limits,
+        baseUrl: config.publicUrl,
+        endpoints: all,
+        ...(flags ? { searchEnabled: () => flags.enabled(AGENT_API_SEARCH_FLAG) } : {}),
+      }),
     async close() {
       await recorder.close();
       await limiter.close();

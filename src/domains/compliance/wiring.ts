@@ -15,6 +15,7 @@ import type { ProposalService } from '../triage/proposals/service.ts';
 import type { TriageDomain } from '../triage/wiring.ts';
 import type { FederationReads } from '../federation/index.ts';
 import type { TrustReads } from '../trust/index.ts';
+import type { ChaosReads } from '../chaos/index.ts';
 import { bundleEndpoints, evidenceLinks } from './bundles/endpoints.ts';
 import { createBundleService, EVIDENCE_LINK_TTL_SEC } from './bundles/service.ts';
 import { evaluationEndpoints } from './evaluation/endpoints.ts';
@@ -52,6 +53,8 @@ export interface ComplianceInputs {
   trust?: () => Pick<TrustReads, 'criticalUnresolved'> | null;
   /** Late bound: the regions' digests, or null when the deployment has no federation. */
   federation?: () => FederationReads | null;
+  /** Late bound (chaos is built after compliance): the recovery record, or null when the deployment has no chaos domain. */
+  chaos?: () => ChaosReads | null;
 }
 
 /**
@@ -100,6 +103,11 @@ export function createComplianceDomain(deps: {
     async criticalDrift(listedMax) {
       const trust = inputs.trust?.() ?? null;
       return trust === null ? null : trust.criticalUnresolved(listedMax);
+    },
+    async chaosRecovery(since) {
+      const chaos = inputs.chaos?.() ?? null;
+      if (chaos === null) return null;
+      return { allowedBlastRadii: chaos.allowedBlastRadii(), ...(await chaos.recoveryRecord(since)) };
     },
     async regionDigests() {
       const federation = inputs.federation?.() ?? null;

@@ -9,7 +9,9 @@ const JobRunSchema = Type.Object({
   job: Type.String(),
   trigger: Type.Union([Type.Literal('schedule'), Type.Literal('manual')]),
   scheduledFor: Nullable(IsoDate),
-  outcome: Type.Union([Type.Literal('ok'), Type.Literal('error'), Type.Literal('running')]),
+  outcome: Type.Union([Type.Literal('ok'), Type.Literal('error'), Type.Literal('running'), Type.Literal('skipped')], {
+    description: '`skipped`: a scheduled run a chaos experiment (cron-skip-one) told not to run; the job did not run and `stats.reason` says why.',
+  }),
   startedAt: IsoDate,
   finishedAt: Nullable(IsoDate),
   durationMs: Nullable(Type.Integer()),

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.ts';
 import { REQUEST_LIMIT_DEFAULTS, type RequestLimits } from '../config.ts';
 import { badRequest, ServiceError } from '../errors.ts';
+import type { LatencyFaults } from '../faults/index.ts';
 import type { Metrics } from '../metrics.ts';
 import { authenticate, type CredentialResolver } from './auth.ts';
 import { consolePlugin } from './console.ts';
@@ -32,6 +34,8 @@ export interface ServerOptions {
   authFailures?: AuthFailureLimiter | null;
   /** Deadlines, header size and work-slot caps (config.requestLimits); REQUEST_LIMIT_DEFAULTS where absent. */
   limits?: Partial<RequestLimits>;
+  /** Latency injected on purpose (a chaos experiment, platform/faults); absent or idle, requests are not delayed. */
+  latency?: LatencyFaults;
 }
 
 declare module 'fastify' {
@@ -116,6 +120,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.decorateRequest('errorReason', undefined);
   app.decorateRequest('floodRefused', false);
   const authFailures = options.authFailures ?? null;
+  const latency = options.latency ?? null;
   const registeredRoutes: { method: string; url: string }[] = [];
   app.decorate('registeredRoutes', registeredRoutes);
   app.decorate('concurrencyLimits', pools);
@@ -231,6 +236,12 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       // Authentication runs before the body is read, so a caller without a credential learns
       // nothing about what the body should look like.
       onRequest: async (request) => {
+        // An injected latency comes first, so every answer of a targeted route is late, a 401 or a
+        // 429 as much as a 200. With nothing injected, delayFor answers 0 without matching.
+        if (latency !== null) {
+          const delayMs = latency.delayFor({ endpointId: endpoint.id, url: request.url });
+          if (delayMs > 0) await sleep(delayMs);
+        }
         if (authFailures !== null && guardedByFailureLimit(endpoint)) {
           const block = authFailures.blocked(request.ip, clock.now().getTime());
           if (block !== null) {

@@ -49,3 +49,14 @@ export async function hasScheduledRun(db: Db, job: string, scheduledFor: Date): 
     .limit(1);
   return rows.length > 0;
 }
+
+/** The first run of `job` that started after `after` and ended ok (a chaos cron-skip's recovery probe). */
+export async function firstOkRunAfter(db: Db, job: string, after: Date): Promise<JobRunRow | null> {
+  const [row] = await db
+    .select()
+    .from(jobRuns)
+    .where(sql`${jobRuns.job} = ${job} AND ${jobRuns.startedAt} > ${after} AND ${jobRuns.outcome} = 'ok'`)
+    .orderBy(jobRuns.startedAt)
+    .limit(1);
+  return row ?? null;
+}

@@ -3,6 +3,7 @@ import { Cron } from 'croner';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/client.ts';
+import type { BeforeScheduledRun, SkipDecision } from '../faults/index.ts';
 import type { Metrics } from '../metrics.ts';
 import * as repo from './repository.ts';
 
@@ -29,7 +30,8 @@ export interface JobRun {
   job: string;
   trigger: 'schedule' | 'manual';
   scheduledFor: string | null;
-  outcome: 'ok' | 'error' | 'running';
+  /** `skipped`: a scheduled run the before-run hook (a chaos experiment) told not to run; its stats say why. */
+  outcome: 'ok' | 'error' | 'running' | 'skipped';
   startedAt: string;
   finishedAt: string | null;
   durationMs: number | null;
@@ -42,6 +44,11 @@ export interface JobRun {
  * older ones are skipped and the job waits for its next time.
  */
 export const CATCH_UP_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/** How long a scheduled run waits for the before-run hook's answer before it runs as usual. */
+export const BEFORE_RUN_TIMEOUT_MS = 10_000;
+
+const RUN_AS_USUAL: SkipDecision = { skip: false };
 
 export interface Scheduler {
   jobs(): readonly JobDefinition[];
@@ -76,6 +83,13 @@ export function createScheduler(deps: {
   log: FastifyBaseLogger;
   metrics: Metrics;
   jobs: readonly JobDefinition[];
+  /**
+   * Asked about each scheduled run once it is claimed (so one instance decides), never about
+   * on-demand runs: a skip is recorded as outcome `skipped` and the job does not run. A hook that
+   * throws or does not answer within `beforeRunTimeoutMs` is logged and the job runs as usual.
+   */
+  beforeScheduledRun?: BeforeScheduledRun;
+  beforeRunTimeoutMs?: number;
 }): Scheduler {
   const { db, clock, log, metrics } = deps;
   const instanceId = randomUUID();
@@ -86,6 +100,27 @@ export function createScheduler(deps: {
   }
   let timer: NodeJS.Timeout | null = null;
   let inFlight: Promise<unknown> = Promise.resolve();
+
+  async function beforeRun(job: JobDefinition, fireTime: Date): Promise<SkipDecision> {
+    const hook = deps.beforeScheduledRun;
+    if (!hook) return RUN_AS_USUAL;
+    const timeoutMs = deps.beforeRunTimeoutMs ?? BEFORE_RUN_TIMEOUT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+        timer.unref();
+      });
+      const decision = await Promise.race([hook(job.name, fireTime), late]);
+      return decision.skip ? decision : RUN_AS_USUAL;
+    } catch (error) {
+      // A broken hook (the chaos domain's) must never stop the scheduler: the job runs as usual.
+      log.error({ job: job.name, err: error }, 'the before-run hook failed; the job runs as usual');
+      return RUN_AS_USUAL;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 
   async function execute(job: JobDefinition, trigger: JobRun['trigger'], scheduledFor: Date | null): Promise<JobRun | null> {
     const startedAt = clock.now();
@@ -104,15 +139,22 @@ export function createScheduler(deps: {
     };
     if (!(await repo.claimRun(db, row))) return null;
     const began = performance.now();
-    let outcome: 'ok' | 'error' = 'ok';
+    let outcome: 'ok' | 'error' | 'skipped' = 'ok';
     let stats: JobStats = {};
     let errorText: string | null = null;
-    try {
-      stats = await job.run({ now: scheduledFor ?? startedAt, db, log: log.child({ job: job.name }), trigger });
-    } catch (error) {
-      outcome = 'error';
-      errorText = error instanceof Error ? error.message : String(error);
-      log.warn({ job: job.name, err: error }, 'job run failed');
+    const decision = trigger === 'schedule' && scheduledFor !== null ? await beforeRun(job, scheduledFor) : RUN_AS_USUAL;
+    if (decision.skip) {
+      outcome = 'skipped';
+      stats = { ...decision.stats, reason: decision.reason };
+      log.info({ job: job.name, scheduledFor, reason: decision.reason }, 'scheduled run skipped');
+    } else {
+      try {
+        stats = await job.run({ now: scheduledFor ?? startedAt, db, log: log.child({ job: job.name }), trigger });
+      } catch (error) {
+        outcome = 'error';
+        errorText = error instanceof Error ? error.message : String(error);
+        log.warn({ job: job.name, err: error }, 'job run failed');
+      }
     }
     const durationMs = Math.round(performance.now() - began);
     const finished = { finishedAt: clock.now(), durationMs, outcome, stats, errorText };

@@ -7,6 +7,8 @@ import type { Db } from '../db/client.ts';
 import { canonicalJson } from '../crypto.ts';
 import { pageOf, type TimeCursor } from '../db/paging.ts';
 import { withTransaction } from '../db/transaction.ts';
+import { OUTBOUND_DISPATCH_FLAG } from '../faults/flags.ts';
+import type { RuntimeFlags } from '../faults/index.ts';
 import type { JobDefinition } from '../jobs/scheduler.ts';
 import type { DomainMetrics } from '../metrics.ts';
 import { DEFAULT_CI_EVENT_TYPE, type Destination, destinationHost, redactDestination, type RedactedDestination } from './destinations.ts';
@@ -396,14 +398,21 @@ export function createOutbound(deps: OutboundDeps): Outbound {
   };
 }
 
-/** The dispatcher, every minute: sends what is due, retries with backoff, gives up after MAX_ATTEMPTS. */
-export function outboundJobs(outbound: Outbound): JobDefinition[] {
+/**
+ * The dispatcher, every minute: sends what is due, retries with backoff, gives up after MAX_ATTEMPTS.
+ * While the `outbound-dispatch` runtime flag is off (a chaos experiment holding it) a run sends
+ * nothing: every delivery stays pending, claimed by no one, for the first run after the flag is back.
+ */
+export function outboundJobs(outbound: Outbound, flags?: RuntimeFlags): JobDefinition[] {
   return [
     {
       name: 'outbound-dispatch',
       description: `Sends pending alert notifications (chat, webhook, metrics, CI dispatch); retries failures with exponential backoff from ${RETRY_BASE_MS / 1000} s, up to ${MAX_ATTEMPTS} attempts.`,
       schedule: '* * * * *',
       run: async ({ now }) => {
+        if (flags && !flags.enabled(OUTBOUND_DISPATCH_FLAG)) {
+          return { sent: 0, retried: 0, failed: 0, heldByFlag: OUTBOUND_DISPATCH_FLAG, pending: await outbound.countPending() };
+        }
         const stats = await outbound.dispatchDue(now);
         return { ...stats };
       },

@@ -65,12 +65,13 @@ describe('before the first evaluation', () => {
 });
 
 describe('controls flip with the live state', () => {
-  it('evaluates every control, and the domains not built answer n/a with why, never pass', async () => {
+  it('evaluates every control; chaos recovery fails, and says chaos is switched off, while no run measured one', async () => {
     const found = await evaluate();
     expect(Object.keys(found)).toHaveLength(26);
+    // The pass and the breach are in src/domains/chaos/recovery/recovery.test.ts.
     for (const id of ['soc2/CC7.5', 'iso27001/A.5.29']) {
-      expect(found[id]!.outcome, id).toBe('n/a');
-      expect(found[id]!.summary, id).toMatch(/not part of this deployment yet/);
+      expect(found[id]!.outcome, id).toBe('fail');
+      expect(found[id]!.summary, id).toMatch(/^No chaos run measured its recovery in the last 90 days\. Chaos is switched off/);
     }
     // The drift inbox is part of the deployment: no critical drift is open on a fresh one.
     for (const id of ['soc2/CC7.1', 'iso27001/A.8.9']) expect(found[id], id).toMatchObject({ outcome: 'pass', summary: 'No critical drift event is open or acknowledged.' });

@@ -1,5 +1,6 @@
 import {
   CHAIN_VERIFY_MAX_AGE_DAYS,
+  CHAOS_RECOVERY_MAX_AGE_DAYS,
   DRILL_MAX_AGE_DAYS,
   LISTED_MAX,
   type PredicateKey,
@@ -46,6 +47,16 @@ export interface ComplianceSources {
     acknowledged: number;
     listed: { id: string; kind: string; source: string; sourceId: string; status: string; openedAt: string }[];
   } | null>;
+  /**
+   * Chaos runs that measured their recovery (ended ok or sla-breach) at or after `since`: counts and
+   * the last of them, with OBSERVATORY_CHAOS_ALLOW; null when the deployment has no chaos domain.
+   */
+  chaosRecovery(since: Date): Promise<{
+    allowedBlastRadii: readonly string[];
+    ok: number;
+    slaBreach: number;
+    latest: { id: string; experimentSlug: string | null; outcome: 'ok' | 'sla-breach'; observedRecoverySec: number | null; recoverySloSec: number; endedAt: string } | null;
+  } | null>;
   /** One fan-out of the regions' digest tuples (federation); null when the deployment has no federation. */
   regionDigests(): Promise<{
     currentRegion: string;
@@ -65,12 +76,10 @@ export interface RecordRow {
 }
 
 /**
- * Domains this deployment does not have yet: their predicates observe `available: false` with why
- * and answer `n/a` (never a pass). The domain, once built, replaces its entry with a real read.
+ * Inputs a deployment may lack (a domain not part of it): their predicates observe
+ * `available: false` with why and answer `n/a`, never a pass.
  */
-const UNBUILT = {
-  'chaos-recovery-within-slo': 'chaos experiments are not part of this deployment yet, so no recovery has been measured.',
-} as const;
+const NO_CHAOS = 'chaos experiments are not part of this deployment, so no recovery has been measured.';
 const NO_DRIFT_INBOX = 'the trust drift inbox is not part of this deployment, so open drift events cannot be read.';
 const NO_FEDERATION = 'federation across regions is not part of this deployment, so region digests cannot be compared.';
 
@@ -163,7 +172,17 @@ export async function observe(key: PredicateKey, sources: ComplianceSources, now
         drifted: fan.migrationDriftDetails.slice(0, LISTED_MAX),
       };
     }
-    case 'chaos-recovery-within-slo':
-      return { asOf, available: false, reason: UNBUILT[key] };
+    case 'chaos-recovery-within-slo': {
+      const record = await sources.chaosRecovery(new Date(now.getTime() - CHAOS_RECOVERY_MAX_AGE_DAYS * DAY_MS));
+      if (record === null) return { asOf, available: false, reason: NO_CHAOS };
+      return {
+        asOf,
+        maxAgeDays: CHAOS_RECOVERY_MAX_AGE_DAYS,
+        allowedBlastRadii: [...record.allowedBlastRadii],
+        okCount: record.ok,
+        slaBreachCount: record.slaBreach,
+        latest: record.latest,
+      };
+    }
   }
 }

@@ -94,6 +94,25 @@ describe('predicates', () => {
     expect(unasked).toMatchObject({ outcome: 'manual-review', summary: expect.stringContaining('ap-south (timeout)') });
   });
 
+  it('chaos-recovery-within-slo passes when a run ended ok and the last did not breach; fails on none (naming chaos off) or a breach', () => {
+    const run = { id: 'r1', experimentSlug: 'readonly-drill', outcome: 'ok', observedRecoverySec: 12, recoverySloSec: 30, endedAt: daysBefore(3) };
+    const base = { asOf, maxAgeDays: 90, allowedBlastRadii: ['*'], okCount: 2, slaBreachCount: 0, latest: run };
+    expect(evaluatePredicate('chaos-recovery-within-slo', base)).toEqual({
+      outcome: 'pass',
+      summary: `2 chaos runs ended ok in the last 90 days. The latest chaos run that measured its recovery (readonly-drill, run r1, ended ${daysBefore(3)}) recovered in 12 s, within its objective of 30 s.`,
+    });
+    const none = evaluatePredicate('chaos-recovery-within-slo', { ...base, okCount: 0, latest: null });
+    expect(none).toMatchObject({ outcome: 'fail', summary: expect.stringContaining('Register an experiment') });
+    expect(none.summary).not.toContain('switched off');
+    const off = evaluatePredicate('chaos-recovery-within-slo', { ...base, allowedBlastRadii: [], okCount: 0, latest: null });
+    expect(off).toMatchObject({ outcome: 'fail', summary: expect.stringContaining('Chaos is switched off (OBSERVATORY_CHAOS_ALLOW is empty)') });
+    const breach = evaluatePredicate('chaos-recovery-within-slo', { ...base, slaBreachCount: 1, latest: { ...run, outcome: 'sla-breach', observedRecoverySec: 45.04 } });
+    expect(breach).toMatchObject({ outcome: 'fail', summary: expect.stringContaining('breached its recovery objective: it recovered in 45 s against an objective of 30 s. 2 runs ended ok') });
+    // The latest ended ok but the count says none: the payload contradicts itself, and no pass comes of it.
+    expect(outcome('chaos-recovery-within-slo', { ...base, okCount: 0 })).toBe('fail');
+    expect(outcome('chaos-recovery-within-slo', { ...base, latest: { ...run, outcome: 'aborted' } })).toBe('manual-review');
+  });
+
   it('answers n/a with the reason for an input the deployment does not have, never pass', () => {
     for (const key of ['no-open-critical-drift', 'chaos-recovery-within-slo', 'federation-region-parity']) {
       expect(evaluatePredicate(key, { asOf, available: false, reason: 'not built yet.' })).toEqual({ outcome: 'n/a', summary: 'Not applicable: not built yet.' });

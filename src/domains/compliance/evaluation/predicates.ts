@@ -30,6 +30,7 @@ export const RESTORE_MAX_AGE_DAYS = 7;
 export const DRILL_MAX_AGE_DAYS = 90;
 export const SUBPROCESSOR_REVIEW_MAX_AGE_DAYS = 365;
 export const TRIAGE_DECISION_MAX_HOURS = 72;
+export const CHAOS_RECOVERY_MAX_AGE_DAYS = 90;
 
 const DAY_MS = 86_400_000;
 const ageDays = (asOf: string, at: string) => (Date.parse(asOf) - Date.parse(at)) / DAY_MS;
@@ -130,14 +131,31 @@ const RegionParity = Type.Union([
   }),
 ]);
 
-function unavailable(title: string, evidencePath: string) {
-  return define({
-    title,
-    evidencePath,
-    observed: Unavailable,
-    evaluate: (o) => ({ outcome: 'n/a', summary: `Not applicable: ${o.reason}` }),
-  });
-}
+const ChaosRecovery = Type.Union([
+  // A deployment without the chaos domain, and evaluations stored before it was built.
+  Unavailable,
+  Type.Object({
+    asOf: Iso,
+    maxAgeDays: Type.Integer(),
+    /** OBSERVATORY_CHAOS_ALLOW; empty: chaos is switched off. */
+    allowedBlastRadii: Type.Array(Type.String()),
+    okCount: Type.Integer({ minimum: 0 }),
+    slaBreachCount: Type.Integer({ minimum: 0 }),
+    latest: Type.Union([
+      Type.Null(),
+      Type.Object({
+        id: Type.String(),
+        experimentSlug: Type.Union([Type.String(), Type.Null()]),
+        outcome: Type.Union([Type.Literal('ok'), Type.Literal('sla-breach')]),
+        observedRecoverySec: Type.Union([Type.Number(), Type.Null()]),
+        recoverySloSec: Type.Number(),
+        endedAt: Iso,
+      }),
+    ]),
+  }),
+]);
+
+const seconds = (sec: number) => `${Math.round(sec * 10) / 10} s`;
 
 function recency(title: string, evidencePath: string, what: string, how: string) {
   return define({
@@ -239,7 +257,36 @@ export const PREDICATES = {
       };
     },
   }),
-  'chaos-recovery-within-slo': unavailable('Chaos experiments recovered within their objective', '{v1}/compliance/posture'),
+  'chaos-recovery-within-slo': define({
+    title: 'Chaos experiments recovered within their objective',
+    evidencePath: '{v1}/chaos/runs',
+    observed: ChaosRecovery,
+    evaluate(o) {
+      if ('available' in o) return { outcome: 'n/a', summary: `Not applicable: ${o.reason}` };
+      const last = o.latest;
+      if (last === null) {
+        const why =
+          o.allowedBlastRadii.length === 0
+            ? 'Chaos is switched off (OBSERVATORY_CHAOS_ALLOW is empty), so the chaos-schedule job starts no run and manual runs are refused: list the blast radii experiments may touch, then register and run one.'
+            : 'Register an experiment (POST {v1}/chaos/experiments) and run it, or let the chaos-schedule job pick one.';
+        return { outcome: 'fail', summary: `No chaos run measured its recovery in the last ${o.maxAgeDays} days. ${why}` };
+      }
+      const which = `The latest chaos run that measured its recovery (${last.experimentSlug ?? 'an experiment since removed'}, run ${last.id}, ended ${last.endedAt})`;
+      if (last.outcome === 'sla-breach') {
+        const how = last.observedRecoverySec === null ? `did not recover within the run's bound` : `recovered in ${seconds(last.observedRecoverySec)}`;
+        return {
+          outcome: 'fail',
+          summary: `${which} breached its recovery objective: it ${how} against an objective of ${seconds(last.recoverySloSec)}. ${plural(o.okCount, 'run')} ended ok in the last ${o.maxAgeDays} days.`,
+        };
+      }
+      if (o.okCount === 0) return { outcome: 'fail', summary: `No chaos run ended ok in the last ${o.maxAgeDays} days.` };
+      const breaches = o.slaBreachCount === 0 ? '' : ` (${plural(o.slaBreachCount, 'earlier run')} breached it)`;
+      return {
+        outcome: 'pass',
+        summary: `${plural(o.okCount, 'chaos run')} ended ok in the last ${o.maxAgeDays} days${breaches}. ${which} recovered in ${seconds(last.observedRecoverySec ?? 0)}, within its objective of ${seconds(last.recoverySloSec)}.`,
+      };
+    },
+  }),
   'federation-region-parity': define({
     title: 'Every region reports the same digests',
     evidencePath: '{v1}/empire/region-slo',

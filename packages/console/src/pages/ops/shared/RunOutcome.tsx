@@ -1,6 +1,6 @@
 import type { JobRun } from './types';
 
-const CLASS: Record<JobRun['outcome'], string> = { ok: 'badge ok', error: 'badge bad', running: 'badge warn' };
+const CLASS: Record<JobRun['outcome'], string> = { ok: 'badge ok', error: 'badge bad', running: 'badge warn', skipped: 'badge' };
 
 export function RunOutcome({ outcome }: { outcome: JobRun['outcome'] }) {
   return <span className={CLASS[outcome]}>{outcome}</span>;

@@ -1,0 +1,57 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { AuditLog } from '../../../platform/audit/service.ts';
+import type { Clock } from '../../../platform/clock.ts';
+import type { Db } from '../../../platform/db/client.ts';
+import type { BridgeTokens, LatencyFaults, RuntimeFlags } from '../../../platform/faults/index.ts';
+import { firstOkRunAfter } from '../../../platform/jobs/repository.ts';
+import type { EffectLevers } from './effects.ts';
+import { runEndpoints } from './endpoints.ts';
+import * as repo from './repository.ts';
+import { createChaosRunner, type RunGates } from './runner.ts';
+import { createRunService } from './service.ts';
+
+/** What the runs need from the rest of the service (built in app.ts; the late-bound ones as functions). */
+export interface RunsDeps {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+  log: FastifyBaseLogger;
+  latencyMs: number;
+  faults: { latency: LatencyFaults; flags: RuntimeFlags; bridgeTokens: BridgeTokens };
+  database: { setReadOnly(on: boolean): Promise<void> };
+  request: EffectLevers['request'];
+  probeUrlFor: EffectLevers['probeUrlFor'];
+  askPeers: EffectLevers['askPeers'];
+  gates: RunGates;
+  /** True where the scheduler runs: an open run is stepped every second. */
+  autoStep: boolean;
+}
+
+export function createChaosRuns(deps: RunsDeps) {
+  const { db, clock } = deps;
+  const levers: EffectLevers = {
+    latency: deps.faults.latency,
+    latencyMs: deps.latencyMs,
+    flags: deps.faults.flags,
+    bridgeTokens: deps.faults.bridgeTokens,
+    database: deps.database,
+    request: deps.request,
+    probeUrlFor: deps.probeUrlFor,
+    askPeers: deps.askPeers,
+    async okJobRunAfter(job, after) {
+      const row = await firstOkRunAfter(db, job, after);
+      return row?.finishedAt ? { finishedAt: row.finishedAt } : null;
+    },
+    probeWrite: (run) => repo.probeWrite(db, run.id, clock.now()),
+  };
+  const runner = createChaosRunner({ db, clock, log: deps.log.child({ domain: 'chaos' }), levers, gates: deps.gates, autoStep: deps.autoStep });
+  const service = createRunService({ db, clock, audit: deps.audit, runner });
+  return {
+    runner,
+    service,
+    endpoints: () => runEndpoints(service),
+    jobs: () => [service.scheduleJob],
+  };
+}
+
+export type ChaosRuns = ReturnType<typeof createChaosRuns>;
