@@ -43,11 +43,11 @@ let scheduledJob = '';
 async function register(page: Page, fields: { slug: string; kind: string; target: string; description?: string; recoverySloSec?: string; severity?: string }) {
   const form = page.getByRole('form', { name: 'Register a chaos experiment' });
   await form.getByLabel('Slug').fill(fields.slug);
-  await form.getByLabel('Kind').selectOption(fields.kind);
+  await form.getByRole('combobox', { name: 'Kind' }).selectOption(fields.kind);
   await form.getByLabel('Target').fill(fields.target);
   await form.getByLabel('Description').fill(fields.description ?? '');
   await form.getByLabel('Recovery SLO (seconds)').fill(fields.recoverySloSec ?? '');
-  await form.getByLabel('Severity').selectOption(fields.severity ?? '');
+  await form.getByRole('combobox', { name: 'Severity' }).selectOption(fields.severity ?? '');
   await form.getByRole('button', { name: 'Register' }).click();
 }
 
@@ -134,12 +134,12 @@ describe.skipIf(skip)('the experiments page', () => {
     await rig.screenshot(page, 'chaos-experiments-moved');
 
     // The filters live in the address.
-    await page.getByLabel('Status').selectOption('retired');
+    await page.getByLabel('Status', { exact: true }).selectOption('retired');
     await page.waitForURL(/status=retired/);
     await settled(page);
     await expect.poll(async () => (await rowsOf(page, EXPERIMENTS)).map((r) => r[0])).toEqual(['readonly-primary']);
-    await page.getByLabel('Status').selectOption('');
-    await page.getByLabel('Kind').selectOption('cron-skip-one');
+    await page.getByLabel('Status', { exact: true }).selectOption('');
+    await page.getByLabel('Kind', { exact: true }).selectOption('cron-skip-one');
     await page.waitForURL(/kind=cron-skip-one/);
     await settled(page);
     await expect.poll(async () => (await rowsOf(page, EXPERIMENTS)).map((r) => r[0])).toEqual(['skip-one-job']);
@@ -300,13 +300,13 @@ describe.skipIf(skip)('the runs page', () => {
     await rig.screenshot(page, 'chaos-runs');
 
     // By outcome, then by experiment: the filters live in the address.
-    await page.getByLabel('Outcome').selectOption('sla-breach');
+    await page.getByLabel('Outcome', { exact: true }).selectOption('sla-breach');
     await page.waitForURL(/outcome=sla-breach/);
     await settled(page);
     await expect.poll(async () => (await rowsOf(page, RUNS)).map((r) => [r[1], r[6]])).toEqual([['latency-search', 'sla-breach']]);
-    await page.getByLabel('Outcome').selectOption('');
+    await page.getByLabel('Outcome', { exact: true }).selectOption('');
     const skipOne = await bySlug('skip-one-job');
-    await page.getByLabel('Experiment').selectOption(skipOne.id);
+    await page.getByLabel('Experiment', { exact: true }).selectOption(skipOne.id);
     await page.waitForURL(new RegExp(`experiment=${skipOne.id}`));
     await settled(page);
     await expect.poll(async () => (await rowsOf(page, RUNS)).map((r) => [r[1], r[7]])).toEqual([['skip-one-job', '240 s of 600 s']]);
