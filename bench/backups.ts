@@ -40,7 +40,7 @@ export const backupVerifyScenario = defineScenario({
     const dir = mkdtempSync(join(tmpdir(), 'observatory-bench-backups-'));
     try {
       const config = loadConfig({ OBSERVATORY_BACKUP_DIR: dir, OBSERVATORY_BACKUP_SCRATCH_PREFIX: 'obs_restore_bench', LOG_LEVEL: 'warn' });
-      const { service } = createBackupsDomain({ database: ctx.app.database, clock: systemClock, audit: ctx.app.audit, config, log: pino({ level: 'warn' }) });
+      const { service } = createBackupsDomain({ database: ctx.app.database, clock: systemClock, audit: ctx.app.audit, config, log: pino({ level: 'warn' }), bridgeTokens: ctx.app.faults.bridgeTokens });
       // The process's resident memory, sampled while the two calls run (PGlite blocks the event loop
       // during long statements, so a peak inside one may be missed), against what it was before.
       const rssBefore = process.memoryUsage().rss;

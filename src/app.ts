@@ -25,8 +25,10 @@ import { type Clock, systemClock } from './platform/clock.ts';
 import type { Config } from './platform/config.ts';
 import { type Database, databaseOptions, openDatabase } from './platform/db/client.ts';
 import { createRuntimeFlags } from './platform/faults/flags.ts';
-import type { BeforeScheduledRun, LatencyFaults, RuntimeFlags } from './platform/faults/index.ts';
+import type { BridgeTokens, LatencyFaults, RuntimeFlags } from './platform/faults/index.ts';
 import { createLatencyFaults } from './platform/faults/latency.ts';
+import { probeUrlFor } from './domains/chaos/runs/probe-url.ts';
+import { createBridgeTokens } from './platform/faults/bridge-tokens.ts';
 import type { Endpoint } from './platform/http/registry.ts';
 import { type AuthFailureLimiter, createAuthFailureLimiter } from './platform/http/auth-failures.ts';
 import { buildServer } from './platform/http/server.ts';
@@ -63,7 +65,7 @@ export interface App {
   /** The per-address limit on failed authentication; null when turned off. */
   authFailures: AuthFailureLimiter | null;
   /** The fault levers chaos experiments pull (platform/faults, docs/chaos.md); held by this process only. */
-  faults: { latency: LatencyFaults; flags: RuntimeFlags };
+  faults: { latency: LatencyFaults; flags: RuntimeFlags; bridgeTokens: BridgeTokens };
   endpoints: readonly Endpoint[];
   /** Stops the scheduler, drains HTTP, closes storage (unless the database was lent by the caller). */
   close(): Promise<void>;
@@ -100,6 +102,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     });
 
     const metrics = createMetrics(() => database.poolStats());
+    // The bridge tokens every bridge call is checked against and sends; a chaos rotation rehearsal switches what is sent.
+    const bridgeTokens = createBridgeTokens(config.bridgeToken, config.bridgeTokenNext);
     const logger: FastifyBaseLogger = options.logger ?? createLogger(config.logLevel, { format: config.logFormat });
     const outbound = createOutbound({ db: database.db, clock, config, log: logger, metrics: metrics.domains });
     // The fault levers (docs/chaos.md). Latency targets are checked against the registry's
@@ -107,8 +111,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     let endpoints: Endpoint[] = [];
     const latency = createLatencyFaults(() => endpoints.map((e) => e.id));
     const flags = createRuntimeFlags();
-    // Asked before each scheduled run whether to skip it (the cron-skip-one kind); the chaos domain sets it.
-    let skipHook: BeforeScheduledRun = async () => ({ skip: false });
+    // In-process probe requests of chaos runs go to the server built last.
+    let server: FastifyInstance | null = null;
     const honeypot = await createHoneypotDomain({ db: database.db, clock, audit, config, log: logger, outbound, metrics: metrics.domains });
     const agentApi = await createAgentApiDomain({
       db: database.db,
@@ -145,7 +149,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     const analytics = createAnalyticsDomain({ db: database.db, clock, config, identity, empire, triage });
     // One file store (platform/storage/files.ts) for backup snapshots and compliance evidence bundles.
     const files = createFileStores(config.backups, logger);
-    const backups = createBackupsDomain({ database, clock, audit, config, log: logger, files });
+    const backups = createBackupsDomain({ database, clock, audit, config, log: logger, files, bridgeTokens });
     // Compliance and trust read each other (the no-open-critical-drift control; the compliance-fail
     // detector), and both read federation (built after compliance, below): late binding, as for triage above.
     // Compliance reads chaos's recovery record too (chaos-recovery-within-slo); chaos is built after trust.
@@ -177,6 +181,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       audit,
       config,
       log: logger,
+      bridgeTokens,
       graph: graph.materialiser,
       compliance: compliance.reads,
       dashboards: empire.dashboards,
@@ -195,11 +200,31 @@ export async function createApp(options: AppOptions): Promise<App> {
       targets: {
         endpointIds: () => endpoints.map((e) => e.id),
         jobs: () => scheduler.jobs().map((j) => ({ name: j.name, schedule: j.schedule })),
-        // No runtime flag is defined yet: the platform's flags (platform/faults) list theirs here once they exist.
-        flagNames: () => [],
+        flagNames: () => flags.definitions().map((d) => d.name),
       },
-      // PLACEHOLDER until the runs are wired: the runner's abortOpen(reason) goes here (nothing can be open before it exists).
-      abortOpenRun: async () => {},
+      log: logger,
+      runs: {
+        faults: { latency, flags, bridgeTokens },
+        database,
+        // Probes go through the whole HTTP stack from a documentation address (RFC 5737), so they
+        // count against no real caller's rate limit or failed-authentication limit.
+        request: async (url) => {
+          const began = performance.now();
+          const res = await server!.inject({ method: 'GET', url, remoteAddress: '192.0.2.77' });
+          return { status: res.statusCode, ms: performance.now() - began };
+        },
+        probeUrlFor: (target) => probeUrlFor(endpoints, target),
+        askPeers: async () => {
+          const reads = federation?.reads;
+          if (!reads) return null;
+          const fan = await reads.fanOutDigest();
+          return { answered: fan.participating.filter((region) => region !== reads.currentRegion), failed: fan.failed };
+        },
+        unresolvedCriticalDrift: async () => {
+          const drift = await trust?.drift.criticalUnresolved(1);
+          return drift === undefined ? null : drift.open + drift.acknowledged;
+        },
+      },
     });
     // The fleet gauges of /metrics: facts of the shared database, read at scrape time (platform/metrics.ts).
     metrics.useFleetReadings(async () => ({
@@ -216,11 +241,12 @@ export async function createApp(options: AppOptions): Promise<App> {
       clock,
       log: logger,
       metrics,
-      beforeScheduledRun: (job, fireTime) => skipHook(job, fireTime),
+      // Asked before each scheduled run whether a chaos run skips it (the cron-skip-one kind).
+      beforeScheduledRun: (job, fireTime) => chaos!.runs.runner.beforeScheduledRun(job, fireTime),
       // A tick runs due jobs in this order: outbound-dispatch comes after every job that enqueues
       // notifications (alert-evaluate, empire-alert-evaluate, cost-budget-evaluate), so a firing
       // is sent in the tick that raised it rather than a minute later.
-      jobs: [...identityJobs(identity), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs(), ...compliance.jobs(), ...trust.jobs(), ...outboundJobs(outbound, flags)],
+      jobs: [...identityJobs(identity), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs(), ...compliance.jobs(), ...trust.jobs(), ...chaos.jobs(), ...outboundJobs(outbound, flags)],
     });
     const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
     const auditChain = createAuditChainDomain({ db: database.db, clock, audit, log: logger });
@@ -258,7 +284,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       clock,
       metrics,
       metricsToken: config.metricsToken,
-      bridgeToken: config.bridgeToken,
+      bridgeTokens,
       logger,
       trustProxy: config.trustProxy,
       authFailures,
@@ -266,6 +292,9 @@ export async function createApp(options: AppOptions): Promise<App> {
       latency,
     });
     await app.ready();
+    server = app;
+    // Nothing a stopped process injected outlives it; runs it left open are closed once they lapse.
+    await chaos.recoverAtStart();
 
     return {
       server: app,
@@ -283,10 +312,11 @@ export async function createApp(options: AppOptions): Promise<App> {
       trust,
       chaos,
       authFailures,
-      faults: { latency, flags },
+      faults: { latency, flags, bridgeTokens },
       endpoints,
       async close() {
         await scheduler.stop();
+        await chaos!.close();
         await app.close();
         await agentApi.close();
         await authFailures?.close();

@@ -123,8 +123,17 @@ describe('secret scan', () => {
       logLevel: 'silent',
       honeypot: { ipHashKey: 'k'.repeat(32), vendorsFile: null },
       integrations: { chatWebhookUrl: HOOK, ciDispatchToken: 'ci-token-value-1234', ciDispatchUrl: 'https://api.github.test/repos/a/b/dispatches' },
+      bridgeToken: 'bridge-token-value-0123456789abcdefghij',
+      bridgeTokenNext: 'bridge-token-staged-0123456789abcdefghij',
     });
-    expect(found.map((s) => s.kind)).toEqual(['config adminToken', 'config honeypot.ipHashKey', 'config integrations.chatWebhookUrl', 'config integrations.ciDispatchToken']);
+    expect(found.map((s) => s.kind)).toEqual([
+      'config adminToken',
+      'config honeypot.ipHashKey',
+      'config integrations.chatWebhookUrl',
+      'config integrations.ciDispatchToken',
+      'config bridgeToken',
+      'config bridgeTokenNext',
+    ]);
   });
 
   it('reads every spool file of a directory', () => {

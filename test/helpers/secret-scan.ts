@@ -109,14 +109,14 @@ export function configuredSecrets(body: unknown): { kind: string; value: string 
   return out;
 }
 
-/** Config values that are credentials: every `…Token`, `…Secret`, `…Key` string, and the chat webhook URL. */
+/** Config values that are credentials: every `…Token`, `…Secret`, `…Key` string (and a staged `…TokenNext`), and the chat webhook URL. */
 export function configSecrets(config: unknown): { kind: string; value: string }[] {
   const out: { kind: string; value: string }[] = [];
   const visit = (node: unknown, path: string): void => {
     if (node === null || typeof node !== 'object' || Array.isArray(node)) return;
     for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
       const name = path === '' ? key : `${path}.${key}`;
-      if (typeof value === 'string' && /(token|secret|apikey|hashkey)$/i.test(key)) out.push({ kind: `config ${name}`, value });
+      if (typeof value === 'string' && /(token|secret|apikey|hashkey)(next)?$/i.test(key)) out.push({ kind: `config ${name}`, value });
       else if (typeof value === 'string' && /webhookurl$/i.test(key) && hasCredentialPath(value)) out.push({ kind: `config ${name}`, value });
       else visit(value, name);
     }

@@ -3,6 +3,7 @@ import type { AuditLog } from '../../platform/audit/service.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../platform/config.ts';
 import type { Database } from '../../platform/db/client.ts';
+import type { BridgeTokens } from '../../platform/faults/index.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import { createFileStores, type FileStores } from '../../platform/storage/files.ts';
@@ -31,7 +32,16 @@ export interface BackupsDomain {
  * the driver. `files`: the service's file store, shared with the compliance evidence bundles; made
  * from the configuration when not given.
  */
-export function createBackupsDomain(deps: { database: Database; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger; files?: FileStores }): BackupsDomain {
+export function createBackupsDomain(deps: {
+  database: Database;
+  clock: Clock;
+  audit: AuditLog;
+  config: Config;
+  log: FastifyBaseLogger;
+  /** The bridge tokens the cross-toolset check sends (platform/faults/bridge-tokens.ts). */
+  bridgeTokens: BridgeTokens;
+  files?: FileStores;
+}): BackupsDomain {
   const service = createBackupService({
     db: deps.database.db,
     clock: deps.clock,
@@ -42,7 +52,7 @@ export function createBackupsDomain(deps: { database: Database; clock: Clock; au
     turn: createBackupTurn(deps.database),
   });
   // Failover drills and the cross-toolset view (drills/, cross-toolset/) restore through this service.
-  const drills = createDrillsAndCrossToolset({ db: deps.database.db, clock: deps.clock, audit: deps.audit, config: deps.config, log: deps.log, backups: service });
+  const drills = createDrillsAndCrossToolset({ db: deps.database.db, clock: deps.clock, audit: deps.audit, config: deps.config, log: deps.log, backups: service, bridgeTokens: deps.bridgeTokens });
   return {
     service,
     drills: drills.drills,

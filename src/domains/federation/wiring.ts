@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { AuditLog } from '../../platform/audit/service.ts';
 import type { FanOutPolicy } from '../../platform/bridge/fanout.ts';
+import type { BridgeTokens } from '../../platform/faults/index.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Config } from '../../platform/config.ts';
 import type { Db } from '../../platform/db/client.ts';
@@ -45,12 +46,14 @@ export function createFederationDomain(deps: {
   dashboards: DashboardService;
   /** The measured figures of this deployment's region SLO row, besides the graph lag. */
   figures: Omit<RegionFigures, 'graphLagSec'>;
+  /** The bridge tokens (platform/faults/bridge-tokens.ts): what fan-outs send is read at each call. */
+  bridgeTokens: BridgeTokens;
   /** Replaces DNS in fan-out calls (tests). */
   resolve?: Resolver;
 }): FederationDomain {
   const { db, clock, audit, config, log } = deps;
   const policy: FanOutPolicy = {
-    token: config.bridgeToken,
+    token: () => deps.bridgeTokens.outgoing(),
     peerHosts: config.crossToolset.peerHosts,
     allowPrivate: config.outbound.allowPrivate,
     allowedPorts: config.outbound.allowedPorts,

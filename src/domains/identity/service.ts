@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { randomToken, sha256Hex } from '../../platform/crypto.ts';
 import { dayOf, dayText } from '../../platform/days.ts';
 import type { Db } from '../../platform/db/client.ts';
-import { isUniqueViolation, withTransaction } from '../../platform/db/transaction.ts';
+import { isReadOnlyRefusal, isUniqueViolation, withTransaction } from '../../platform/db/transaction.ts';
 import { assertThat, badRequest, conflict, forbidden, notFound } from '../../platform/errors.ts';
 import type { CredentialResolver } from '../../platform/http/auth.ts';
 import { isScope, type Principal, SCOPES, type Scope } from '../../platform/http/registry.ts';
@@ -166,6 +166,19 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
     return user;
   }
 
+  /**
+   * A credential's use stamps (last used, the day's activity), skipped while the database is in a
+   * read-only window (docs/chaos.md) so reads keep answering; the first request after the window
+   * stamps them, since the last stamp is still old.
+   */
+  async function unlessReadOnly(stamp: () => Promise<void>): Promise<void> {
+    try {
+      await stamp();
+    } catch (error) {
+      if (!isReadOnlyRefusal(error)) throw error;
+    }
+  }
+
   const credentials: CredentialResolver = {
     async fromBearer(token) {
       if (!token.startsWith('svctok_')) return null;
@@ -176,10 +189,12 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
       // The first use of a UTC day is noted once (api_token_activity, cohort developer-token-7d),
       // before the stamp that tells later requests of the day it is noted already.
       const newDay = lastUsedAt === null || dayOf(lastUsedAt) !== dayOf(now);
-      if (newDay) await repo.recordTokenActivity(db, found.token.id, dayText(dayOf(now)));
-      if (newDay || now.getTime() - lastUsedAt.getTime() > 60_000) {
-        await repo.touchToken(db, found.token.id, now);
-      }
+      await unlessReadOnly(async () => {
+        if (newDay) await repo.recordTokenActivity(db, found.token.id, dayText(dayOf(now)));
+        if (newDay || now.getTime() - lastUsedAt.getTime() > 60_000) {
+          await repo.touchToken(db, found.token.id, now);
+        }
+      });
       // A token never holds more than its operator does now: taking a scope from an operator
       // takes it from their tokens too.
       return {
@@ -198,7 +213,7 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
       if (!found || found.session.revokedAt !== null || found.session.expiresAt <= now || found.user.disabledAt !== null) {
         return null;
       }
-      if (now.getTime() - found.session.lastSeenAt.getTime() > 60_000) await repo.touchSession(db, found.session.id, now);
+      if (now.getTime() - found.session.lastSeenAt.getTime() > 60_000) await unlessReadOnly(() => repo.touchSession(db, found.session.id, now));
       // A session carries what the passkey that opened it carries (the scopes of the credential
       // that registered it), and never more than the operator holds now.
       return {

@@ -39,10 +39,13 @@ export interface BridgePeer {
   baseUrl: string;
 }
 
-/** What the fan-out may do (config.bridgeToken, config.crossToolset.peerHosts, config.federation, config.outbound). */
+/** What the fan-out may do (the bridge tokens, config.crossToolset.peerHosts, config.federation, config.outbound). */
 export interface FanOutPolicy extends OutboundPolicy {
-  /** OBSERVATORY_BRIDGE_TOKEN; null: nobody is asked, every peer fails `bridge-token-not-set`. */
-  token: string | null;
+  /**
+   * The bridge token to send, read at each fan-out (BridgeTokens.outgoing: OBSERVATORY_BRIDGE_TOKEN,
+   * or the staged one during a rotation rehearsal); null: nobody is asked, every peer fails `bridge-token-not-set`.
+   */
+  token: () => string | null;
   /** OBSERVATORY_BRIDGE_PEER_HOSTS (lower-case host names or addresses, IPv6 in brackets). */
   peerHosts: readonly string[];
   /** OBSERVATORY_FEDERATION_TIMEOUT_MS: the deadline of each call (DNS, connect and the whole answer). */
@@ -124,13 +127,15 @@ export async function fanOut<T>(
   },
 ): Promise<FanOutResult<T>> {
   const { policy, log } = options;
+  // One token for the whole fan-out: a rehearsal switching mid-way does not mix the two.
+  const token = policy.token();
   const outcomes: ({ ok: true; value: T } | { ok: false; reason: FanOutReason })[] = new Array(peers.length);
   const fail = (peer: BridgePeer, reason: FanOutReason, detail: unknown) => {
     log.warn({ region: peer.region, reason, detail, read: options.what }, 'federation fan-out: the region did not answer');
     return { ok: false as const, reason };
   };
   const askOne = async (peer: BridgePeer): Promise<(typeof outcomes)[number]> => {
-    if (policy.token === null || policy.token === '') return { ok: false, reason: 'bridge-token-not-set' };
+    if (token === null || token === '') return { ok: false, reason: 'bridge-token-not-set' };
     const problem = peerOriginProblem(peer.baseUrl, policy);
     if (problem !== null) return fail(peer, problem, null);
     const url = `${new URL(peer.baseUrl).origin}${options.path}`;
@@ -139,7 +144,7 @@ export async function fanOut<T>(
       reply = await bridgeGet(url, {
         allowPrivate: policy.allowPrivate,
         allowedPorts: policy.allowedPorts,
-        token: policy.token,
+        token,
         timeoutMs: policy.timeoutMs,
         ...(options.maxAnswerBytes !== undefined ? { maxAnswerBytes: options.maxAnswerBytes } : {}),
         ...(policy.resolve ? { resolve: policy.resolve } : {}),

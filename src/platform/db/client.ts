@@ -36,6 +36,15 @@ export interface Database {
   /** True when the database answers and every shipped migration is applied. */
   isReady(): Promise<boolean>;
   poolStats(): PoolStats;
+  /**
+   * Turns every session of this instance read-only (true) or writable again (false): the
+   * `prisma-readonly-window` chaos fault (docs/chaos.md). Reads keep working; a write fails with
+   * SQLSTATE 25006, which the API answers 503 `read-only`. Resolves once a fresh checkout shows
+   * the new state; a transaction already open keeps the state it began with.
+   */
+  setReadOnly(on: boolean): Promise<void>;
+  /** The state `setReadOnly` last asked for (false until it is called). */
+  readOnly(): boolean;
   close(): Promise<void>;
 }
 
@@ -131,6 +140,56 @@ class FailFastClient extends pg.Client {
   }
 }
 
+/** The statement that gives a session the wanted read-only default. */
+const setSessionReadOnly = (on: boolean): string => `SET SESSION default_transaction_read_only = ${on ? 'on' : 'off'}`;
+
+/** What a session answers for its read-only default, `on` or `off`. */
+const SHOW_READ_ONLY = 'SHOW default_transaction_read_only';
+
+/** Where a pooled client records the read-only default its session has (absent: the server's, off). */
+const APPLIED_READ_ONLY = Symbol('appliedReadOnly');
+
+type PoolCallback = (error: Error | undefined, client: pg.PoolClient | undefined, done: (release?: boolean | Error) => void) => void;
+
+/**
+ * The service's pool: every checkout, for a plain query (`pool.query` checks out through
+ * `connect(callback)`) as for a drizzle transaction (`pool.connect()`), first brings the client's
+ * session to the wanted read-only default (the read-only window, Database.setReadOnly). A client
+ * is checked out only between transactions, and the caller gets it once the SET has answered, so
+ * its first statement sees the new default; nothing is queued behind a statement in flight (which
+ * node-postgres deprecates). A client whose SET fails is given back with the error, which removes
+ * it, and the caller gets the error (503 like any connection failure).
+ */
+class SessionDefaultsPool extends pg.Pool {
+  wantReadOnly = false;
+
+  override connect(...args: unknown[]): any {
+    const callback = args[0] as PoolCallback | undefined;
+    const ready = super.connect().then((client) => this.withWantedDefaults(client));
+    if (typeof callback !== 'function') return ready;
+    ready.then(
+      (client) => callback(undefined, client, client.release),
+      (error: unknown) => callback(error instanceof Error ? error : new Error(String(error)), undefined, () => {}),
+    );
+    return undefined;
+  }
+
+  private async withWantedDefaults(client: pg.PoolClient): Promise<pg.PoolClient> {
+    const session = client as pg.PoolClient & { [APPLIED_READ_ONLY]?: boolean };
+    // Again if setReadOnly changed its mind while the SET was on its way.
+    for (let want = this.wantReadOnly; (session[APPLIED_READ_ONLY] ?? false) !== want; want = this.wantReadOnly) {
+      try {
+        await session.query(setSessionReadOnly(want));
+      } catch (error) {
+        session.release(error instanceof Error ? error : new Error(String(error)));
+        throw error;
+      }
+      session[APPLIED_READ_ONLY] = want;
+    }
+    return client;
+  }
+}
+
 /** How drizzle-orm opens a transaction. */
 const BEGIN = /^\s*begin\b/i;
 
@@ -141,7 +200,7 @@ async function openNodePg(
   databaseUrl: string,
   limits: { poolMax: number; connectTimeoutMs: number; queryTimeoutMs: number },
 ): Promise<Database> {
-  const pool = new pg.Pool({
+  const pool = new SessionDefaultsPool({
     connectionString: databaseUrl,
     max: limits.poolMax,
     connectionTimeoutMillis: limits.connectTimeoutMs,
@@ -178,6 +237,17 @@ async function openNodePg(
     // A readiness probe must answer within its own deadline, not the statement limit's.
     isReady: () => withDeadline(checkReady(db), limits.connectTimeoutMs, false),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    async setReadOnly(on) {
+      pool.wantReadOnly = on;
+      // A fresh checkout brings its session to the new state first (SessionDefaultsPool): its answer shows the state took.
+      const client = await pool.connect();
+      try {
+        await expectReadOnly(client, on);
+      } finally {
+        client.release();
+      }
+    },
+    readOnly: () => pool.wantReadOnly,
     close: () => (closing ??= pool.end()),
   };
 }
@@ -230,6 +300,7 @@ async function makeDataDirPrivate(dataDir: string): Promise<void> {
 export function pgliteDatabase(client: PGlite, afterClose: () => void = () => {}): Database {
   const db = drizzlePglite({ client }) as unknown as Db;
   let closed = false;
+  let readOnly = false;
   return {
     db,
     driver: 'pglite',
@@ -241,6 +312,14 @@ export function pgliteDatabase(client: PGlite, afterClose: () => void = () => {}
     },
     isReady: () => (closed ? Promise.resolve(false) : checkReady(db)),
     poolStats: () => ({ total: 1, idle: 1, waiting: 0 }),
+    // PGlite is one session. Outside `transaction`, exec waits for an open transaction to end
+    // (PGlite runs statements and transactions one at a time), so the SET never lands inside one.
+    async setReadOnly(on) {
+      readOnly = on;
+      await client.exec(setSessionReadOnly(on));
+      await expectReadOnly(client, on);
+    },
+    readOnly: () => readOnly,
     async close() {
       if (closed) return;
       closed = true;
@@ -251,6 +330,13 @@ export function pgliteDatabase(client: PGlite, afterClose: () => void = () => {}
       }
     },
   };
+}
+
+/** Throws unless the session answering `session.query` has the read-only default `on`. */
+async function expectReadOnly(session: { query(text: string): Promise<{ rows: unknown[] }> }, on: boolean): Promise<void> {
+  const result = await session.query(SHOW_READ_ONLY);
+  const shown = (result.rows[0] as { default_transaction_read_only?: unknown } | undefined)?.default_transaction_read_only;
+  if (shown !== (on ? 'on' : 'off')) throw new Error(`The database session did not take default_transaction_read_only = ${on ? 'on' : 'off'} (it shows ${String(shown)}).`);
 }
 
 let shippedMigrations: number | null = null;

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import type { Db } from './client.ts';
 
 /**
@@ -6,6 +7,19 @@ import type { Db } from './client.ts';
  */
 export function withTransaction<T>(db: Db, work: (tx: Db) => Promise<T>): Promise<T> {
   return db.transaction((tx) => work(tx as unknown as Db));
+}
+
+/**
+ * `withTransaction`, writable even while the database is in its read-only window
+ * (Database.setReadOnly, docs/chaos.md): the window only changes each session's default, which a
+ * transaction may override as its first statement. For the chaos runner's own records, which must
+ * be written while it holds the window open; nothing else uses it.
+ */
+export function withWritableTransaction<T>(db: Db, work: (tx: Db) => Promise<T>): Promise<T> {
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`SET TRANSACTION READ WRITE`);
+    return work(tx as unknown as Db);
+  });
 }
 
 const CONNECTION_ERROR_CODES = new Set([
@@ -49,6 +63,11 @@ export const sqlStateOf = (error: unknown): string | undefined =>
 
 /** True when `error` (or what it wraps) is PostgreSQL's unique_violation. */
 export const isUniqueViolation = (error: unknown): boolean => sqlStateOf(error) === '23505';
+
+/** True when `error` (or what it wraps) is a write refused by a read-only session (read_only_sql_transaction). */
+export const isReadOnlyRefusal = (error: unknown): boolean => sqlStateOf(error) === READ_ONLY_SQL_TRANSACTION;
+
+export const READ_ONLY_SQL_TRANSACTION = '25006';
 
 /** The constraint (or unique index) a database error names, or undefined. */
 export const violatedConstraintOf = (error: unknown): string | undefined => alongCauses(error, (e) => (typeof e.constraint === 'string' ? e.constraint : undefined));

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { forbidden, unauthorized } from '../errors.ts';
 import { safeEqual } from '../crypto.ts';
+import type { BridgeTokens } from '../faults/index.ts';
 import { CHECKED_BY_ENDPOINT, type Endpoint, type Principal } from './registry.ts';
 
 export const SESSION_COOKIE = 'obs_session';
@@ -26,15 +27,17 @@ export const BRIDGE_HEADER = 'x-observatory-bridge';
 
 /**
  * The bridge credential, on an endpoint that opted in (registry `bridge`): the header must equal
- * the configured token (constant-time); a wrong one, or any when no token is configured, is 401.
+ * the configured token or the staged next one (constant-time, faults/bridge-tokens.ts); a wrong
+ * one, or any when no token is configured, is 401.
  * The caller is the operator `bridge` holding only the endpoint's own scope. Null when the request
  * carries no bridge header (the endpoint's other credentials apply).
  */
-function bridgePrincipal(endpoint: Endpoint, request: FastifyRequest, bridgeToken: string | null): Principal | null {
+function bridgePrincipal(endpoint: Endpoint, request: FastifyRequest, bridgeTokens: BridgeTokens | null): Principal | null {
   const header = request.headers[BRIDGE_HEADER];
   if (!endpoint.bridge || header === undefined) return null;
-  if (bridgeToken === null || bridgeToken === '') throw unauthorized('Bridge calls are refused: this deployment has no OBSERVATORY_BRIDGE_TOKEN.');
-  if (typeof header !== 'string' || !safeEqual(header, bridgeToken)) throw unauthorized('The bridge token is not valid.');
+  // With no current token nothing is accepted (faults/bridge-tokens.ts), so outgoing() is null exactly then.
+  if (bridgeTokens === null || bridgeTokens.outgoing() === null) throw unauthorized('Bridge calls are refused: this deployment has no OBSERVATORY_BRIDGE_TOKEN.');
+  if (typeof header !== 'string' || !bridgeTokens.accepts(header)) throw unauthorized('The bridge token is not valid.');
   return { userId: 'bridge', username: 'bridge', scopes: new Set([endpoint.scope!]), toolsets: null, via: 'bridge', tokenId: null, sessionId: null };
 }
 
@@ -48,11 +51,11 @@ export async function authenticate(
   request: FastifyRequest,
   credentials: CredentialResolver,
   metricsToken: string | null,
-  bridgeToken: string | null = null,
+  bridgeTokens: BridgeTokens | null = null,
 ): Promise<Principal | null> {
   // Signed endpoints, signed links and the public agent API check their caller once the body is read (the route's verifyCaller).
   if (endpoint.auth === 'none' || CHECKED_BY_ENDPOINT.has(endpoint.auth)) return null;
-  const bridge = bridgePrincipal(endpoint, request, bridgeToken);
+  const bridge = bridgePrincipal(endpoint, request, bridgeTokens);
   if (bridge !== null) return bridge;
   const token = bearerToken(request);
   if (endpoint.auth === 'metrics' && token !== null && metricsToken !== null && safeEqual(token, metricsToken)) {

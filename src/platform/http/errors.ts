@@ -1,6 +1,9 @@
 import type { FastifyError } from 'fastify';
 import { ServiceError } from '../errors.ts';
-import { isDatabaseUnavailable } from '../db/transaction.ts';
+import { isDatabaseUnavailable, isReadOnlyRefusal } from '../db/transaction.ts';
+
+/** Retry-After of a write refused during a read-only window: the window lasts seconds (docs/chaos.md). */
+export const READ_ONLY_RETRY_AFTER_SEC = 5;
 
 export interface ErrorBody {
   schema: 'svc-error.v1';
@@ -118,6 +121,16 @@ export function renderError(error: unknown, requestId: string, route: RouteLimit
   }
   if (error instanceof SyntaxError || fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
     return expected(400, 'malformed-json', 'The request body is not valid JSON.');
+  }
+  // The database's read-only window (a chaos experiment, docs/chaos.md): the write's transaction
+  // was refused and rolled back whole.
+  if (isReadOnlyRefusal(error)) {
+    const refused = expected(
+      503,
+      'read-only',
+      `The database is read-only for a moment; nothing was written. Try again in ${READ_ONLY_RETRY_AFTER_SEC} s.`,
+    );
+    return { ...refused, body: { ...refused.body, retryAfterSec: READ_ONLY_RETRY_AFTER_SEC } };
   }
   if (isDatabaseUnavailable(error)) {
     return expected(503, 'unavailable', 'The database is unreachable; nothing was written. Try again shortly.');

@@ -7,7 +7,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { Clock } from '../clock.ts';
 import { REQUEST_LIMIT_DEFAULTS, type RequestLimits } from '../config.ts';
 import { badRequest, ServiceError } from '../errors.ts';
-import type { LatencyFaults } from '../faults/index.ts';
+import type { BridgeTokens, LatencyFaults } from '../faults/index.ts';
 import type { Metrics } from '../metrics.ts';
 import { authenticate, type CredentialResolver } from './auth.ts';
 import { consolePlugin } from './console.ts';
@@ -25,8 +25,8 @@ export interface ServerOptions {
   clock: Clock;
   metrics: Metrics;
   metricsToken: string | null;
-  /** OBSERVATORY_BRIDGE_TOKEN: the credential of peer deployments on endpoints that opt in (registry `bridge`); null refuses bridge calls. */
-  bridgeToken?: string | null;
+  /** OBSERVATORY_BRIDGE_TOKEN and its staged next one: the credentials of peer deployments on endpoints that opt in (registry `bridge`); absent or null refuses bridge calls. */
+  bridgeTokens?: BridgeTokens | null;
   logger: FastifyBaseLogger;
   /** false, a hop count or proxy addresses/CIDRs (config.trustProxy); never `true`. */
   trustProxy: false | number | string[];
@@ -254,7 +254,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
             );
           }
         }
-        request.principal = await authenticate(endpoint, request, credentials, metricsToken, options.bridgeToken ?? null);
+        request.principal = await authenticate(endpoint, request, credentials, metricsToken, options.bridgeTokens ?? null);
       },
       handler: async (request, reply) => {
         const slot = pool === null ? null : slotForWork(pool, requestSlots.get(request));

@@ -230,8 +230,11 @@ export function createCrossToolsetService(deps: {
   audit: AuditLog;
   log: FastifyBaseLogger;
   rehearsal: Pick<RestoreRehearsal, 'database' | 'latestSnapshot' | 'verifySnapshot' | 'exclusive' | 'lastVerifiedAt'>;
-  /** OBSERVATORY_BRIDGE_TOKEN; null: no peer is asked (rows `skipped`). */
-  bridgeToken: string | null;
+  /**
+   * The bridge token to send, read at each check (BridgeTokens.outgoing: OBSERVATORY_BRIDGE_TOKEN,
+   * or the staged one during a rotation rehearsal); null: no peer is asked (rows `skipped`).
+   */
+  bridgeToken: () => string | null;
   /** OBSERVATORY_CROSS_TOOLSET_TIMEOUT_MS. */
   timeoutMs: number;
   /** OBSERVATORY_BRIDGE_PEER_HOSTS: the only hosts the bridge token is sent to. */
@@ -270,7 +273,7 @@ export function createCrossToolsetService(deps: {
   }
 
   /** Asks one toolset (or finds why it may not be asked) and answers the check to store. */
-  async function ask(row: repo.ToolsetRow): Promise<StoredCheck> {
+  async function ask(row: repo.ToolsetRow, token: string | null): Promise<StoredCheck> {
     const found = (reason: PeerReason | null, httpStatus: number | null, answer: ReadAnswer | null): StoredCheck => ({
       checkedAt: clock.now().toISOString(),
       outcome: reason === null ? 'ok' : PEER_REASONS[reason].outcome,
@@ -280,7 +283,7 @@ export function createCrossToolsetService(deps: {
       lastVerifiedAt: answer?.lastVerifiedAt ?? null,
       vercelProject: answer?.vercelProject ?? null,
     });
-    if (deps.bridgeToken === null) return found('bridge-token-not-set', null, null);
+    if (token === null) return found('bridge-token-not-set', null, null);
     // Checked again on every ask: the host list may have shrunk, and rows registered before the
     // path rule may name another path.
     let url: URL;
@@ -293,7 +296,7 @@ export function createCrossToolsetService(deps: {
     if (bridgeEndpointProblem(url) !== null) return found('not-bridge-endpoint', null, null);
     const reply = await bridgePost(row.verifyUrl, { database: row.database }, {
       ...deps.policy,
-      token: deps.bridgeToken,
+      token,
       timeoutMs: deps.timeoutMs,
       ...(deps.resolve ? { resolve: deps.resolve } : {}),
     });
@@ -352,9 +355,11 @@ export function createCrossToolsetService(deps: {
         targets = [row];
       }
       const now = clock.now();
+      // One token for the whole check: a rehearsal switching mid-way does not mix the two.
+      const token = deps.bridgeToken();
       // Without a bridge token nobody is asked, so no interval is spent.
       const claimed =
-        deps.bridgeToken === null
+        token === null
           ? targets
           : await repo.claimForAsking(db, targets.map((r) => r.toolset), now, new Date(now.getTime() - minIntervalMs));
       const claimedNames = new Set(claimed.map((r) => r.toolset));
@@ -370,8 +375,8 @@ export function createCrossToolsetService(deps: {
           { retryAfterSec: wait },
         );
       }
-      const checks = await Promise.all(claimed.map(async (row) => ({ row, check: await ask(row) })));
-      const askEnded = deps.bridgeToken === null ? null : clock.now();
+      const checks = await Promise.all(claimed.map(async (row) => ({ row, check: await ask(row, token) })));
+      const askEnded = token === null ? null : clock.now();
       await withTransaction(db, async (tx) => {
         for (const { row, check } of checks) await repo.storeCheck(tx, row, check, askEnded);
         if (ctx !== null) {
@@ -387,7 +392,7 @@ export function createCrossToolsetService(deps: {
       });
       const names = new Set(targets.map((r) => r.toolset));
       const rows = (await repo.listToolsets(db)).filter((r) => names.has(r.toolset)).map(rowOf);
-      return { ...viewOf(rows), asked: deps.bridgeToken === null ? [] : checks.map(({ row }) => row.toolset), throttled };
+      return { ...viewOf(rows), asked: token === null ? [] : checks.map(({ row }) => row.toolset), throttled };
     },
 
     async listToolsets(principal) {

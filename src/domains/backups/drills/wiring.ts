@@ -2,6 +2,7 @@ import type { AuditLog } from '../../../platform/audit/service.ts';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Config } from '../../../platform/config.ts';
 import type { Db } from '../../../platform/db/client.ts';
+import type { BridgeTokens } from '../../../platform/faults/index.ts';
 import type { Endpoint } from '../../../platform/http/registry.ts';
 import type { JobDefinition } from '../../../platform/jobs/scheduler.ts';
 import type { FastifyBaseLogger } from 'fastify';
@@ -25,7 +26,16 @@ export interface DrillsAndCrossToolset {
   jobs(): JobDefinition[];
 }
 
-export function createDrillsAndCrossToolset(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger; backups: BackupService }): DrillsAndCrossToolset {
+export function createDrillsAndCrossToolset(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+  config: Config;
+  log: FastifyBaseLogger;
+  backups: BackupService;
+  /** What the cross-toolset check sends to peers is read at each check (a rotation rehearsal switches it). */
+  bridgeTokens: BridgeTokens;
+}): DrillsAndCrossToolset {
   const rehearsal = rehearsalOf(deps.backups);
   const drills = createDrillService({
     db: deps.db,
@@ -41,7 +51,7 @@ export function createDrillsAndCrossToolset(deps: { db: Db; clock: Clock; audit:
     audit: deps.audit,
     log: deps.log,
     rehearsal,
-    bridgeToken: deps.config.bridgeToken,
+    bridgeToken: () => deps.bridgeTokens.outgoing(),
     timeoutMs: deps.config.crossToolset.timeoutMs,
     peerHosts: deps.config.crossToolset.peerHosts,
     minIntervalSec: deps.config.crossToolset.minIntervalSec,
