@@ -3,6 +3,7 @@ import { agentApiPages } from './agent-api';
 import { analyticsPages } from './analytics';
 import { auditPages } from './audit';
 import { backupPages } from './backups';
+import { chaosPages } from './chaos';
 import { compliancePages } from './compliance';
 import { costPages } from './cost';
 import { docsPages } from './docs';
@@ -31,6 +32,7 @@ export const PAGES: readonly PageDef[] = [
   ...compliancePages,
   ...federationPages,
   ...trustPages,
+  ...chaosPages,
   ...agentApiPages,
   ...opsPages,
   ...settingsPages,
