@@ -181,7 +181,7 @@ describe('bridge-token-rotate-rehearsal', () => {
     expect(res.statusCode, res.body).toBe(409);
     expect(res.json()).toMatchObject({ schema: 'svc-error.v1' });
     expect(res.json().human).toMatch(/OBSERVATORY_BRIDGE_TOKEN_NEXT/);
-    expect(res.json().human).toMatch(/\(cannot-run\)$/);
+    expect(res.json().reason).toBe('cannot-run');
     expect(charlie.app.faults.bridgeTokens.usingStaged()).toBe(false);
     const runs = await charlie.call({ method: 'GET', url: `${V1}/chaos/runs` });
     expect(runs.json().runs).toEqual([]);

@@ -162,6 +162,17 @@ describe('cron-skip-one', () => {
   });
 });
 
+describe('the request example of POST run', () => {
+  it('starts a run when sent as is (the experiment id swapped for a registered one)', async () => {
+    const endpoint = t.app.endpoints.find((e) => e.id === 'runChaosExperiment')!;
+    const body = (endpoint.body as { examples: unknown[] }).examples[0];
+    const id = await register({ slug: 'example-run', kind: 'synthetic-latency', target: 'getLlmsTxt' });
+    const res = await t.call({ method: 'POST', url: endpoint.path.replace('{id}', id), payload: body as object });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ schema: 'svc-chaos-run.v1', ok: true, run: { experimentId: id, trigger: 'manual', phase: 'injected', endedAt: null } });
+  });
+});
+
 describe('the freeze switch', () => {
   it('aborts a run in progress with the reason and undoes its fault', async () => {
     const id = await register({ slug: 'freeze-me', kind: 'synthetic-latency', target: '/healthz' });

@@ -3,7 +3,7 @@ import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/db/client.ts';
 import { decodeTimeCursor, isUuid, pageOf } from '../../../platform/db/paging.ts';
 import { withWritableTransaction } from '../../../platform/db/transaction.ts';
-import { conflict, notFound } from '../../../platform/errors.ts';
+import { notFound, ServiceError } from '../../../platform/errors.ts';
 import type { Principal } from '../../../platform/http/registry.ts';
 import type { JobDefinition } from '../../../platform/jobs/scheduler.ts';
 import type { ChaosKind } from '../kinds.ts';
@@ -58,7 +58,7 @@ export function createRunService(deps: { db: Db; clock: Clock; audit: AuditLog; 
     const experiment = isUuid(experimentId) ? await repo.getExperiment(db, experimentId) : null;
     if (!experiment) throw notFound(`There is no chaos experiment ${experimentId}.`);
     const started = await runner.start(experiment, 'manual');
-    if (!started.ok) throw conflict(`${started.human} (${started.reason})`);
+    if (!started.ok) throw new ServiceError(409, started.reason, started.human);
     // Written even when the run just made this instance's sessions read-only.
     await withWritableTransaction(db, (tx) =>
       audit.record(tx, {
