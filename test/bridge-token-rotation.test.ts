@@ -1,7 +1,6 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, V1 } from './helpers/app.ts';
+import { freePort } from './helpers/ports.ts';
 
 /**
  * The staged bridge token (OBSERVATORY_BRIDGE_TOKEN_NEXT; the `bridge-token-rotate-rehearsal`
@@ -19,15 +18,6 @@ interface Deployment {
   region: string;
   t: TestApp;
   baseUrl: string;
-}
-
-/** A port free on loopback now (listened on, then closed). */
-async function freePort(): Promise<number> {
-  const probe = http.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const port = (probe.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 const deployments: Deployment[] = [];

@@ -1,8 +1,7 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/platform/clock.ts';
 import { startTestApp, type TestApp, V1 } from './helpers/app.ts';
+import { freePort } from './helpers/ports.ts';
 
 /**
  * The `bridge-token-rotate-rehearsal` chaos kind end to end, across deployments on loopback (each
@@ -20,15 +19,6 @@ interface Deployment {
   region: string;
   t: TestApp;
   baseUrl: string;
-}
-
-/** A port free on loopback now (listened on, then closed). */
-async function freePort(): Promise<number> {
-  const probe = http.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const port = (probe.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 const deployments: Deployment[] = [];

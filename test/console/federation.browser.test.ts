@@ -1,11 +1,10 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, V1 } from '../helpers/app.ts';
 import { ingestEmpire } from '../helpers/empire.ts';
 import { browserSkipReason, type ConsoleRig, elementsPastTheWindow, openPage, startConsoleRig } from './browser.ts';
 import { settled } from './ops.seed.ts';
+import { freePort } from '../helpers/ports.ts';
 
 /**
  * The federation pages in a real browser over two loopback deployments sharing a bridge token:
@@ -28,14 +27,6 @@ async function call(t: TestApp, method: 'GET' | 'POST', url: string, payload?: o
   return res.json();
 }
 const get = (url: string) => call(rig.t, 'GET', url);
-
-async function freePort(): Promise<number> {
-  const probe = http.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const port = (probe.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 /** Every body row of a table (by its caption) as its cells' text. */
 async function rowsOf(page: Page, table: string): Promise<string[][]> {

@@ -3,6 +3,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import type { App } from '../../src/app.ts';
 import { type TestApp, V1 } from '../helpers/app.ts';
 import { type ConsoleRig, signInWithToken } from './browser.ts';
+import { freePort } from '../helpers/ports.ts';
 
 /** Seeding and browser helpers for the ops, settings, agent API and docs pages' browser tests. */
 
@@ -21,18 +22,6 @@ export async function createTokens(t: TestApp, prefix: string, count: number): P
     const res = await t.call({ method: 'POST', url: `${V1}/tokens`, payload: { name: `${prefix}-${i}`, scopes: ['read:dashboard'] } });
     if (res.statusCode !== 200) throw new Error(`token create failed: ${res.statusCode} ${res.body}`);
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /**

@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
 import { ingestEmpire, tokenBoundTo } from '../../../test/helpers/empire.ts';
+import { freePort } from '../../../test/helpers/ports.ts';
 
 /**
  * Three deployments on loopback, each its own app on its own fresh database with its own
@@ -22,15 +23,6 @@ interface Deployment {
 
 const deployments: Deployment[] = [];
 const extraServers: http.Server[] = [];
-
-/** A port free on loopback now (listened on, then closed). */
-async function freePort(): Promise<number> {
-  const probe = http.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const port = (probe.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 async function serve(handler: http.RequestListener): Promise<number> {
   const server = http.createServer(handler);
