@@ -27,7 +27,6 @@ import { type Database, databaseOptions, openDatabase } from './platform/db/clie
 import { createRuntimeFlags } from './platform/faults/flags.ts';
 import type { BridgeTokens, LatencyFaults, RuntimeFlags } from './platform/faults/index.ts';
 import { createLatencyFaults } from './platform/faults/latency.ts';
-import { probeUrlFor } from './domains/chaos/runs/probe-url.ts';
 import { createBridgeTokens } from './platform/faults/bridge-tokens.ts';
 import type { Endpoint } from './platform/http/registry.ts';
 import { type AuthFailureLimiter, createAuthFailureLimiter } from './platform/http/auth-failures.ts';
@@ -216,7 +215,7 @@ export async function createApp(options: AppOptions): Promise<App> {
           const res = await server!.inject({ method: 'GET', url, remoteAddress: '192.0.2.77' });
           return { status: res.statusCode, ms: performance.now() - began };
         },
-        probeUrlFor: (target) => probeUrlFor(endpoints, target),
+        endpoints: () => endpoints,
         askPeers: async () => {
           const reads = federation?.reads;
           if (!reads) return null;

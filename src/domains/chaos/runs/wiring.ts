@@ -3,9 +3,11 @@ import type { AuditLog } from '../../../platform/audit/service.ts';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/db/client.ts';
 import type { BridgeTokens, LatencyFaults, RuntimeFlags } from '../../../platform/faults/index.ts';
+import type { Endpoint } from '../../../platform/http/registry.ts';
 import { firstOkRunAfter } from '../../../platform/jobs/repository.ts';
 import type { EffectLevers } from './effects.ts';
 import { runEndpoints } from './endpoints.ts';
+import { probeUrlFor } from './probe-url.ts';
 import * as repo from './repository.ts';
 import { createChaosRunner, type RunGates } from './runner.ts';
 import { createRunService } from './service.ts';
@@ -20,7 +22,8 @@ export interface RunsDeps {
   faults: { latency: LatencyFaults; flags: RuntimeFlags; bridgeTokens: BridgeTokens };
   database: { setReadOnly(on: boolean): Promise<void> };
   request: EffectLevers['request'];
-  probeUrlFor: EffectLevers['probeUrlFor'];
+  /** The registry's endpoints (late bound): a latency probe asks the path of the endpoint its target names. */
+  endpoints: () => readonly Endpoint[];
   askPeers: EffectLevers['askPeers'];
   gates: RunGates;
   /** True where the scheduler runs: an open run is stepped every second. */
@@ -36,7 +39,7 @@ export function createChaosRuns(deps: RunsDeps) {
     bridgeTokens: deps.faults.bridgeTokens,
     database: deps.database,
     request: deps.request,
-    probeUrlFor: deps.probeUrlFor,
+    probeUrlFor: (target) => probeUrlFor(deps.endpoints(), target),
     askPeers: deps.askPeers,
     async okJobRunAfter(job, after) {
       const row = await firstOkRunAfter(db, job, after);
