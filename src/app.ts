@@ -78,6 +78,11 @@ export interface AppOptions {
   logger?: FastifyBaseLogger;
   /** Told the plaintext of the first-start token when one is created (spec D1). */
   onFirstToken?: (token: string) => void;
+  /**
+   * Whether an open chaos run is stepped every second (its window ended, its recovery probed);
+   * true unless a test steps the runner by hand with a manual clock.
+   */
+  chaosAutoStep?: boolean;
   /** Prefix of the rate limiter's Redis keys, so test runs sharing one Redis do not count together. */
   rateKeyPrefix?: string;
 }
@@ -206,6 +211,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       },
       log: logger,
       runs: {
+        autoStep: options.chaosAutoStep ?? true,
         faults: { latency, flags, bridgeTokens },
         database,
         // Probes go through the whole HTTP stack from a documentation address (RFC 5737), so they

@@ -62,6 +62,8 @@ export async function startTestApp(
       database,
       logger: testLogger(),
       ...(options.clock ? { clock: options.clock } : {}),
+      // Chaos runs move only when a test steps them (app.chaos.runs.runner.step), as the scheduler only ticks when told.
+      chaosAutoStep: false,
       // Test files run side by side on one Redis: each app counts under its own prefix unless a
       // test shares one between instances on purpose.
       rateKeyPrefix: options.rateKeyPrefix ?? rateKeyPrefix,

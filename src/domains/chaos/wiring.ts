@@ -44,7 +44,7 @@ export interface ChaosDeps {
   targetProblem?: TargetProblem;
   log: FastifyBaseLogger;
   /** What the runs act through: the fault levers, in-process requests, the peers, the gates' reads. */
-  runs: Omit<RunsDeps, 'db' | 'clock' | 'audit' | 'log' | 'latencyMs' | 'autoStep' | 'gates'> & {
+  runs: Omit<RunsDeps, 'db' | 'clock' | 'audit' | 'log' | 'latencyMs' | 'gates'> & {
     /** Open or acknowledged critical drift events; null when the deployment has no drift inbox. */
     unresolvedCriticalDrift(): Promise<number | null>;
   };
@@ -75,7 +75,6 @@ export function createChaosDomain(deps: ChaosDeps): ChaosDomain {
     audit,
     log: deps.log,
     latencyMs: deps.config.chaos.latencyMs,
-    autoStep: deps.config.schedulerEnabled,
     gates: {
       allow: deps.config.chaos.allow,
       frozen: async () => {

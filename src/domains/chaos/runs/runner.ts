@@ -58,7 +58,7 @@ export function createChaosRunner(deps: {
   log: FastifyBaseLogger;
   levers: EffectLevers;
   gates: RunGates;
-  /** Step an open run every STEP_INTERVAL_MS (where the scheduler runs); tests step by hand. */
+  /** Step an open run every STEP_INTERVAL_MS; false only where a test steps by hand. */
   autoStep: boolean;
 }): ChaosRunner {
   const { db, clock, log, levers, gates } = deps;

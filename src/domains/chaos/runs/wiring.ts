@@ -26,7 +26,10 @@ export interface RunsDeps {
   endpoints: () => readonly Endpoint[];
   askPeers: EffectLevers['askPeers'];
   gates: RunGates;
-  /** True where the scheduler runs: an open run is stepped every second. */
+  /**
+   * Step an open run every second. Always in a deployment, scheduler or not: a run started by hand
+   * on an instance without the scheduler must still end its window. Tests step by hand.
+   */
   autoStep: boolean;
 }
 
