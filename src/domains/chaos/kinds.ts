@@ -66,8 +66,6 @@ export const KIND_RULES: Record<ChaosKind, KindRules> = {
   },
 };
 
-export const categoryOf = (kind: ChaosKind): ChaosCategory => KIND_RULES[kind].category;
-
 /** What OBSERVATORY_CHAOS_ALLOW lets run: `*` for every category, else the listed ones. */
 export function blastRadiusAllowed(allow: readonly string[], blastRadius: string): boolean {
   return allow.includes('*') || allow.includes(blastRadius);

@@ -44,7 +44,7 @@ export interface ChaosDeps {
   targetProblem?: TargetProblem;
   log: FastifyBaseLogger;
   /** What the runs act through: the fault levers, in-process requests, the peers, the gates' reads. */
-  runs: Omit<RunsDeps, 'db' | 'clock' | 'audit' | 'log' | 'latencyMs' | 'gates'> & {
+  runs: Omit<RunsDeps, 'db' | 'clock' | 'audit' | 'log' | 'latencyMs' | 'gates' | 'experimentById'> & {
     /** Open or acknowledged critical drift events; null when the deployment has no drift inbox. */
     unresolvedCriticalDrift(): Promise<number | null>;
   };
@@ -69,6 +69,7 @@ export function createChaosDomain(deps: ChaosDeps): ChaosDomain {
   });
   const recovery = createRecoveryService({ db });
   runs = createChaosRuns({
+    experimentById: experiments.row,
     ...deps.runs,
     db,
     clock,

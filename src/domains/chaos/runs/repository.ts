@@ -117,11 +117,6 @@ export async function getRunView(db: Db, id: string): Promise<RunWithExperiment 
   return row ? flatten(row) : null;
 }
 
-export async function getExperiment(db: Db, id: string): Promise<ExperimentRow | null> {
-  const [row] = await db.select().from(chaosExperiments).where(eq(chaosExperiments.id, id)).limit(1);
-  return row ?? null;
-}
-
 /** Active experiments with the start of their latest run (null when never run), for the schedule's pick. */
 export async function activeExperimentsWithLastRun(db: Db): Promise<(ExperimentRow & { lastRunAt: Date | null })[]> {
   const lastRun = db

@@ -41,7 +41,14 @@ export type RunView = ReturnType<typeof toRunView>;
  * The runs of chaos experiments: the list, a run started by hand, and the chaos-schedule job,
  * which picks the eligible experiment that has waited longest (never run first) past its cooldown.
  */
-export function createRunService(deps: { db: Db; clock: Clock; audit: AuditLog; runner: ChaosRunner }) {
+export function createRunService(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+  runner: ChaosRunner;
+  /** The experiment registry's lookup (an id that is no UUID names none). */
+  experimentById(id: string): Promise<repo.ExperimentRow | null>;
+}) {
   const { db, clock, audit, runner } = deps;
 
   async function list(query: { cursor?: string | undefined; experimentId?: string | undefined; outcome?: string | undefined; limit?: number | undefined }) {
@@ -55,7 +62,7 @@ export function createRunService(deps: { db: Db; clock: Clock; audit: AuditLog; 
   }
 
   async function startByHand(experimentId: string, caller: { principal: Principal; requestId: string }) {
-    const experiment = isUuid(experimentId) ? await repo.getExperiment(db, experimentId) : null;
+    const experiment = await deps.experimentById(experimentId);
     if (!experiment) throw notFound(`There is no chaos experiment ${experimentId}.`);
     const started = await runner.start(experiment, 'manual');
     if (!started.ok) throw new ServiceError(409, started.reason, started.human);

@@ -26,6 +26,7 @@ export interface RunsDeps {
   endpoints: () => readonly Endpoint[];
   askPeers: EffectLevers['askPeers'];
   gates: RunGates;
+  experimentById(id: string): Promise<repo.ExperimentRow | null>;
   /**
    * Step an open run every second. Always in a deployment, scheduler or not: a run started by hand
    * on an instance without the scheduler must still end its window. Tests step by hand.
@@ -51,7 +52,7 @@ export function createChaosRuns(deps: RunsDeps) {
     probeWrite: (run) => repo.probeWrite(db, run.id, clock.now()),
   };
   const runner = createChaosRunner({ db, clock, log: deps.log.child({ domain: 'chaos' }), levers, gates: deps.gates, autoStep: deps.autoStep });
-  const service = createRunService({ db, clock, audit: deps.audit, runner });
+  const service = createRunService({ db, clock, audit: deps.audit, runner, experimentById: deps.experimentById });
   return {
     runner,
     service,
