@@ -6,7 +6,6 @@ import { ServiceError } from '../../platform/errors.ts';
 import { createClockCache } from '../../platform/memo.ts';
 import { bearerToken } from '../../platform/http/auth.ts';
 import type { RateDecision, RateLimiter, RateTier } from '../../platform/rate-limit.ts';
-import type { Limits } from './discovery.ts';
 import { BATCH_QUERIES_MAX, type ResolvedKey } from './service.ts';
 
 /**
@@ -21,6 +20,15 @@ import { BATCH_QUERIES_MAX, type ResolvedKey } from './service.ts';
  * UNKNOWN_KEY_LOOKUPS_PER_MINUTE times a minute per address, so guessing keys cannot turn into a
  * stream of database reads.
  */
+
+/** The per-minute windows a caller gets (spec C, Limits; the OBSERVATORY_AGENT_API_*_PER_MINUTE settings). */
+export interface Limits {
+  /** Per (caller IP, agent_name). */
+  anonymousPerMinute: number;
+  /** Anonymous calls per caller address (IPv6: its /64), whatever the agent_name. */
+  ipPerMinute: number;
+  keyPerMinute: number;
+}
 
 export const ANONYMOUS_TIER = 'agent-anonymous';
 /** Anonymous calls per address (IPv6: per /64) across all agent_name values. */

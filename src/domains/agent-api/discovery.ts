@@ -1,5 +1,5 @@
 import { Feed } from 'feed';
-import { UNKNOWN_KEY_LOOKUPS_PER_MINUTE } from './caller.ts';
+import { type Limits, UNKNOWN_KEY_LOOKUPS_PER_MINUTE } from './caller.ts';
 import { BATCH_QUERIES_MAX, CATEGORIES, PAGE_MAX, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX, TOPICS_LIMIT_MAX } from './service.ts';
 
 /**
@@ -10,14 +10,6 @@ import { BATCH_QUERIES_MAX, CATEGORIES, PAGE_MAX, SEARCH_LIMIT_DEFAULT, SEARCH_L
 export const API_NAME = 'Observatory Topic Search';
 export const API_DESCRIPTION =
   'Search short reference topics on technology, finance, travel, health and general facts. Free without a key; an API key raises the rate limit.';
-
-export interface Limits {
-  /** Per (caller IP, agent_name). */
-  anonymousPerMinute: number;
-  /** Anonymous calls per caller address (IPv6: its /64), whatever the agent_name. */
-  ipPerMinute: number;
-  keyPerMinute: number;
-}
 
 export interface FeedTopic {
   slug: string;

@@ -3,10 +3,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { unavailable } from '../../platform/errors.ts';
 import { buildOpenApi30 } from '../../platform/http/openapi.ts';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, StringEnum, V1 } from '../../platform/http/registry.ts';
-import { bodyFields, callField } from './caller.ts';
+import { bodyFields, callField, type Limits } from './caller.ts';
 import type { CallRecorder } from './recorder.ts';
 import { RECORDED_HEADERS } from './recorder.ts';
-import { API_DESCRIPTION, API_NAME, capabilitiesDocument, discoveryDocument, jsonFeed, type Limits, llmsTxt, PATHS, robotsTxt, rssFeed } from './discovery.ts';
+import { API_DESCRIPTION, API_NAME, capabilitiesDocument, discoveryDocument, jsonFeed, llmsTxt, PATHS, robotsTxt, rssFeed } from './discovery.ts';
 import {
   type AgentApiService,
   BATCH_QUERIES_MAX,

@@ -5,17 +5,16 @@ import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import type { EmpireDomain } from '../empire/wiring.ts';
 import type { IdentityService } from '../identity/service.ts';
-import type { TriageDomain } from '../triage/wiring.ts';
+import { triageAnalyticsFacts, type TriageDomain } from '../triage/index.ts';
 import { analyticsCohortEndpoints } from './cohorts/endpoints.ts';
 import { createCohortService } from './cohorts/service.ts';
 import { analyticsWarehouseEndpoints } from './warehouse/endpoints.ts';
 import { createAnalyticsQueryService } from './warehouse/query.ts';
 import { createRollupService, type RollupService, rollupJobs } from './warehouse/rollup.ts';
 import { factSources } from './warehouse/sources.ts';
-import { costAnalyticsFacts } from '../cost/analytics/service.ts';
+import { costAnalyticsFacts } from '../cost/index.ts';
 import { empireAnalyticsFacts } from '../empire/analytics/service.ts';
 import { honeypotAnalyticsFacts } from '../honeypot/analytics/service.ts';
-import { triageAnalyticsFacts } from '../triage/analytics/service.ts';
 
 export interface AnalyticsDomain {
   rollup: RollupService;

@@ -10,7 +10,7 @@ import { createExperimentService, type ExperimentService, type TargetProblem } f
 import { type TargetCatalogue, targetProblem } from './experiments/targets.ts';
 import { freezeEndpoints } from './freeze/endpoints.ts';
 import { createFreezeService, type FreezeService } from './freeze/service.ts';
-import type { ChaosReads } from './index.ts';
+import type { ChaosReads } from './reads.ts';
 import { createRecoveryService, type RecoveryService } from './recovery/service.ts';
 import { type ChaosRuns, createChaosRuns, type RunsDeps } from './runs/wiring.ts';
 

@@ -5,6 +5,7 @@ import type { Db } from '../../platform/db/client.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import { graphQueryEndpoints } from './endpoints.ts';
+import { graphMaterialiserEndpoints } from './materialiser/endpoints.ts';
 import { createGraphMaterialiser, type GraphMaterialiser, type GraphMaterialiserDeps } from './materialiser/service.ts';
 import { createGraphQueryService, type GraphQueryService } from './query/service.ts';
 import { createSavedQueryService, type SavedQueryService } from './saved/service.ts';
@@ -27,7 +28,7 @@ export function createGraphDomain(deps: { db: Db; clock: Clock; audit: AuditLog;
     materialiser,
     queries,
     saved,
-    endpoints: () => [...materialiser.endpoints(), ...graphQueryEndpoints({ queries, saved, freshness: (kinds) => materialiser.freshness(kinds) })],
+    endpoints: () => [...graphMaterialiserEndpoints(materialiser), ...graphQueryEndpoints({ queries, saved, freshness: (kinds) => materialiser.freshness(kinds) })],
     jobs: () => materialiser.jobs(),
     close: () => queries.close(),
   };

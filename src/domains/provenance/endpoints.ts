@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { checkedByEndpoint } from '../../platform/http/openapi.ts';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, PageLimitParam, type Principal, StringEnum, TimeCursorParam, V1 } from '../../platform/http/registry.ts';
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, type ProvenanceService, TOOLSET_PATTERN } from './service.ts';
+import { TOOLSET_PATTERN } from '../../platform/toolset-name.ts';
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, type ProvenanceService } from './service.ts';
 
 /** Provenance (spec B group 5): signing keys of the toolsets and the ingest's attestation rows. */
 

@@ -7,15 +7,12 @@ import { withTransaction } from '../../platform/db/transaction.ts';
 import { notFound } from '../../platform/errors.ts';
 import { assertToolsetInReach, toolsetReach, type ToolsetCaller } from '../../platform/http/auth.ts';
 import { createClockCache } from '../../platform/memo.ts';
+import { isToolsetName } from '../../platform/toolset-name.ts';
 import type { RejectionReason, VerifyingKey } from './admission.ts';
 import { parsePublicKey } from './ed25519.ts';
 import * as repo from './repository.ts';
 
-/** Toolset names (spec C, Limits): 3 to 128 characters, a letter first, then letters, digits and `-`. */
-export const TOOLSET_PATTERN = '^[A-Za-z][A-Za-z0-9-]{2,127}$';
-const TOOLSET = new RegExp(TOOLSET_PATTERN);
-/** Whether `name` is a toolset name (TOOLSET_PATTERN). */
-export const isToolsetName = (name: string): boolean => TOOLSET.test(name);
+export { isToolsetName, TOOLSET_PATTERN } from '../../platform/toolset-name.ts';
 export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 200;
 /**
@@ -218,7 +215,7 @@ export function createProvenanceService(deps: {
 
     async register(ctx: CallContext, input: { toolset?: string | undefined; publicKeyB64?: string | undefined }): Promise<KeyOutcome> {
       const { toolset, publicKeyB64 } = input;
-      if (toolset === undefined || !TOOLSET.test(toolset)) {
+      if (toolset === undefined || !isToolsetName(toolset)) {
         return { ok: false, reason: 'invalid-toolset', human: 'toolset must be 3 to 128 characters: a letter, then letters, digits or -.' };
       }
       assertToolsetInReach(ctx.principal, toolset, 'register keys for');

@@ -5,7 +5,7 @@ import { assertSpansNoToolset, toolsetReach } from '../../../platform/http/auth.
 import type { Principal } from '../../../platform/http/registry.ts';
 import type { IncidentService } from '../../empire/incidents.ts';
 import type { IdentityService } from '../../identity/service.ts';
-import type { PostmortemService } from '../../triage/postmortems/service.ts';
+import type { PostmortemService } from '../../triage/index.ts';
 import { type CohortBucket, cohortBuckets, COHORT_DAYS, type CohortMember, type FollowMode } from './compute.ts';
 
 /**

@@ -6,10 +6,10 @@ import { createSnapshotTestDatabase } from '../../../../test/helpers/snapshot-da
 import { type Database, rowsOf } from '../../../platform/db/client.ts';
 import { dayNumber, dayText } from '../../../platform/days.ts';
 import { formatMicro } from '../../../platform/money.ts';
-import { costAnalyticsFacts } from '../../cost/analytics/service.ts';
+import { costAnalyticsFacts } from '../../cost/index.ts';
 import { empireAnalyticsFacts } from '../../empire/analytics/service.ts';
 import { honeypotAnalyticsFacts } from '../../honeypot/analytics/service.ts';
-import { triageAnalyticsFacts } from '../../triage/analytics/service.ts';
+import { triageAnalyticsFacts } from '../../triage/index.ts';
 import { METRICS, SOURCES } from '../metrics.ts';
 import { compareSeries, createAnalyticsQueryService, resolveDims } from './query.ts';
 import { createRollupService, dayRanges, ROLLUP_LAG_MS } from './rollup.ts';

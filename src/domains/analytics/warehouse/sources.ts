@@ -1,9 +1,9 @@
 import type { Db } from '../../../platform/db/client.ts';
 import { MICRO } from '../../../platform/money.ts';
-import type { CostAnalyticsFacts } from '../../cost/analytics/service.ts';
+import type { CostAnalyticsFacts } from '../../cost/index.ts';
 import type { EmpireAnalyticsFacts } from '../../empire/analytics/service.ts';
 import type { HoneypotAnalyticsFacts } from '../../honeypot/analytics/service.ts';
-import type { TriageAnalyticsFacts } from '../../triage/analytics/service.ts';
+import type { TriageAnalyticsFacts } from '../../triage/index.ts';
 import type { SourceKey } from '../metrics.ts';
 
 /** One warehouse row before it is stored: a metric's value (in millionths) and count on a day for one combination of dimensions. */

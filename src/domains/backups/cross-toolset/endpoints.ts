@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { LONG_WORK_TIMEOUT_MS, defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, StringEnum, V1 } from '../../../platform/http/registry.ts';
 import { PEER_REASON_NAMES } from './reasons.ts';
-import { BRIDGE_VERIFY_PATH, type CrossToolsetService, DATABASE_PATTERN, MAX_TOOLSETS, TOOLSET_PATTERN } from './service.ts';
+import { BRIDGE_VERIFY_PATH, type CrossToolsetService, DATABASE_PATTERN, MAX_TOOLSETS } from './service.ts';
+import { TOOLSET_PATTERN } from '../../../platform/toolset-name.ts';
 
 /** Cross-toolset restore (spec B group 5, D7; docs/backups.md, "Cross-toolset restore"). */
 

@@ -25,8 +25,6 @@ export type { RowOutcome } from './reasons.ts';
  * its bridge endpoint, at most once per the same interval.
  */
 
-/** Toolset names as everywhere (spec C, Limits): 3 to 128 characters, a letter first, then letters, digits and `-`. */
-export const TOOLSET_PATTERN = '^[A-Za-z][A-Za-z0-9-]{2,127}$';
 export const DATABASE_PATTERN = '^[A-Za-z0-9_.-]{1,128}$';
 /** At most this many registered toolsets: each one is an outbound call (and a restore on its side) per check. */
 export const MAX_TOOLSETS = 100;

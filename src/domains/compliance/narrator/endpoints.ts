@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineEndpoint, EmptyBody, type Endpoint, Nullable, StringEnum, V1 } from '../../../platform/http/registry.ts';
-import { MODEL_CALL } from '../../triage/schemas.ts';
-import { STUB_RUN_ID } from '../../triage/runs/service.ts';
+import { MODEL_CALL, STUB_RUN_ID } from '../../triage/index.ts';
 import { COMPLIANCE_TAG, POSTURE_SPANS } from '../frameworks/endpoints.ts';
 import type { NarratorService } from './service.ts';
 

@@ -7,8 +7,7 @@ import { ManualClock } from '../../../platform/clock.ts';
 import { canonicalJson, sha256Hex } from '../../../platform/crypto.ts';
 import { rowsOf } from '../../../platform/db/client.ts';
 import { DATA_CLOSE, DATA_OPEN, readDataMessage, UNTRUSTED_DATA_RULES } from '../../../platform/llm/untrusted.ts';
-import { definitionOf } from '../../triage/agents/registry.ts';
-import { STUB_RUN_ID } from '../../triage/runs/service.ts';
+import { definitionOf, STUB_RUN_ID } from '../../triage/index.ts';
 
 /**
  * The compliance narrator over HTTP (spec B `compliance/narrator`; docs/compliance.md,

@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { COMPLIANCE_NARRATOR_PARAMS_1_0_0, narrateCompliance } from '../../triage/agents/compliance-narrator.ts';
-import type { ComplianceSnapshot, NarratorControl } from '../../triage/agents/types.ts';
+import { COMPLIANCE_NARRATOR_PARAMS_1_0_0, type ComplianceSnapshot, narrateCompliance, type NarratorControl } from '../../triage/index.ts';
 import { mentionReader } from './mentions.ts';
 import { scrubNarration, sentencesOf } from './scrub.ts';
 

@@ -4,11 +4,7 @@ import type { Db } from '../../../platform/db/client.ts';
 import { ServiceError } from '../../../platform/errors.ts';
 import { V1 } from '../../../platform/http/registry.ts';
 import { dropForeignLinks, linkOriginOf } from '../../../platform/llm/links.ts';
-import { NarrationSchema, parseNarration } from '../../triage/agents/output.ts';
-import { AGENTS, definitionOf, latestVersionOf } from '../../triage/agents/registry.ts';
-import type { ComplianceSnapshot } from '../../triage/agents/types.ts';
-import { EMPIRE_BUCKET } from '../../triage/budget/service.ts';
-import { type AgentStates, type BudgetGate, type RunService, STUB_RUN_ID } from '../../triage/runs/service.ts';
+import { AGENTS, type AgentStates, type BudgetGate, type ComplianceSnapshot, definitionOf, EMPIRE_BUCKET, latestVersionOf, NarrationSchema, parseNarration, type RunService, STUB_RUN_ID } from '../../triage/index.ts';
 import type { ComplianceReads } from '../frameworks/views.ts';
 import { scrubNarration } from './scrub.ts';
 

@@ -12,7 +12,7 @@ import type { Principal } from '../../../platform/http/registry.ts';
 import { type Destination, type RedactedDestination, redactDestination, validateDestinations } from '../../../platform/outbound/destinations.ts';
 import type { OutboundMessage } from '../../../platform/outbound/message.ts';
 import type { Outbound } from '../../../platform/outbound/service.ts';
-import { isToolsetName } from '../../provenance/service.ts';
+import { isToolsetName } from '../../../platform/toolset-name.ts';
 import type { SpendFilter } from '../records/service.ts';
 import * as repo from './repository.ts';
 import { formatMicro, MICRO, microToNumber, parseMicro } from '../../../platform/money.ts';

@@ -5,7 +5,7 @@ import { withTransaction } from '../../../platform/db/transaction.ts';
 import { badRequest } from '../../../platform/errors.ts';
 import { assertToolsetInReach, toolsetReach, type ToolsetCaller } from '../../../platform/http/auth.ts';
 import { checkDay, checkDayRange, dayText } from '../../../platform/days.ts';
-import { isToolsetName } from '../../provenance/service.ts';
+import { isToolsetName } from '../../../platform/toolset-name.ts';
 import { type MicroBounds, MICRO, microToNumber, parseMicro, sumMicro } from '../../../platform/money.ts';
 import * as repo from './repository.ts';
 

@@ -2,12 +2,10 @@ import { Type } from '@sinclair/typebox';
 import { defineEndpoint, type Endpoint, IsoDate, LONG_WORK_TIMEOUT_MS, Nullable, PageLimitParam, StringEnum, V1 } from '../../../platform/http/registry.ts';
 import { EDGE_KIND_NAMES, NODE_KINDS } from '../kinds.ts';
 import { LAG_BADGE_THRESHOLDS_SEC } from './lag.ts';
-import type { GraphMaterialiser } from './service.ts';
+import { type GraphMaterialiser, REPLAY_LIST_CAP } from './service.ts';
 
 export const RECENT_DEFAULT = 10;
 export const RECENT_MAX = 100;
-/** Differences replay lists per array. */
-export const REPLAY_LIST_CAP = 50;
 
 /** The knowledge-graph materialiser's reads (spec B group 3; docs/graph-materialiser.md). */
 

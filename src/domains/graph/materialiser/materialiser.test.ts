@@ -17,6 +17,7 @@ import { insertIncident } from '../../empire/repository.ts';
 import { opsEndpoints } from '../../ops/endpoints.ts';
 import { createOpsService } from '../../ops/service.ts';
 import { accumulate, digestOf } from './digest.ts';
+import { graphMaterialiserEndpoints } from './endpoints.ts';
 import * as repo from './repository.ts';
 import { createGraphMaterialiser, type GraphMaterialiser } from './service.ts';
 
@@ -87,7 +88,7 @@ beforeAll(async () => {
   scheduler = createScheduler({ db: t.app.database.db, clock, log, metrics, jobs: graph.jobs() });
   const ops = createOpsService({ db: t.app.database.db, clock, audit: t.app.audit, scheduler, config: loadConfig(testEnv()) });
   // The graph endpoints and the job-run endpoint on their own server until app.ts wires them in.
-  server = buildServer({ endpoints: [...graph.endpoints(), ...opsEndpoints(ops)], credentials: t.app.identity.credentials, clock, metrics, metricsToken: null, logger: log, trustProxy: false });
+  server = buildServer({ endpoints: [...graphMaterialiserEndpoints(graph), ...opsEndpoints(ops)], credentials: t.app.identity.credentials, clock, metrics, metricsToken: null, logger: log, trustProxy: false });
   await server.ready();
 });
 afterAll(async () => {

@@ -6,12 +6,10 @@ import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/db/client.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import { notFound } from '../../../platform/errors.ts';
-import type { Endpoint } from '../../../platform/http/registry.ts';
 import type { JobDefinition, JobStats } from '../../../platform/jobs/scheduler.ts';
 import { type Freshness, freshnessOf, type Producer } from '../../../platform/freshness.ts';
 import { EDGE_KIND_NAMES, NODE_KINDS, type NodeKind } from '../kinds.ts';
 import { accFromChunkSums, accFromHex, accToHex, addAcc, digestOf, subtractAcc } from './digest.ts';
-import { graphMaterialiserEndpoints, REPLAY_LIST_CAP } from './endpoints.ts';
 import { kindLags, type LagBadge, lagBadge, lagSecOf, worstLag } from './lag.ts';
 import * as repo from './repository.ts';
 import {
@@ -35,6 +33,9 @@ import {
   vendorNode,
   type WriteMode,
 } from './sources.ts';
+
+/** Differences replay lists per array. */
+export const REPLAY_LIST_CAP = 50;
 
 export const JOB_NAME = 'graph-materialise';
 /** Every minute; a run reflects what was received up to its time less the settle margin (60 s). */
@@ -507,7 +508,6 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
     latestDigest,
     freshness,
     lagByKind,
-    endpoints: (): Endpoint[] => graphMaterialiserEndpoints({ status, slo, replay }),
     jobs(): JobDefinition[] {
       return [
         {

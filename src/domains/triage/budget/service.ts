@@ -7,7 +7,7 @@ import { badRequest, ServiceError } from '../../../platform/errors.ts';
 import { assertToolsetInReach } from '../../../platform/http/auth.ts';
 import type { Principal } from '../../../platform/http/registry.ts';
 import { spendCents } from '../../../platform/llm/prices.ts';
-import { isToolsetName } from '../../provenance/service.ts';
+import { isToolsetName } from '../../../platform/toolset-name.ts';
 import { type AgentName, DEFERRABLE_AGENTS } from '../agents/registry.ts';
 import * as repo from './repository.ts';
 import { monthOf, monthRange } from '../../../platform/days.ts';
