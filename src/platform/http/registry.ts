@@ -54,10 +54,15 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** Statuses every endpoint may answer besides its own list. */
 const ALWAYS = [404, 500, 503];
 
-export interface HandlerContext<P, Q, B> {
+export interface HandlerContext<P, Q, B, V = unknown> {
   params: P;
   query: Q;
   body: B;
+  /**
+   * What the endpoint's `verifyCaller` found (the tenant whose signature verified, the resolved
+   * API key); undefined on an endpoint without one.
+   */
+  verified: V;
   principal: Principal | null;
   requestId: string;
   request: FastifyRequest;
@@ -97,6 +102,7 @@ export interface EndpointDefinition<
   B extends TSchema,
   R extends TProperties,
   Raw extends boolean,
+  V = unknown,
 > extends EndpointIdentity {
   uiPath?: string | null;
   params?: P;
@@ -117,8 +123,9 @@ export interface EndpointDefinition<
   /**
    * For `tenant-signature`, `agent-key` and `signed-url`: checks the caller once the raw body is read
    * and before it is validated, so an unsigned (or rate-limited) request is refused whatever its body.
+   * What it resolves to reaches the handler as `ctx.verified`.
    */
-  verifyCaller?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  verifyCaller?: (request: FastifyRequest, reply: FastifyReply) => Promise<V>;
   /** Runs after the response is sent, whatever its status (e.g. to sample ingest outcomes). */
   onResponse?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
   /**
@@ -155,7 +162,7 @@ export interface EndpointDefinition<
    */
   concurrency?: ConcurrencyPool;
   handler: (
-    ctx: HandlerContext<Static<P>, Static<Q>, Static<B>>,
+    ctx: HandlerContext<Static<P>, Static<Q>, Static<B>, V>,
   ) => Promise<Raw extends true ? unknown : Static<TObject<R>>>;
 }
 
@@ -172,7 +179,7 @@ export interface Endpoint extends EndpointIdentity {
   status: number;
   refusedStatus: number | null;
   errorStatuses: number[];
-  verifyCaller: ((request: FastifyRequest, reply: FastifyReply) => Promise<void>) | null;
+  verifyCaller: ((request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) | null;
   onResponse: ((request: FastifyRequest, reply: FastifyReply) => Promise<void>) | null;
   /** Accepts the bridge credential (EndpointDefinition.bridge). */
   bridge: boolean;
@@ -185,7 +192,7 @@ export interface Endpoint extends EndpointIdentity {
   /** Null: the server's request deadline (EndpointDefinition.timeoutMs). */
   timeoutMs: number | null;
   concurrency: ConcurrencyPool | null;
-  handler: (ctx: HandlerContext<unknown, unknown, unknown>) => Promise<unknown>;
+  handler: (ctx: HandlerContext<unknown, unknown, unknown, unknown>) => Promise<unknown>;
 }
 
 export const ErrorEnvelope = Type.Object(
@@ -223,7 +230,8 @@ export function defineEndpoint<
   B extends TSchema = TSchema,
   R extends TProperties = TProperties,
   Raw extends boolean = false,
->(definition: EndpointDefinition<P, Q, B, R, Raw>): Endpoint {
+  V = unknown,
+>(definition: EndpointDefinition<P, Q, B, R, Raw, V>): Endpoint {
   const response = definition.response as EnvelopeResponse<R> | RawResponse;
   const isRaw = 'raw' in response;
   const declared = new Set<number>([...(definition.errors ?? []), ...ALWAYS]);
@@ -262,7 +270,7 @@ export function defineEndpoint<
     status: definition.status ?? 200,
     refusedStatus: definition.refusedStatus ?? null,
     errorStatuses: [...declared].sort((a, b) => a - b),
-    verifyCaller: definition.verifyCaller ?? null,
+    verifyCaller: (definition.verifyCaller as Endpoint['verifyCaller'] | undefined) ?? null,
     onResponse: definition.onResponse ?? null,
     bridge: definition.bridge ?? false,
     sameAnswerAs: definition.sameAnswerAs ?? null,

@@ -125,6 +125,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.decorate('registeredRoutes', registeredRoutes);
   app.decorate('concurrencyLimits', pools);
   const requestSlots = new WeakMap<FastifyRequest, RequestSlot>();
+  /** What each request's verifyCaller resolved to, handed to its handler as `ctx.verified`. */
+  const verifiedCallers = new WeakMap<FastifyRequest, unknown>();
   app.addHook('onRoute', (route) => {
     if (route.config?.console === true) return;
     for (const method of [route.method].flat()) {
@@ -218,7 +220,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
           const field = inParams ?? fieldWithNul(request.query, 'query');
           if (field !== null) throw badRequest(inParams ? 'invalid-params' : 'invalid-query', `${field} contains the NUL character (U+0000), which cannot be stored or searched.`, { field });
         }
-        if (endpoint.verifyCaller) await endpoint.verifyCaller(request, reply);
+        if (endpoint.verifyCaller) verifiedCallers.set(request, await endpoint.verifyCaller(request, reply));
         // The caller is authenticated (bearer or session in onRequest, signature just above): only
         // now may it take a work slot, so an unauthenticated flood cannot crowd out real callers.
         if (pool !== null) {
@@ -264,6 +266,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
             params: request.params,
             query: request.query,
             body: request.body,
+            verified: verifiedCallers.get(request),
             principal: request.principal,
             requestId: request.id,
             request,
