@@ -14,7 +14,7 @@ import { createRollupService, type RollupService, rollupJobs } from './warehouse
 import { factSources } from './warehouse/sources.ts';
 import { costAnalyticsFacts } from '../cost/analytics/service.ts';
 import { empireAnalyticsFacts } from '../empire/analytics/service.ts';
-import { honeypotAnalyticsFacts } from '../honeypot/analytics/service.ts';
+import { honeypotAnalyticsFacts } from '../honeypot/index.ts';
 import { triageAnalyticsFacts } from '../triage/analytics/service.ts';
 
 export interface AnalyticsDomain {

@@ -1,46 +1,22 @@
-import { and, asc, eq, gt, isNotNull, lte, sql } from 'drizzle-orm';
-import { type Db, rowsOf } from '../../platform/db/client.ts';
-import { executePrepared, insertRows } from '../../platform/db/prepared.ts';
-import { deleteOlderThan } from '../../platform/db/retention.ts';
+import { and, eq, gt, isNotNull, lte, sql } from 'drizzle-orm';
+import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { executePrepared, insertRows } from '../../../platform/db/prepared.ts';
+import { deleteOlderThan } from '../../../platform/db/retention.ts';
 import {
   honeypotEvents,
   honeypotSettings,
   honeypotTarpits,
-  honeypotTenants,
   ingestSamples,
-} from './schema.ts';
+} from '../schema.ts';
 
-export type TenantRow = typeof honeypotTenants.$inferSelect;
+/**
+ * The SQL of ingest: the group write of events, the tarpits it opens and expires, the SLO samples,
+ * and the settings row that holds the IP-hash key every ingested address is hashed with.
+ */
+
 export type EventRow = typeof honeypotEvents.$inferSelect;
 export type TarpitRow = typeof honeypotTarpits.$inferSelect;
 export type SampleRow = typeof ingestSamples.$inferInsert;
-
-// Tenants
-
-export async function listTenants(db: Db): Promise<TenantRow[]> {
-  return db.select().from(honeypotTenants).orderBy(asc(honeypotTenants.slug));
-}
-
-export async function findTenantBySlug(db: Db, slug: string): Promise<TenantRow | null> {
-  const [row] = await db.select().from(honeypotTenants).where(eq(honeypotTenants.slug, slug)).limit(1);
-  return row ?? null;
-}
-
-/** Inserts unless the slug exists; false on a conflict. */
-export async function insertTenant(db: Db, row: TenantRow): Promise<boolean> {
-  const inserted = await db.insert(honeypotTenants).values(row).onConflictDoNothing().returning({ id: honeypotTenants.id });
-  return inserted.length === 1;
-}
-
-export async function updateTenant(db: Db, id: string, change: Partial<TenantRow>): Promise<void> {
-  await db.update(honeypotTenants).set(change).where(eq(honeypotTenants.id, id));
-}
-
-/** Locks the tenant row for a state change, so concurrent rotations serialise. */
-export async function lockTenant(db: Db, slug: string): Promise<TenantRow | null> {
-  const [row] = await db.select().from(honeypotTenants).where(eq(honeypotTenants.slug, slug)).for('update');
-  return row ?? null;
-}
 
 // Settings
 
@@ -157,7 +133,7 @@ const pairsOf = (value: unknown): [string, string, unknown][] => (typeof value =
 
 /**
  * Stores a group of events with the pending row that queues them for the rollups and fingerprint
- * counters (dashboard.repository.ts `applyPending`), and reads the tarpit state its answers need,
+ * counters (dashboard/repository.ts `applyPending`), and reads the tarpit state its answers need,
  * in one prepared statement and so one round trip and one commit (docs/honeypot.md, "Group
  * commit"). A statement is atomic: all of it is stored or none.
  *
