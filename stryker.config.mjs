@@ -14,9 +14,9 @@ export default {
   // Each mutant runs only the tests that covered it in the dry run.
   coverageAnalysis: 'perTest',
   mutate: [
-    'src/domains/honeypot/signature.ts',
-    'src/domains/honeypot/ingest.ts',
-    'src/domains/honeypot/tarpit.ts',
+    'src/domains/honeypot/ingest/signature.ts',
+    'src/domains/honeypot/ingest/service.ts',
+    'src/domains/honeypot/ingest/tarpit.ts',
     'src/domains/honeypot/alerts.predicates.ts',
     'src/domains/empire/ingest.ts',
     'src/domains/empire/forecast.ts',

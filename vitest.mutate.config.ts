@@ -9,12 +9,12 @@ import { defineConfig } from 'vitest/config';
  */
 export const MUTATION_TEST_FILES = [
   // Pure rules: fast unit tests.
-  'src/domains/honeypot/signature.test.ts',
-  'src/domains/honeypot/signature.rules.test.ts',
-  'src/domains/honeypot/tarpit.rules.test.ts',
+  'src/domains/honeypot/ingest/signature.test.ts',
+  'src/domains/honeypot/ingest/signature.rules.test.ts',
+  'src/domains/honeypot/ingest/tarpit.rules.test.ts',
   'src/domains/honeypot/alerts.predicates.rules.test.ts',
   'src/domains/honeypot/alerts.predicates.load.rules.test.ts',
-  'src/domains/honeypot/ingest.schema.rules.test.ts',
+  'src/domains/honeypot/ingest/ingest.schema.rules.test.ts',
   'src/domains/empire/forecast-model.test.ts',
   'src/domains/empire/forecast-model.rules.test.ts',
   'src/domains/empire/alerts.predicates.rules.test.ts',
@@ -28,11 +28,11 @@ export const MUTATION_TEST_FILES = [
   'src/platform/rate-limit.outage.rules.test.ts',
   // Rules bound to the database (each file opens one PGlite database).
   'src/domains/empire/forecast.rules.test.ts',
-  'src/domains/honeypot/ingest.rules.test.ts',
-  'src/domains/honeypot/ingest.service.rules.test.ts',
-  'src/domains/honeypot/ingest.test.ts',
-  'src/domains/honeypot/ingest-body.test.ts',
-  'src/domains/honeypot/group-ingest.test.ts',
+  'src/domains/honeypot/ingest/ingest.rules.test.ts',
+  'src/domains/honeypot/ingest/ingest.service.rules.test.ts',
+  'src/domains/honeypot/ingest/ingest.test.ts',
+  'src/domains/honeypot/ingest/ingest-body.test.ts',
+  'src/domains/honeypot/ingest/group-ingest.test.ts',
   'src/domains/empire/ingest.rules.test.ts',
   'src/domains/empire/ingest.schema.rules.test.ts',
 ];

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.ts';
-import { signatureHeader } from '../src/domains/honeypot/signature.ts';
-import { TENANT_CACHE_MS } from '../src/domains/honeypot/tenants.ts';
+import { signatureHeader } from '../src/domains/honeypot/ingest/signature.ts';
+import { TENANT_CACHE_MS } from '../src/domains/honeypot/tenants/service.ts';
 import { KEY_CACHE_MS } from '../src/domains/provenance/service.ts';
 import { ManualClock } from '../src/platform/clock.ts';
 import { ADMIN_TOKEN, startTestApp, type TestApp, V1 } from './helpers/app.ts';

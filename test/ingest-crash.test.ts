@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signatureHeader } from '../src/domains/honeypot/signature.ts';
+import { signatureHeader } from '../src/domains/honeypot/ingest/signature.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/database.ts';
 import { startService, waitReady } from './helpers/process.ts';
 

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signatureHeader } from '../src/domains/honeypot/signature.ts';
+import { signatureHeader } from '../src/domains/honeypot/ingest/signature.ts';
 import { ConfigError, loadConfig } from '../src/platform/config.ts';
 import { addressKey } from '../src/platform/client-address.ts';
 import { CHECKED_BY_ENDPOINT, defineEndpoint } from '../src/platform/http/registry.ts';

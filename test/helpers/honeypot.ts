@@ -1,5 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
-import { signatureHeader } from '../../src/domains/honeypot/signature.ts';
+import { signatureHeader } from '../../src/domains/honeypot/ingest/signature.ts';
 import { type TestApp, V1 } from './app.ts';
 
 export const INGEST_PATH = '/api/observatory/honeypot/ingest';

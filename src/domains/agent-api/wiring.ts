@@ -7,7 +7,7 @@ import { AGENT_API_SEARCH_FLAG } from '../../platform/faults/flags.ts';
 import type { RuntimeFlags } from '../../platform/faults/index.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import { createRateLimiter, type RateLimiter } from '../../platform/rate-limit.ts';
-import type { HoneypotDomain } from '../honeypot/wiring.ts';
+import type { HoneypotDomain } from '../honeypot/index.ts';
 import { callerTiers, createCallerCheck, type Limits } from './caller.ts';
 import { agentApiEndpoints } from './endpoints.ts';
 import { type CallRecorder, createCallRecorder } from './recorder.ts';

@@ -14,7 +14,7 @@ import { createRollupService, type RollupService, rollupJobs } from './warehouse
 import { factSources } from './warehouse/sources.ts';
 import { costAnalyticsFacts } from '../cost/index.ts';
 import { empireAnalyticsFacts } from '../empire/analytics/service.ts';
-import { honeypotAnalyticsFacts } from '../honeypot/analytics/service.ts';
+import { honeypotAnalyticsFacts } from '../honeypot/index.ts';
 
 export interface AnalyticsDomain {
   rollup: RollupService;

@@ -10,19 +10,16 @@ import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import type { DomainMetrics } from '../../platform/metrics.ts';
 import type { Outbound } from '../../platform/outbound/service.ts';
 import { alertJobs, type AlertService, createAlertService } from './alerts.ts';
-import { alertEndpoints } from './alerts.endpoints.ts';
-import { createDashboardService, type DashboardService, dashboardJobs } from './dashboard.ts';
-import { dashboardEndpoints } from './dashboard.endpoints.ts';
+import { createDashboardService, type DashboardService, dashboardJobs } from './dashboard/service.ts';
 import { honeypotEndpoints } from './endpoints.ts';
 import { fingerprintOf, hashIp } from './enrichment/fingerprint.ts';
 import { openGeoIp } from './enrichment/geoip.ts';
 import { isValidIp } from './enrichment/ip.ts';
-import { createIngestService, type IngestEvent, type IngestResult, type IngestService } from './ingest.ts';
-import { honeypotJobs } from './jobs.ts';
-import { createReadService } from './reads.ts';
-import { readEndpoints } from './reads.endpoints.ts';
-import { getOrCreateSetting } from './repository.ts';
-import { createTenantService, type TenantService } from './tenants.ts';
+import { ingestJobs } from './ingest/jobs.ts';
+import { getOrCreateSetting } from './ingest/repository.ts';
+import { createIngestService, type IngestEvent, type IngestResult, type IngestService } from './ingest/service.ts';
+import { createReadService } from './reads/service.ts';
+import { createTenantService, type TenantService } from './tenants/service.ts';
 import { classifyRequest } from './vendors/classify.ts';
 import { applyStoredRanges, vendorJobs } from './vendors/refresh.ts';
 import { createRegistryHolder, loadVendorRegistry, type RegistryHolder } from './vendors/registry.ts';
@@ -97,6 +94,7 @@ export async function createHoneypotDomain(deps: {
   const dashboard = createDashboardService({
     db,
     clock,
+    tenants,
     log: deps.log,
     flushSamples: ingest.flushSamples,
     applyDelayMs: config.honeypot.rollupApplyDelayMs,
@@ -110,12 +108,15 @@ export async function createHoneypotDomain(deps: {
     registry,
     alerts,
     dashboard,
-    endpoints: () => [
-      ...honeypotEndpoints({ tenants, ingest, clock }),
-      ...alertEndpoints({ alerts }),
-      ...readEndpoints({ reads: createReadService({ db, clock, registry, flushSamples: ingest.flushSamples, applyPending: dashboard.applyPending }) }),
-      ...dashboardEndpoints({ dashboard }),
-    ],
+    endpoints: () =>
+      honeypotEndpoints({
+        tenants,
+        ingest,
+        alerts,
+        reads: createReadService({ db, clock, tenants, registry, flushSamples: ingest.flushSamples, applyPending: dashboard.applyPending }),
+        dashboard,
+        clock,
+      }),
     async recordEvents(tenantSlug, events) {
       const tenant = await tenants.forIngest(tenantSlug);
       if (!tenant || tenant.disabledAt !== null) return null;
@@ -129,6 +130,6 @@ export async function createHoneypotDomain(deps: {
       await ingest.close();
       await dashboard.close();
     },
-    jobs: () => [...honeypotJobs(ingest), ...vendorJobs({ db, registryRef: registry, config }), ...alertJobs(alerts), ...dashboardJobs(dashboard)],
+    jobs: () => [...ingestJobs(ingest), ...vendorJobs({ db, registryRef: registry, config }), ...alertJobs(alerts), ...dashboardJobs(dashboard)],
   };
 }

@@ -8,7 +8,7 @@ import { dayNumber, dayText } from '../../../platform/days.ts';
 import { formatMicro } from '../../../platform/money.ts';
 import { costAnalyticsFacts } from '../../cost/index.ts';
 import { empireAnalyticsFacts } from '../../empire/analytics/service.ts';
-import { honeypotAnalyticsFacts } from '../../honeypot/analytics/service.ts';
+import { honeypotAnalyticsFacts } from '../../honeypot/index.ts';
 import { triageAnalyticsFacts } from '../../triage/index.ts';
 import { METRICS, SOURCES } from '../metrics.ts';
 import { compareSeries, createAnalyticsQueryService, resolveDims } from './query.ts';

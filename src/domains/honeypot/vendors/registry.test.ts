@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildRegistry, SNAPSHOT } from './build-registry.ts';
+import { buildRegistry, SNAPSHOT } from '../../../../scripts/build-vendor-registry.ts';
 import { classifyRequest, UA_CLASS_VALUES } from './classify.ts';
 import {
   hasProof,
@@ -88,7 +88,7 @@ describe('the shipped registry', () => {
     for (const c of UA_CLASS_VALUES) expect(doc, c).toContain(`| \`${c}\` |`);
   });
 
-  it.skipIf(!existsSync(SNAPSHOT_DIR))(`is exactly what build-registry.ts makes of the snapshot${existsSync(SNAPSHOT_DIR) ? '' : ` (skipped: the vendor range snapshot ${SNAPSHOT_DIR} is outside the repository and absent here)`}`, () => {
+  it.skipIf(!existsSync(SNAPSHOT_DIR))(`is exactly what scripts/build-vendor-registry.ts makes of the snapshot${existsSync(SNAPSHOT_DIR) ? '' : ` (skipped: the vendor range snapshot ${SNAPSHOT_DIR} is outside the repository and absent here)`}`, () => {
     const rebuilt = buildRegistry(SNAPSHOT_DIR);
     const committed = JSON.parse(readFileSync(SHIPPED_VENDORS_FILE, 'utf8'));
     expect(committed).toEqual(JSON.parse(JSON.stringify(rebuilt)));

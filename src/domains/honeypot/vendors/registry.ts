@@ -9,9 +9,10 @@ import { publicKeyFromJwk } from './web-bot-auth.ts';
 
 /**
  * The vendor registry (spec D3): who a user agent claims to be and what proves it. The shipped
- * list is `vendors.json` beside this file (built by `build-registry.ts`); OBSERVATORY_VENDORS_FILE
- * names a JSON file that replaces it. Both go through the same validation; a bad file throws an
- * Error naming the file and the member. Prefixes and keys are parsed once, here.
+ * list is `vendors.json` beside this file (built by `scripts/build-vendor-registry.ts`);
+ * OBSERVATORY_VENDORS_FILE names a JSON file that replaces it. Both go through the same
+ * validation; a bad file throws an Error naming the file and the member. Prefixes and keys are
+ * parsed once, here.
  */
 
 export const SHIPPED_VENDORS_FILE = fileURLToPath(new URL('./vendors.json', import.meta.url));

@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { CHROME_UA, createTenant, GPTBOT_IP, GPTBOT_UA, signedIngest } from '../../../test/helpers/honeypot.ts';
-import { createSnapshotTestDatabase } from '../../../test/helpers/snapshot-database.ts';
-import { ManualClock } from '../../platform/clock.ts';
-import { rowsOf } from '../../platform/db/client.ts';
+import { startTestApp, type TestApp } from '../../../../test/helpers/app.ts';
+import { CHROME_UA, createTenant, GPTBOT_IP, GPTBOT_UA, signedIngest } from '../../../../test/helpers/honeypot.ts';
+import { createSnapshotTestDatabase } from '../../../../test/helpers/snapshot-database.ts';
+import { ManualClock } from '../../../platform/clock.ts';
+import { rowsOf } from '../../../platform/db/client.ts';
 import { signatureHeader, signPayload } from './signature.ts';
 
 // Ingest rules against a database (docs/honeypot.md, "Ingest" and "Tarpit"): a tarpit ends at its

@@ -1,4 +1,4 @@
-import { VERIFIED_CLASSES } from './rollups.ts';
+import { VERIFIED_CLASSES } from '../dashboard/rollups.ts';
 
 /** Spec A: detection window 10 minutes, delay 8 seconds. */
 export const TARPIT_WINDOW_MS = 10 * 60 * 1000;

@@ -1,4 +1,4 @@
-import { hmacSha256Hex, safeEqual, sha256Hex } from '../../platform/crypto.ts';
+import { hmacSha256Hex, safeEqual, sha256Hex } from '../../../platform/crypto.ts';
 
 /** A signature whose timestamp is further than this from the server clock is refused (spec D3). */
 export const SIGNATURE_WINDOW_SEC = 300;

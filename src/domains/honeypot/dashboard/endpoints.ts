@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { freshAtRead, Freshness } from '../../platform/freshness.ts';
-import { defineEndpoint, type Endpoint, IsoDate, Nullable, V1 } from '../../platform/http/registry.ts';
-import { CADENCE_MIN_DAILY, CADENCE_RATIO, CLUSTER_LIMIT, type DashboardService, SILENCE_MINUTES, TOP_N } from './dashboard.ts';
+import { freshAtRead, Freshness } from '../../../platform/freshness.ts';
+import { defineEndpoint, type Endpoint, IsoDate, Nullable, V1 } from '../../../platform/http/registry.ts';
+import { CADENCE_MIN_DAILY, CADENCE_RATIO, CLUSTER_LIMIT, type DashboardService, SILENCE_MINUTES, TOP_N } from './service.ts';
 
 /** The dashboard, clusters, fleet, heartbeat and db-health reads of spec B group 1 (docs/honeypot-dashboard.md). */
 

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type Db, rowsOf } from '../../platform/db/client.ts';
-import { executePrepared } from '../../platform/db/prepared.ts';
+import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { executePrepared } from '../../../platform/db/prepared.ts';
 import {
   MAX_TS_AHEAD_MS,
   NO_ASN,
@@ -13,7 +13,7 @@ import {
 
 /**
  * The SQL of the honeypot rollups and of the reads built on them (dashboard, clusters, fleet,
- * heartbeat, db-health); rules live in dashboard.ts, the batch aggregation in rollups.ts. The
+ * heartbeat, db-health); rules live in service.ts, the batch aggregation in rollups.ts. The
  * rebuild and advance statements below restate rollups.ts in SQL: `at` is least(ts, received_at),
  * hour buckets are date_trunc('hour', at, 'UTC'), a dimension value's key is the first 16 bytes of
  * its SHA-256. Timestamps go in as ISO text and come back as Date on both drivers.

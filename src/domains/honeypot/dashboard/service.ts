@@ -1,13 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Clock } from '../../platform/clock.ts';
-import type { Db } from '../../platform/db/client.ts';
-import { freshAtRead } from '../../platform/freshness.ts';
-import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
-import { withTransaction } from '../../platform/db/transaction.ts';
-import { assertThat, notFound } from '../../platform/errors.ts';
-import * as repo from './dashboard.repository.ts';
-import { findTenantBySlug } from './repository.ts';
+import type { Clock } from '../../../platform/clock.ts';
+import type { Db } from '../../../platform/db/client.ts';
+import { freshAtRead } from '../../../platform/freshness.ts';
+import type { JobDefinition } from '../../../platform/jobs/scheduler.ts';
+import { withTransaction } from '../../../platform/db/transaction.ts';
+import type { TenantService } from '../tenants/service.ts';
+import * as repo from './repository.ts';
 import {
   HOUR_MS,
   hourStart,
@@ -48,6 +47,8 @@ export interface DashboardQuery {
 export interface DashboardDeps {
   db: Db;
   clock: Clock;
+  /** Resolves the tenant a read names (404 for an unknown one). */
+  tenants: Pick<TenantService, 'idOf'>;
   log?: FastifyBaseLogger;
   flushSamples?: () => Promise<void>;
   /** How long after a group commit the background applier adds pending events (OBSERVATORY_ROLLUP_APPLY_DELAY_MS). */
@@ -176,15 +177,8 @@ export function createDashboardService(deps: DashboardDeps) {
     await applyPending();
   }
 
-  async function tenantId(slug: string | undefined): Promise<string | null> {
-    if (slug === undefined) return null;
-    const tenant = await findTenantBySlug(db, slug);
-    assertThat(tenant, notFound(`There is no tenant ${slug}.`));
-    return tenant.id;
-  }
-
   async function dashboard(query: DashboardQuery) {
-    const id = await tenantId(query.tenant);
+    const id = await deps.tenants.idOf(query.tenant);
     const now = clock.now();
     await ensureFresh(now);
     const from = windowStarts(now)[query.window];
@@ -222,7 +216,7 @@ export function createDashboardService(deps: DashboardDeps) {
   }
 
   async function clusters(query: DashboardQuery) {
-    const id = await tenantId(query.tenant);
+    const id = await deps.tenants.idOf(query.tenant);
     const now = clock.now();
     await ensureFresh(now);
     const rows = await repo.topClusters(db, id, query.window, CLUSTER_LIMIT);

@@ -3,7 +3,7 @@
  * ranges in shared/data/vendor-ranges (YAML policy data of TecharoHQ/anubis, commit 2f45638a,
  * 2026-08-20, MIT). One-off and repeatable:
  *
- *   npx tsx src/domains/honeypot/vendors/build-registry.ts [snapshot-dir] [out-file]
+ *   npx tsx scripts/build-vendor-registry.ts [snapshot-dir] [out-file]
  *
  * The table below says which vendors the service knows, their UA patterns, categories and
  * documentation; the YAML supplies the prefixes and the source URL comments. Every pattern is
@@ -15,7 +15,7 @@ import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { parseVendorRegistry, type VendorEntry } from './registry.ts';
+import { parseVendorRegistry, type VendorEntry } from '../src/domains/honeypot/vendors/registry.ts';
 
 export const SNAPSHOT = {
   source: 'TecharoHQ/anubis policy data (data/crawlers/*.yaml, data/clients/*.yaml), via shared/data/vendor-ranges',
@@ -518,7 +518,7 @@ function readSnapshot(dir: string, file: string): SnapshotFile {
 }
 
 function fail(message: string): never {
-  throw new Error(`build-registry: ${message}`);
+  throw new Error(`build-vendor-registry: ${message}`);
 }
 
 function buildEntry(spec: VendorSpec, dir: string): VendorEntry {
@@ -569,11 +569,13 @@ export function buildRegistry(dir: string): { snapshot: typeof SNAPSHOT; vendors
 
 function main(): void {
   const here = fileURLToPath(new URL('.', import.meta.url));
-  const dir = resolve(process.argv[2] ?? join(here, '../../../../../shared/data/vendor-ranges'));
-  const out = resolve(process.argv[3] ?? join(here, 'vendors.json'));
+  // The service reads the registry and ships its data's licence from the vendors folder (registry.ts SHIPPED_VENDORS_FILE).
+  const vendorsDir = join(here, '../src/domains/honeypot/vendors');
+  const dir = resolve(process.argv[2] ?? join(here, '../../shared/data/vendor-ranges'));
+  const out = resolve(process.argv[3] ?? join(vendorsDir, 'vendors.json'));
   const registry = buildRegistry(dir);
   writeFileSync(out, `${JSON.stringify(registry, null, 2)}\n`);
-  copyFileSync(join(dir, 'LICENSE'), join(here, SNAPSHOT.licenseFile));
+  copyFileSync(join(dir, 'LICENSE'), join(vendorsDir, SNAPSHOT.licenseFile));
   const prefixes = registry.vendors.reduce((n, v) => n + v.cidrs.length, 0);
   console.log(`wrote ${out}: ${registry.vendors.length} vendors, ${prefixes} prefixes`);
 }

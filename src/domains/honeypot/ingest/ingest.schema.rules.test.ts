@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../platform/errors.ts';
-import { buildValidatorFactory } from '../../platform/http/validation.ts';
+import { ServiceError } from '../../../platform/errors.ts';
+import { buildValidatorFactory } from '../../../platform/http/validation.ts';
 
 // The limits of the honeypot ingest body (docs/honeypot.md, "Ingest") as the server's request
 // validator applies them, the descriptions that tell clients those limits, and the refusals of
@@ -9,7 +9,7 @@ import { buildValidatorFactory } from '../../platform/http/validation.ts';
 // the files that import it).
 
 async function validators() {
-  const { IngestEvent, IngestBody, MAX_EVENTS_PER_REQUEST, parseIngestBody } = await import('./ingest.ts');
+  const { IngestEvent, IngestBody, MAX_EVENTS_PER_REQUEST, parseIngestBody } = await import('./service.ts');
   const factory = buildValidatorFactory()({}, {});
   const compile = (schema: unknown) => factory({ schema: schema as never, method: 'POST', url: '/ingest', httpPart: 'body' }) as (data: unknown) => boolean;
   return { event: compile(IngestEvent), body: compile(IngestBody), IngestEvent, MAX_EVENTS_PER_REQUEST, parseIngestBody };

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
-import type { Clock } from '../../platform/clock.ts';
-import { randomToken } from '../../platform/crypto.ts';
-import type { Db } from '../../platform/db/client.ts';
-import { withTransaction } from '../../platform/db/transaction.ts';
-import { assertThat, conflict, notFound } from '../../platform/errors.ts';
-import { createClockCache } from '../../platform/memo.ts';
+import { actorOf, type AuditLog, type CallContext } from '../../../platform/audit/service.ts';
+import type { Clock } from '../../../platform/clock.ts';
+import { randomToken } from '../../../platform/crypto.ts';
+import type { Db } from '../../../platform/db/client.ts';
+import { withTransaction } from '../../../platform/db/transaction.ts';
+import { assertThat, conflict, notFound } from '../../../platform/errors.ts';
+import { createClockCache } from '../../../platform/memo.ts';
 import * as repo from './repository.ts';
+
+export type { TenantRef, TenantRow } from './repository.ts';
 
 /** After a rotation the previous secret keeps verifying this long (spec D2). */
 export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -50,6 +52,10 @@ export function verifyingSecrets(tenant: repo.TenantRow, now: Date): string[] {
  */
 export const TENANT_CACHE_MS = 1000;
 
+/**
+ * Tenants and every lookup of one (slug → row, id → slug): ingest, the reads, the dashboard and the
+ * alert rules ask this service, not the table.
+ */
 export function createTenantService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
   const { db, clock, audit } = deps;
   /** Tenant rows (or their absence) by slug, aged by the service clock. */
@@ -95,12 +101,30 @@ export function createTenantService(deps: { db: Db; clock: Clock; audit: AuditLo
     return result;
   }
 
+  /** The tenant with this slug, read now (not from the ingest cache); 404 when there is none. */
+  async function requireBySlug(slug: string): Promise<repo.TenantRow> {
+    const tenant = await repo.findTenantBySlug(db, slug);
+    assertThat(tenant, notFound(`There is no tenant ${slug}.`));
+    return tenant;
+  }
+
   return {
     async list(): Promise<TenantView[]> {
       return (await repo.listTenants(db)).map(toTenantView);
     },
 
-    findBySlug: (slug: string) => repo.findTenantBySlug(db, slug),
+    requireBySlug,
+
+    /** The id of the tenant a read names (404 for an unknown one); null when it names none (every tenant). */
+    async idOf(slug: string | undefined): Promise<string | null> {
+      return slug === undefined ? null : (await requireBySlug(slug)).id;
+    },
+
+    /** Every tenant's id and slug, by slug. */
+    refs: (): Promise<repo.TenantRef[]> => repo.listTenantRefs(db),
+
+    /** The slug of the tenant with this id, null when there is none; `on` is the caller's transaction when it holds one. */
+    slugOf: (id: string, on: Db = db): Promise<string | null> => repo.findTenantSlug(on, id),
 
     /**
      * The tenant for ingest verification: read at most once per TENANT_CACHE_MS per slug (unknown

@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../platform/clock.ts';
-import { rowsOf } from '../../platform/db/client.ts';
-import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
-import { CLUSTER_LIMIT, TOP_N } from './dashboard.ts';
+import { ManualClock } from '../../../platform/clock.ts';
+import { rowsOf } from '../../../platform/db/client.ts';
+import { startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
+import { CLUSTER_LIMIT, TOP_N } from './service.ts';
 import { type Window, WINDOW_HOURS, windowStart } from './rollups.ts';
-import { signatureHeader } from './signature.ts';
+import { signatureHeader } from '../ingest/signature.ts';
 
 const INGEST = '/api/observatory/honeypot/ingest';
 const clock = new ManualClock('2026-11-23T10:30:00.000Z');

@@ -1,11 +1,11 @@
 /**
  * The windows of the honeypot rollups (docs/honeypot-dashboard.md, "Rollups"). Pure: no I/O, no
- * clock. What each rollup counts is defined once, in SQL (dashboard.repository.ts): the applier
+ * clock. What each rollup counts is defined once, in SQL (repository.ts): the applier
  * of pending events and the rebuild share those statements, and dashboard.test.ts checks both
  * against the events table.
  */
 
-import { EVENT_TS_MAX_FUTURE_MS } from '../../platform/event-time.ts';
+import { EVENT_TS_MAX_FUTURE_MS } from '../../../platform/event-time.ts';
 
 export const HOUR_MS = 3_600_000;
 

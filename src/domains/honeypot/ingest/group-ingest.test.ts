@@ -1,12 +1,12 @@
 import { sql } from 'drizzle-orm';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../app.ts';
-import { loadConfig } from '../../platform/config.ts';
-import { rowsOf } from '../../platform/db/client.ts';
-import { createSnapshotTestDatabase } from '../../../test/helpers/snapshot-database.ts';
-import { startTestApp, type TestApp, testEnv, V1 } from '../../../test/helpers/app.ts';
-import { CHROME_UA, createTenant, GPTBOT_UA, signedIngest } from '../../../test/helpers/honeypot.ts';
+import { createApp } from '../../../app.ts';
+import { loadConfig } from '../../../platform/config.ts';
+import { rowsOf } from '../../../platform/db/client.ts';
+import { createSnapshotTestDatabase } from '../../../../test/helpers/snapshot-database.ts';
+import { startTestApp, type TestApp, testEnv, V1 } from '../../../../test/helpers/app.ts';
+import { CHROME_UA, createTenant, GPTBOT_UA, signedIngest } from '../../../../test/helpers/honeypot.ts';
 import { signatureHeader } from './signature.ts';
 
 /**

@@ -1,7 +1,7 @@
-import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
-import type { IngestService } from './ingest.ts';
+import type { JobDefinition } from '../../../platform/jobs/scheduler.ts';
+import type { IngestService } from './service.ts';
 
-export function honeypotJobs(ingest: IngestService): JobDefinition[] {
+export function ingestJobs(ingest: IngestService): JobDefinition[] {
   return [
     {
       name: 'tarpit-expire',

@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../platform/clock.ts';
-import { rowsOf } from '../../platform/db/client.ts';
-import { createSnapshotTestDatabase } from '../../../test/helpers/snapshot-database.ts';
-import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
-import { CHROME_UA, GPTBOT_IP, GPTBOT_UA, INGEST_PATH as INGEST, signedIngest } from '../../../test/helpers/honeypot.ts';
+import { ManualClock } from '../../../platform/clock.ts';
+import { rowsOf } from '../../../platform/db/client.ts';
+import { createSnapshotTestDatabase } from '../../../../test/helpers/snapshot-database.ts';
+import { startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
+import { CHROME_UA, GPTBOT_IP, GPTBOT_UA, INGEST_PATH as INGEST, signedIngest } from '../../../../test/helpers/honeypot.ts';
 
 const clock = new ManualClock('2026-11-23T10:00:00.000Z');
 let t: TestApp;

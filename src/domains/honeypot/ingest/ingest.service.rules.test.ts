@@ -1,20 +1,21 @@
 import { sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
-import { createTenant } from '../../../test/helpers/honeypot.ts';
-import { createSnapshotTestDatabase } from '../../../test/helpers/snapshot-database.ts';
-import { ManualClock } from '../../platform/clock.ts';
-import { type Db, rowsOf } from '../../platform/db/client.ts';
-import { SLO_SAMPLE_RETENTION_MS } from '../../platform/db/retention.ts';
-import { isUniqueViolation } from '../../platform/db/transaction.ts';
-import { ServiceError } from '../../platform/errors.ts';
-import { eventTimeProblem } from '../../platform/event-time.ts';
-import { fingerprintOf, hashIp } from './enrichment/fingerprint.ts';
-import { isValidIp } from './enrichment/ip.ts';
-import { createIngestService, type IngestDeps, type IngestEvent } from './ingest.ts';
+import { startTestApp, type TestApp } from '../../../../test/helpers/app.ts';
+import { createTenant } from '../../../../test/helpers/honeypot.ts';
+import { createSnapshotTestDatabase } from '../../../../test/helpers/snapshot-database.ts';
+import { ManualClock } from '../../../platform/clock.ts';
+import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { SLO_SAMPLE_RETENTION_MS } from '../../../platform/db/retention.ts';
+import { isUniqueViolation } from '../../../platform/db/transaction.ts';
+import { ServiceError } from '../../../platform/errors.ts';
+import { eventTimeProblem } from '../../../platform/event-time.ts';
+import { fingerprintOf, hashIp } from '../enrichment/fingerprint.ts';
+import { isValidIp } from '../enrichment/ip.ts';
+import { createIngestService, type IngestDeps, type IngestEvent } from './service.ts';
 import * as repo from './repository.ts';
 import { derivedEventId, replayKeyOf, signatureHeader } from './signature.ts';
+import { findTenantBySlug, type TenantRow } from '../tenants/repository.ts';
 
 // The ingest service's own rules (docs/honeypot.md, "Ingest"), on a real database but with its
 // ports under the test's control: which tenant row each read returns, what the classifier and the
@@ -23,7 +24,7 @@ import { derivedEventId, replayKeyOf, signatureHeader } from './signature.ts';
 const clock = new ManualClock('2026-11-23T10:00:00.000Z');
 let t: TestApp;
 let db: Db;
-let tenant: repo.TenantRow;
+let tenant: TenantRow;
 let secret: string;
 
 let started: Promise<TestApp> | undefined;
@@ -31,7 +32,7 @@ async function startOnce(): Promise<TestApp> {
   const app = await startTestApp({ clock, testDb: await createSnapshotTestDatabase() });
   secret = await createTenant(app, 'rules');
   db = app.app.database.db;
-  tenant = (await repo.findTenantBySlug(db, 'rules'))!;
+  tenant = (await findTenantBySlug(db, 'rules'))!;
   return app;
 }
 // The app starts in beforeEach (memoised), not beforeAll: see ingest.rules.test.ts.
@@ -72,7 +73,7 @@ function service(over: Partial<IngestDeps> = {}, options: { applier?: boolean } 
     fingerprints: { fingerprintOf, hashIp, isValidIp },
     tenantBySlug: async (slug, fresh) => {
       seen.reads.push([slug, fresh]);
-      return repo.findTenantBySlug(db, slug);
+      return findTenantBySlug(db, slug);
     },
     ipHashKey: () => 'test-ip-hash-key',
     liarThreshold: 5,
@@ -139,7 +140,7 @@ describe('verify', () => {
   const raw = JSON.stringify({ events: [ev('v-1')] });
   const signed = (key = secret, at = unixNow()) => signatureHeader(key, at, raw);
   /** Reads answer `cached` for a cached read (fresh = false) and `fresh` for a fresh one. */
-  const reading = (cached: repo.TenantRow | null, fresh: repo.TenantRow | null) =>
+  const reading = (cached: TenantRow | null, fresh: TenantRow | null) =>
     service({ tenantBySlug: async (_slug, isFresh) => (isFresh ? fresh : cached) });
 
   it('takes the tenant from a cached read when the signature verifies there, reading nothing more', async () => {

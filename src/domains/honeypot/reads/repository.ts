@@ -1,9 +1,9 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type Db, rowsOf } from '../../platform/db/client.ts';
+import { type Db, rowsOf } from '../../../platform/db/client.ts';
 
 /**
  * The SQL of the honeypot reads (recent, investigate, replay, lures, sitemap, tarpits, ingest SLO);
- * rules live in reads.ts. Every event query is bounded by `tenant_id IN (…)` and a `ts` range or a
+ * rules live in service.ts. Every event query is bounded by `tenant_id IN (…)` and a `ts` range or a
  * fingerprint, so it runs on `honeypot_events_tenant_ts_idx` or `honeypot_events_fingerprint_idx`.
  * Timestamps go in as ISO text cast to timestamptz and come back as Date on both drivers.
  */
@@ -80,22 +80,6 @@ function eventOf(raw: Record<string, unknown>): StoredEvent {
     schemaVersion: toNumber(raw.schemaVersion),
     bodyBytes: toNumber(raw.bodyBytes),
   };
-}
-
-// Tenants
-
-export interface TenantRef {
-  id: string;
-  slug: string;
-}
-
-export async function tenantBySlug(db: Db, slug: string): Promise<TenantRef | null> {
-  const rows = rowsOf<TenantRef>(await db.execute(sql`SELECT id, slug FROM honeypot_tenants WHERE slug = ${slug}`));
-  return rows[0] ?? null;
-}
-
-export async function allTenants(db: Db): Promise<TenantRef[]> {
-  return rowsOf<TenantRef>(await db.execute(sql`SELECT id, slug FROM honeypot_tenants ORDER BY slug`));
 }
 
 // Events

@@ -3,7 +3,7 @@ import { hourStart, windowStart, windowStarts } from './rollups.ts';
 
 const NOW = new Date('2026-11-23T10:30:00.000Z');
 
-// What each rollup counts is SQL (dashboard.repository.ts); dashboard.test.ts checks it against
+// What each rollup counts is SQL (repository.ts); dashboard.test.ts checks it against
 // the events table through the API. These are the window rules both sides share.
 describe('windows', () => {
   it('start at the current hour minus N-1 hours', () => {

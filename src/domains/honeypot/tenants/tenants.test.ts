@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../platform/clock.ts';
-import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
+import { ManualClock } from '../../../platform/clock.ts';
+import { startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
 
 const clock = new ManualClock('2026-11-23T10:00:00.000Z');
 let t: TestApp;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
-import { createTenant, GPTBOT_UA, signedIngest } from '../../../test/helpers/honeypot.ts';
-import { createSnapshotTestDatabase } from '../../../test/helpers/snapshot-database.ts';
-import { ManualClock } from '../../platform/clock.ts';
+import { startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
+import { createTenant, GPTBOT_UA, signedIngest } from '../../../../test/helpers/honeypot.ts';
+import { createSnapshotTestDatabase } from '../../../../test/helpers/snapshot-database.ts';
+import { ManualClock } from '../../../platform/clock.ts';
 
 // A verified agent is never tarpitted (docs/honeypot.md, "Tarpit"; docs/enrichment.md,
 // "Fingerprint"), through the signed ingest API as a honeypot sends it: an impostor with the

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../platform/errors.ts';
-import { parseIngestBody } from './ingest.ts';
+import { ServiceError } from '../../../platform/errors.ts';
+import { parseIngestBody } from './service.ts';
 
 const validEvent = fc.record(
   {

@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../platform/clock.ts';
-import { rowsOf } from '../../platform/db/client.ts';
-import type { Scope } from '../../platform/http/registry.ts';
-import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
-import { fingerprintOf } from './enrichment/fingerprint.ts';
-import { likeMatches, loadLureCatalogue, lureFamilyOf } from './reads.ts';
-import { CHROME_UA, GPTBOT_IP, GPTBOT_UA, signedIngest } from '../../../test/helpers/honeypot.ts';
-import { parseVendorRegistry, SHIPPED_VENDORS_FILE } from './vendors/registry.ts';
+import { ManualClock } from '../../../platform/clock.ts';
+import { rowsOf } from '../../../platform/db/client.ts';
+import type { Scope } from '../../../platform/http/registry.ts';
+import { startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
+import { fingerprintOf } from '../enrichment/fingerprint.ts';
+import { likeMatches, loadLureCatalogue, lureFamilyOf } from './service.ts';
+import { CHROME_UA, GPTBOT_IP, GPTBOT_UA, signedIngest } from '../../../../test/helpers/honeypot.ts';
+import { parseVendorRegistry, SHIPPED_VENDORS_FILE } from '../vendors/registry.ts';
 
 const T0 = new Date('2026-11-23T10:00:00.000Z');
 const clock = new ManualClock(new Date(T0.getTime() - 60_000));

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { defineEndpoint, type Endpoint, IsoDate, Nullable, V1 } from '../../platform/http/registry.ts';
-import type { ReadService } from './reads.ts';
+import { defineEndpoint, type Endpoint, IsoDate, Nullable, V1 } from '../../../platform/http/registry.ts';
+import type { ReadService } from './service.ts';
 
 /** The honeypot reads of spec B group 1 (docs/honeypot-reads.md). */
 

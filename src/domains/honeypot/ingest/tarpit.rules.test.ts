@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { fingerprintOf, fingerprintSource, hashIp, type SourceFacts } from './enrichment/fingerprint.ts';
+import { fingerprintOf, fingerprintSource, hashIp, type SourceFacts } from '../enrichment/fingerprint.ts';
 import { decideTarpit, isVerifiedClass, TARPIT_DELAY_MS, TARPIT_WINDOW_MS, tarpitAnswer, tarpitExpiresAt } from './tarpit.ts';
-import { UA_CLASS_VALUES } from './vendors/classify.ts';
+import { UA_CLASS_VALUES } from '../vendors/classify.ts';
 
 // The tarpit rule (spec A, docs/honeypot.md "Tarpit"). That a tarpit ends once expired is shown
 // against the database in ingest.rules.test.ts.

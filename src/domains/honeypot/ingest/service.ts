@@ -2,21 +2,21 @@ import { randomUUID } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Clock } from '../../platform/clock.ts';
-import type { Db } from '../../platform/db/client.ts';
-import type { DomainMetrics } from '../../platform/metrics.ts';
-import { createBufferedWrites } from '../../platform/db/buffered-writes.ts';
-import { createGroupCommit } from '../../platform/db/group-commit.ts';
-import { SLO_SAMPLE_RETENTION_MS } from '../../platform/db/retention.ts';
-import { isDatabaseUnavailable, isUniqueViolation, withTransaction } from '../../platform/db/transaction.ts';
-import { badRequest, ServiceError } from '../../platform/errors.ts';
-import { Nullable } from '../../platform/http/registry.ts';
+import type { Clock } from '../../../platform/clock.ts';
+import type { Db } from '../../../platform/db/client.ts';
+import type { DomainMetrics } from '../../../platform/metrics.ts';
+import { createBufferedWrites } from '../../../platform/db/buffered-writes.ts';
+import { createGroupCommit } from '../../../platform/db/group-commit.ts';
+import { SLO_SAMPLE_RETENTION_MS } from '../../../platform/db/retention.ts';
+import { isDatabaseUnavailable, isUniqueViolation, withTransaction } from '../../../platform/db/transaction.ts';
+import { badRequest, ServiceError } from '../../../platform/errors.ts';
+import { Nullable } from '../../../platform/http/registry.ts';
 import * as repo from './repository.ts';
 import { checkSignature, derivedEventId, type ParsedSignature, parseSignatureHeader, replayKeyOf } from './signature.ts';
-import { EVENT_TS_MAX_FUTURE_MS, eventTimeProblem } from '../../platform/event-time.ts';
+import { EVENT_TS_MAX_FUTURE_MS, eventTimeProblem } from '../../../platform/event-time.ts';
 import { decideTarpit, isVerifiedClass, TARPIT_DELAY_MS, TARPIT_WINDOW_MS, tarpitAnswer, tarpitExpiresAt } from './tarpit.ts';
-import type { SourceFacts } from './enrichment/fingerprint.ts';
-import { verifyingSecrets } from './tenants.ts';
+import type { SourceFacts } from '../enrichment/fingerprint.ts';
+import { type TenantRow, verifyingSecrets } from '../tenants/service.ts';
 
 export const MAX_EVENTS_PER_REQUEST = 500;
 /**
@@ -115,7 +115,7 @@ export interface IngestDeps {
   geo: GeoLookup;
   fingerprints: Fingerprinter;
   /** The tenant row by slug for verification, possibly cached; `fresh` forces a read. */
-  tenantBySlug(slug: string, fresh: boolean): Promise<repo.TenantRow | null>;
+  tenantBySlug(slug: string, fresh: boolean): Promise<TenantRow | null>;
   /** Key for the keyed hash of client IPs. */
   ipHashKey: () => string;
   liarThreshold: number;
@@ -135,7 +135,7 @@ const INGEST_REFUSALS = {
 
 /** A request whose signature verified: its tenant and the key its id-less events derive their ids from. */
 export interface VerifiedRequest {
-  tenant: repo.TenantRow;
+  tenant: TenantRow;
   /** `replayKeyOf(t, rawBody)` (signature.ts). */
   replayKey: string;
 }
@@ -194,7 +194,7 @@ export function createIngestService(deps: IngestDeps) {
   async function verify(slug: string | undefined, signature: string | undefined, rawBody: string): Promise<VerifiedRequest> {
     const now = clock.now();
     const parsed = parseSignatureHeader(signature);
-    const check = (row: repo.TenantRow) => checkSignature(parsed, verifyingSecrets(row, now), rawBody, now.getTime());
+    const check = (row: TenantRow) => checkSignature(parsed, verifyingSecrets(row, now), rawBody, now.getTime());
     let tenant = slug ? await deps.tenantBySlug(slug, false) : null;
     if (!tenant) throw new ServiceError(401, 'unknown-tenant', INGEST_REFUSALS['unknown-tenant']);
     let result = check(tenant);
@@ -223,7 +223,7 @@ export function createIngestService(deps: IngestDeps) {
     });
   }
 
-  async function derive(tenant: repo.TenantRow, event: IngestEvent, senderId: string | null, now: Date): Promise<Derived> {
+  async function derive(tenant: TenantRow, event: IngestEvent, senderId: string | null, now: Date): Promise<Derived> {
     const ua = event.ua ?? '';
     const headers = event.headers ?? {};
     const method = (event.method ?? 'GET').toUpperCase();
@@ -267,7 +267,7 @@ export function createIngestService(deps: IngestDeps) {
    * Checks, classifies and enriches a verified body; nothing is written yet. An event without an
    * id takes the one derived from the signed request, so replaying the request stores nothing.
    */
-  async function prepare(tenant: repo.TenantRow, body: IngestBody, options: IngestOptions): Promise<PreparedBatch> {
+  async function prepare(tenant: TenantRow, body: IngestBody, options: IngestOptions): Promise<PreparedBatch> {
     const now = clock.now();
     checkEventBounds(body.events, now);
     const batch: PreparedBatch = { tenant: { id: tenant.id, slug: tenant.slug }, entries: [], slotOf: [], senderIds: [] };
@@ -466,7 +466,7 @@ export function createIngestService(deps: IngestDeps) {
      * of concurrent requests (group commit) and resolves after that transaction commits. Signed
      * ingest passes the request's `replayKey`.
      */
-    async ingest(tenant: repo.TenantRow, body: IngestBody, options: IngestOptions = {}): Promise<IngestResult> {
+    async ingest(tenant: TenantRow, body: IngestBody, options: IngestOptions = {}): Promise<IngestResult> {
       return groups.submit(await prepare(tenant, body, options));
     },
     parseBody: parseIngestBody,

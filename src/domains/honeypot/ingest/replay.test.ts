@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../platform/clock.ts';
-import { rowsOf } from '../../platform/db/client.ts';
-import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
-import { CHROME_UA, createTenant, GPTBOT_UA, INGEST_PATH, signedIngest } from '../../../test/helpers/honeypot.ts';
+import { ManualClock } from '../../../platform/clock.ts';
+import { rowsOf } from '../../../platform/db/client.ts';
+import { startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
+import { CHROME_UA, createTenant, GPTBOT_UA, INGEST_PATH, signedIngest } from '../../../../test/helpers/honeypot.ts';
 import { derivedEventId, replayKeyOf, signatureHeader, signPayload } from './signature.ts';
 
 /**

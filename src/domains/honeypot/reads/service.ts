@@ -2,20 +2,21 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import type { Clock } from '../../platform/clock.ts';
-import type { Db } from '../../platform/db/client.ts';
-import { assertThat, badRequest, notFound } from '../../platform/errors.ts';
-import { fingerprintOf, normaliseJa4 } from './enrichment/fingerprint.ts';
-import { ja4Drift, uaJa4Consistency } from './enrichment/ja4.ts';
-import * as repo from './reads.repository.ts';
-import { isVerifiedClass } from './tarpit.ts';
-import { reclassify } from './vendors/classify.ts';
-import type { RegistryHolder, VendorRegistry } from './vendors/registry.ts';
+import type { Clock } from '../../../platform/clock.ts';
+import type { Db } from '../../../platform/db/client.ts';
+import { assertThat, badRequest, notFound } from '../../../platform/errors.ts';
+import { fingerprintOf, normaliseJa4 } from '../enrichment/fingerprint.ts';
+import { ja4Drift, uaJa4Consistency } from '../enrichment/ja4.ts';
+import * as repo from './repository.ts';
+import { isVerifiedClass } from '../ingest/tarpit.ts';
+import type { TenantService } from '../tenants/service.ts';
+import { reclassify } from '../vendors/classify.ts';
+import type { RegistryHolder, VendorRegistry } from '../vendors/registry.ts';
 
 /**
  * The honeypot reads (docs/honeypot-reads.md): recent events, single-fingerprint investigation,
  * replay, lure and bait-sitemap statistics, tarpits and the ingest SLO. Rules only; the SQL is in
- * reads.repository.ts.
+ * repository.ts.
  */
 
 const HOUR_MS = 3_600_000;
@@ -205,6 +206,8 @@ export function explainVerdict(registry: VendorRegistry, e: Pick<repo.StoredEven
 export interface ReadDeps {
   db: Db;
   clock: Clock;
+  /** Resolves the tenant a read names (404 for an unknown one), or lists every tenant. */
+  tenants: Pick<TenantService, 'requireBySlug' | 'refs'>;
   /** The vendor registry in force (swapped by the range refresh job); replay reads `current`. */
   registry: RegistryHolder;
   lures?: LureFamilyDefinition[];
@@ -220,9 +223,8 @@ export function createReadService(deps: ReadDeps) {
 
   /** The tenants a read covers: the one named (404 when unknown) or all of them. */
   async function tenantsOf(slug: string | undefined): Promise<{ tenant: string | null; ids: string[] }> {
-    if (slug === undefined) return { tenant: null, ids: (await repo.allTenants(db)).map((t) => t.id) };
-    const found = await repo.tenantBySlug(db, slug);
-    assertThat(found, notFound(`There is no tenant ${slug}.`));
+    if (slug === undefined) return { tenant: null, ids: (await deps.tenants.refs()).map((t) => t.id) };
+    const found = await deps.tenants.requireBySlug(slug);
     return { tenant: found.slug, ids: [found.id] };
   }
 
