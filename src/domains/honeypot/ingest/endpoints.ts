@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../../platform/clock.ts';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, V1 } from '../../../platform/http/registry.ts';
 import type { TenantService } from '../tenants/service.ts';
-import { IngestBody, type IngestService, type VerifiedRequest } from './service.ts';
+import { IngestBody, type IngestService } from './service.ts';
 import { signatureHeader } from './signature.ts';
 
 const generatedAt = '2026-11-23T08:00:00.000Z';
@@ -81,12 +81,12 @@ export function ingestEndpoints(deps: { tenants: Pick<TenantService, 'requireByS
       },
       verifyCaller: async (request) => {
         const slug = request.headers['x-observatory-tenant'];
-        const verified = await ingest.verify(
+        // The tenant whose signature verified and the request's replay key reach the handler as `verified`.
+        return ingest.verify(
           typeof slug === 'string' ? slug : undefined,
           typeof request.headers['x-observatory-signature'] === 'string' ? request.headers['x-observatory-signature'] : undefined,
           request.rawBody ?? '',
         );
-        verifiedRequests.set(request, verified);
       },
       onResponse: async (request: FastifyRequest, reply: FastifyReply) => {
         // A flood refused by the failure limit is sampled once per address and window (server.ts).
@@ -101,8 +101,7 @@ export function ingestEndpoints(deps: { tenants: Pick<TenantService, 'requireByS
           eventCount: outcome?.eventCount ?? 0,
         });
       },
-      handler: async ({ body, request }) => {
-        const { tenant, replayKey } = verifiedRequests.get(request) as VerifiedRequest;
+      handler: async ({ body, request, verified: { tenant, replayKey } }) => {
         const receivedAt = clock.now();
         const result = await ingest.ingest(tenant, body, { replayKey });
         ingestOutcome.set(request, { eventCount: result.accepted, receivedAt });
@@ -181,6 +180,3 @@ export function ingestEndpoints(deps: { tenants: Pick<TenantService, 'requireByS
     }),
   ];
 }
-
-/** The tenant whose signature verified and the request's replay key, handed from verifyCaller to the handler. */
-const verifiedRequests = new WeakMap<FastifyRequest, VerifiedRequest>();
