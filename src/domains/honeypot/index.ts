@@ -1,6 +1,8 @@
 /**
  * What other domains may use of honeypot: the domain handle app.ts builds (tenants, recording
- * events, derived keys, the vendor registry) and the daily facts it lends the analytics warehouse.
+ * events, derived keys, the vendor registry), the daily facts it lends the analytics warehouse and
+ * the window reads it lends the triage agents.
  */
 export { honeypotAnalyticsFacts, type HoneypotAnalyticsFacts } from './analytics/service.ts';
+export { honeypotTriageFacts, type HoneypotTriageFacts } from './triage/service.ts';
 export type { HoneypotDomain } from './wiring.ts';

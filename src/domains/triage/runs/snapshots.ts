@@ -4,6 +4,7 @@ import type { LineageEvent } from '../../empire/lineage.ts';
 import type { InvestigationSnapshot, PostmortemSnapshot, RuleSnapshot, ToolsetHistory, ToolsetWindow, TriageSnapshot } from '../agents/types.ts';
 import { cmp } from '../agents/text.ts';
 import { HONEYPOT_TOOLSET } from '../agents/types.ts';
+import { honeypotTriageFacts } from '../../honeypot/index.ts';
 import * as repo from './repository.ts';
 
 /**
@@ -36,8 +37,8 @@ export async function triageSnapshot(db: Db, from: Date, to: Date, forecasts: re
     repo.toolsetEventTypes(db, from, to),
     repo.toolsetSamples(db, from, to, SAMPLES),
     repo.crossToolsetTenants(db, from, to, CROSS_TOOLSET_TENANTS, CROSS_TOOLSET_SAMPLES),
-    repo.honeypotWindows(db, from, to, { fingerprints: TOP_FINGERPRINTS, samples: SAMPLES }),
-    repo.tarpitsTriggered(db, from, to),
+    honeypotTriageFacts.tenantWindows(db, from, to, { fingerprints: TOP_FINGERPRINTS, samples: SAMPLES }),
+    honeypotTriageFacts.tarpitsTriggered(db, from, to),
     repo.openIncidents(db, OPEN_INCIDENTS),
   ]);
   const names = new Set([...totals.map((t) => t.toolset), ...forecasts.map((f) => f.toolset)]);
@@ -128,7 +129,7 @@ export async function investigationSnapshot(
   forecasts: readonly ForecastView[],
   focal: { focal: LineageEvent; upstream: LineageEvent[]; downstream: LineageEvent[] } | null,
 ): Promise<InvestigationSnapshot> {
-  const [base, clusters] = await Promise.all([triageSnapshot(db, from, to, forecasts), repo.honeypotClusters(db, from, to, CLUSTERS, CLUSTER_SAMPLES)]);
+  const [base, clusters] = await Promise.all([triageSnapshot(db, from, to, forecasts), honeypotTriageFacts.clusters(db, from, to, CLUSTERS, CLUSTER_SAMPLES)]);
   return {
     ...base,
     clusters,
@@ -215,7 +216,7 @@ export async function postmortemSnapshot(
       events.set(e.eventId, { eventId: e.eventId, toolset: e.toolset, eventType: e.eventType, tenant: e.tenant, ts: e.ts, causedBy });
     }
   }
-  for (const h of await repo.honeypotEventsById(db, roots.filter((id) => !events.has(id)))) {
+  for (const h of await honeypotTriageFacts.eventsById(db, roots.filter((id) => !events.has(id)))) {
     events.set(h.eventId, { eventId: h.eventId, toolset: 'honeypot', eventType: `honeypot.${h.uaClass}`, tenant: h.tenant, ts: h.ts.toISOString(), causedBy: null });
   }
   const ordered = [...events.values()].sort((a, b) => cmp(a.ts, b.ts) || cmp(a.eventId, b.eventId)).slice(0, POSTMORTEM_LINEAGE_MAX);

@@ -1,0 +1,16 @@
+import * as repo from './repository.ts';
+
+/**
+ * What the honeypot offers the triage agents (docs/triage/README.md, "What the agents read"): the
+ * tenants' windows, the tarpits triggered, the fingerprint clusters of a window and events by id
+ * for a postmortem's lineage. Every read takes the executor it runs on.
+ */
+export const honeypotTriageFacts = {
+  tenantWindows: repo.honeypotWindows,
+  tarpitsTriggered: repo.tarpitsTriggered,
+  clusters: repo.honeypotClusters,
+  eventsById: repo.honeypotEventsById,
+};
+
+export type HoneypotTriageFacts = typeof honeypotTriageFacts;
+export type { TenantWindow, TriggeredTarpit } from './repository.ts';
