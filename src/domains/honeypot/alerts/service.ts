@@ -12,22 +12,22 @@ import {
   plural,
   type RuleChange,
   type RuleOutcome,
-} from '../../platform/alerting/plan.ts';
-import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
-import type { Clock } from '../../platform/clock.ts';
-import { rulesFreshness } from '../../platform/alerting/freshness.ts';
-import type { Freshness, Producer } from '../../platform/freshness.ts';
-import type { Config } from '../../platform/config.ts';
-import type { Db } from '../../platform/db/client.ts';
-import { withTransaction } from '../../platform/db/transaction.ts';
-import { assertThat, badRequest, notFound } from '../../platform/errors.ts';
-import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
-import { type Destination, type RedactedDestination, redactDestination, validateDestinations } from '../../platform/outbound/destinations.ts';
-import { type DeliveryQuery, listRuleDeliveries, type RuleDeliveryView } from '../../platform/outbound/deliveries.ts';
-import type { Outbound } from '../../platform/outbound/service.ts';
-import { checkPredicate, normalizePredicate, parseStoredPredicate, type Predicate, windowMsOf } from './alerts.predicates.ts';
-import * as repo from './alerts.repository.ts';
-import { findTenantBySlug } from './repository.ts';
+} from '../../../platform/alerting/plan.ts';
+import { actorOf, type AuditLog, type CallContext } from '../../../platform/audit/service.ts';
+import type { Clock } from '../../../platform/clock.ts';
+import { rulesFreshness } from '../../../platform/alerting/freshness.ts';
+import type { Freshness, Producer } from '../../../platform/freshness.ts';
+import type { Config } from '../../../platform/config.ts';
+import type { Db } from '../../../platform/db/client.ts';
+import { withTransaction } from '../../../platform/db/transaction.ts';
+import { assertThat, badRequest, notFound } from '../../../platform/errors.ts';
+import type { JobDefinition } from '../../../platform/jobs/scheduler.ts';
+import { type Destination, type RedactedDestination, redactDestination, validateDestinations } from '../../../platform/outbound/destinations.ts';
+import { type DeliveryQuery, listRuleDeliveries, type RuleDeliveryView } from '../../../platform/outbound/deliveries.ts';
+import type { Outbound } from '../../../platform/outbound/service.ts';
+import { checkPredicate, normalizePredicate, parseStoredPredicate, type Predicate, windowMsOf } from './predicates.ts';
+import * as repo from './repository.ts';
+import { findTenantBySlug } from '../repository.ts';
 
 /**
  * Honeypot alert rules (spec D6, C Events 7): creation and changes (audited), and their
@@ -38,7 +38,7 @@ import { findTenantBySlug } from './repository.ts';
 
 // The settle margin, the plan, silences and run counters are shared with empire rules
 // (platform/alerting/plan.ts); a tarpit's `triggered_at` settles like a `received_at`.
-export { type EvaluationStats, isSilenced, type Period, type Plan, SETTLE_MS } from '../../platform/alerting/plan.ts';
+export { type EvaluationStats, isSilenced, type Period, type Plan, SETTLE_MS } from '../../../platform/alerting/plan.ts';
 /** Fingerprints or tarpits listed in one notification (the count covers all of them). */
 export const DETAIL_LIMIT = 20;
 export const OUTBOUND_SOURCE = 'honeypot-rule';

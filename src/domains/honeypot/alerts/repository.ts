@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, lte, sql } from 'drizzle-orm';
-import { type Db, rowsOf } from '../../platform/db/client.ts';
-import { honeypotAlertRules, honeypotEvents, honeypotTarpits, honeypotTenants } from './schema.ts';
+import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { honeypotAlertRules, honeypotEvents, honeypotTarpits, honeypotTenants } from '../schema.ts';
 
 /** The only SQL of honeypot alert rules and their evaluation. */
 

@@ -1,6 +1,6 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
-import { type Db, rowsOf } from '../../platform/db/client.ts';
-import { empireAlertRules } from './schema.ts';
+import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { empireAlertRules } from '../schema.ts';
 
 /** The only SQL of empire alert rules and their evaluation. */
 

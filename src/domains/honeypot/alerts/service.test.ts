@@ -1,13 +1,13 @@
 import { createHmac } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../platform/clock.ts';
-import { rowsOf } from '../../platform/db/client.ts';
-import { closedPort, type Receiver, type ReceivedRequest, startReceiver } from '../../platform/outbound/test-receiver.ts';
-import { ADMIN_TOKEN, runJob as runJobNow, startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
-import { isSilenced, matches, planEvaluation, SETTLE_MS } from './alerts.ts';
-import { checkPredicate, normalizePredicate, type Predicate } from './alerts.predicates.ts';
-import { CHROME_UA, GPTBOT_UA, signedIngest } from '../../../test/helpers/honeypot.ts';
+import { ManualClock } from '../../../platform/clock.ts';
+import { rowsOf } from '../../../platform/db/client.ts';
+import { closedPort, type Receiver, type ReceivedRequest, startReceiver } from '../../../platform/outbound/test-receiver.ts';
+import { ADMIN_TOKEN, runJob as runJobNow, startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
+import { isSilenced, matches, planEvaluation, SETTLE_MS } from './service.ts';
+import { checkPredicate, normalizePredicate, type Predicate } from './predicates.ts';
+import { CHROME_UA, GPTBOT_UA, signedIngest } from '../../../../test/helpers/honeypot.ts';
 
 const ALERTS = `${V1}/honeypot/alerts`;
 const MINUTE = 60_000;

@@ -12,23 +12,23 @@ import {
   plural,
   type RuleChange,
   type RuleOutcome,
-} from '../../platform/alerting/plan.ts';
-import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
-import type { Clock } from '../../platform/clock.ts';
-import { rulesFreshness } from '../../platform/alerting/freshness.ts';
-import type { Freshness, Producer } from '../../platform/freshness.ts';
-import type { Config } from '../../platform/config.ts';
-import type { Db } from '../../platform/db/client.ts';
-import { withTransaction } from '../../platform/db/transaction.ts';
-import { assertThat, badRequest, notFound } from '../../platform/errors.ts';
-import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
-import { type Destination, type RedactedDestination, redactDestination, validateDestinations } from '../../platform/outbound/destinations.ts';
-import { type DeliveryQuery, listRuleDeliveries, type RuleDeliveryView } from '../../platform/outbound/deliveries.ts';
-import type { Outbound } from '../../platform/outbound/service.ts';
-import { isToolsetName } from '../provenance/service.ts';
-import { checkPredicate, DEFAULT_MIN_TENANTS, type EmpirePredicate, normalizePredicate, parseStoredPredicate, windowMsOf } from './alerts.predicates.ts';
-import * as repo from './alerts.repository.ts';
-import { assertToolsetInReach, type ToolsetCaller } from '../../platform/http/auth.ts';
+} from '../../../platform/alerting/plan.ts';
+import { actorOf, type AuditLog, type CallContext } from '../../../platform/audit/service.ts';
+import type { Clock } from '../../../platform/clock.ts';
+import { rulesFreshness } from '../../../platform/alerting/freshness.ts';
+import type { Freshness, Producer } from '../../../platform/freshness.ts';
+import type { Config } from '../../../platform/config.ts';
+import type { Db } from '../../../platform/db/client.ts';
+import { withTransaction } from '../../../platform/db/transaction.ts';
+import { assertThat, badRequest, notFound } from '../../../platform/errors.ts';
+import type { JobDefinition } from '../../../platform/jobs/scheduler.ts';
+import { type Destination, type RedactedDestination, redactDestination, validateDestinations } from '../../../platform/outbound/destinations.ts';
+import { type DeliveryQuery, listRuleDeliveries, type RuleDeliveryView } from '../../../platform/outbound/deliveries.ts';
+import type { Outbound } from '../../../platform/outbound/service.ts';
+import { isToolsetName } from '../../provenance/service.ts';
+import { checkPredicate, DEFAULT_MIN_TENANTS, type EmpirePredicate, normalizePredicate, parseStoredPredicate, windowMsOf } from './predicates.ts';
+import * as repo from './repository.ts';
+import { assertToolsetInReach, type ToolsetCaller } from '../../../platform/http/auth.ts';
 
 /**
  * Empire alert rules (spec A "Empire alert rule", B group 2, C Events 7): creation and changes
