@@ -26,6 +26,7 @@ export default {
     'src/platform/rate-limit.ts',
     'src/platform/alerting/plan.ts',
     'src/platform/alerting/checks.ts',
+    'src/platform/alerting/engine.ts',
   ],
   ignorePatterns: ['reports', 'data', 'bench/results', '.stryker-tmp'],
   tempDirName: '.stryker-tmp',
