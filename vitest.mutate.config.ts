@@ -12,16 +12,17 @@ export const MUTATION_TEST_FILES = [
   'src/domains/honeypot/ingest/signature.test.ts',
   'src/domains/honeypot/ingest/signature.rules.test.ts',
   'src/domains/honeypot/ingest/tarpit.rules.test.ts',
-  'src/domains/honeypot/alerts.predicates.rules.test.ts',
-  'src/domains/honeypot/alerts.predicates.load.rules.test.ts',
+  'src/domains/honeypot/alerts/predicates.rules.test.ts',
+  'src/domains/honeypot/alerts/predicates.load.rules.test.ts',
   'src/domains/honeypot/ingest/ingest.schema.rules.test.ts',
   'src/domains/empire/forecast-model.test.ts',
   'src/domains/empire/forecast-model.rules.test.ts',
-  'src/domains/empire/alerts.predicates.rules.test.ts',
-  'src/domains/empire/alerts.predicates.load.rules.test.ts',
+  'src/domains/empire/alerts/predicates.rules.test.ts',
+  'src/domains/empire/alerts/predicates.load.rules.test.ts',
   'src/domains/provenance/admission.rules.test.ts',
   'src/platform/alerting/plan.rules.test.ts',
   'src/platform/alerting/checks.rules.test.ts',
+  'src/platform/alerting/engine.rules.test.ts',
   'src/platform/rate-limit.test.ts',
   'src/platform/rate-limit.rules.test.ts',
   // Redis outages through a loopback TCP proxy (REDIS_URL; skipped without it).
@@ -35,6 +36,8 @@ export const MUTATION_TEST_FILES = [
   'src/domains/honeypot/ingest/group-ingest.test.ts',
   'src/domains/empire/ingest.rules.test.ts',
   'src/domains/empire/ingest.schema.rules.test.ts',
+  // The alert-rule engine over both kinds' real tables, through HTTP.
+  'src/platform/alerting/lifecycle.test.ts',
 ];
 
 // PGlite only, whatever the shell has set.

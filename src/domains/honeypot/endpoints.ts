@@ -1,7 +1,7 @@
 import type { Clock } from '../../platform/clock.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
-import type { AlertService } from './alerts.ts';
-import { alertEndpoints } from './alerts.endpoints.ts';
+import { alertEndpoints } from './alerts/endpoints.ts';
+import type { AlertService } from './alerts/service.ts';
 import type { DashboardService } from './dashboard/service.ts';
 import { dashboardEndpoints } from './dashboard/endpoints.ts';
 import { ingestEndpoints } from './ingest/endpoints.ts';

@@ -9,7 +9,7 @@ import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import type { DomainMetrics } from '../../platform/metrics.ts';
 import type { Outbound } from '../../platform/outbound/service.ts';
-import { alertJobs, type AlertService, createAlertService } from './alerts.ts';
+import { alertJobs, type AlertService, createAlertService } from './alerts/service.ts';
 import { createDashboardService, type DashboardService, dashboardJobs } from './dashboard/service.ts';
 import { honeypotEndpoints } from './endpoints.ts';
 import { fingerprintOf, hashIp } from './enrichment/fingerprint.ts';
@@ -99,7 +99,7 @@ export async function createHoneypotDomain(deps: {
     flushSamples: ingest.flushSamples,
     applyDelayMs: config.honeypot.rollupApplyDelayMs,
   });
-  const alerts = createAlertService({ db, clock, audit, outbound: deps.outbound, config, log: deps.log });
+  const alerts = createAlertService({ db, clock, audit, outbound: deps.outbound, config, log: deps.log, tenants });
   // Creates the rollup state (and builds the rollups from stored events) on the first start.
   await dashboard.ensureRollups();
   return {

@@ -5,7 +5,7 @@ import { ManualClock } from '../../../platform/clock.ts';
 import { rowsOf } from '../../../platform/db/client.ts';
 import { startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
 import { CHROME_UA, createTenant, GPTBOT_IP, GPTBOT_UA, signedIngest } from '../../../../test/helpers/honeypot.ts';
-import { newFingerprints } from '../alerts.repository.ts';
+import { newFingerprints } from '../alerts/repository.ts';
 
 // Ingest stores events with a pending row; the rollups and fingerprint counters take them in when
 // the pending row is applied (docs/honeypot-dashboard.md, "Pending rollups"). This app holds its

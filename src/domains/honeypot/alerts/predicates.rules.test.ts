@@ -1,6 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
-import { buildValidatorFactory } from '../../platform/http/validation.ts';
+import { buildValidatorFactory } from '../../../platform/http/validation.ts';
 import {
   checkPredicate,
   DEFAULT_CLUSTER_MIN_EVENTS,
@@ -15,8 +15,8 @@ import {
   PREDICATE_KINDS,
   TarpitTriggered,
   windowMsOf,
-} from './alerts.predicates.ts';
-import { UA_CLASS_VALUES } from './vendors/classify.ts';
+} from './predicates.ts';
+import { UA_CLASS_VALUES } from '../vendors/classify.ts';
 
 // The honeypot alert predicates' allowed values and defaults (docs/honeypot-alerts.md).
 

@@ -1,8 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { integerIn, type PredicateProblem, windowIn, WindowMinutes } from '../../platform/alerting/checks.ts';
-import { KindUnionBody } from '../../platform/http/registry.ts';
-import { UA_CLASS_VALUES } from './vendors/classify.ts';
+import { integerIn, type PredicateProblem, windowIn, WindowMinutes } from '../../../platform/alerting/checks.ts';
+import { KindUnionBody } from '../../../platform/http/registry.ts';
+import { UA_CLASS_VALUES } from '../vendors/classify.ts';
 
 /**
  * The honeypot alert predicate union (spec D6 `predicate`), discriminated by `kind`. The exact

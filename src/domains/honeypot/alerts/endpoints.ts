@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } from '../../platform/http/registry.ts';
-import { exampleFreshness, Freshness } from '../../platform/freshness.ts';
-import { deliveryQueryFields, exampleDelivery, RuleDelivery } from '../../platform/outbound/deliveries.ts';
-import { Destinations, RedactedDestination } from '../../platform/outbound/destinations.ts';
-import { ALERT_PRODUCER, type AlertRuleView, type AlertService } from './alerts.ts';
-import { Predicate, PredicateBody } from './alerts.predicates.ts';
+import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } from '../../../platform/http/registry.ts';
+import { exampleFreshness, Freshness } from '../../../platform/freshness.ts';
+import { deliveryQueryFields, exampleDelivery, RuleDelivery } from '../../../platform/outbound/deliveries.ts';
+import { Destinations, RedactedDestination } from '../../../platform/outbound/destinations.ts';
+import { ALERT_PRODUCER, type AlertRuleView, type AlertService } from './service.ts';
+import { Predicate, PredicateBody } from './predicates.ts';
 
 const generatedAt = '2026-11-23T08:00:00.000Z';
 const slug = Type.String({ pattern: '^[a-z0-9-]{1,64}$' });

@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } from '../../platform/http/registry.ts';
-import { exampleFreshness, Freshness } from '../../platform/freshness.ts';
-import { deliveryQueryFields, exampleDelivery, RuleDelivery } from '../../platform/outbound/deliveries.ts';
-import { Destinations, RedactedDestination } from '../../platform/outbound/destinations.ts';
-import { TOOLSET_PATTERN } from '../provenance/service.ts';
-import { EMPIRE_ALERT_PRODUCER, type EmpireAlertRuleView, type EmpireAlertService } from './alerts.ts';
-import { EmpirePredicate, EmpirePredicateBody } from './alerts.predicates.ts';
+import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } from '../../../platform/http/registry.ts';
+import { exampleFreshness, Freshness } from '../../../platform/freshness.ts';
+import { deliveryQueryFields, exampleDelivery, RuleDelivery } from '../../../platform/outbound/deliveries.ts';
+import { Destinations, RedactedDestination } from '../../../platform/outbound/destinations.ts';
+import { TOOLSET_PATTERN } from '../../provenance/service.ts';
+import { EMPIRE_ALERT_PRODUCER, type EmpireAlertRuleView, type EmpireAlertService } from './service.ts';
+import { EmpirePredicate, EmpirePredicateBody } from './predicates.ts';
 
 /** Empire alert rules (spec B group 2 `{v1}/empire/{toolset}/alerts`, and a change endpoint). */
 

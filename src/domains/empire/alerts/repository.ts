@@ -1,15 +1,16 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
-import { type Db, rowsOf } from '../../platform/db/client.ts';
-import { empireAlertRules } from './schema.ts';
+import { ruleStoreOf } from '../../../platform/alerting/store.ts';
+import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { empireAlertRules } from '../schema.ts';
 
-/** The only SQL of empire alert rules and their evaluation. */
+/**
+ * The SQL of empire alert rules beyond the engine's own (platform/alerting/store.ts, over
+ * `empire_alert_rules`): the listing of a toolset's rules, and what the predicates read from the
+ * toolsets' events.
+ */
 
+export const ruleStore = ruleStoreOf(empireAlertRules);
 export type RuleRow = typeof empireAlertRules.$inferSelect;
-export type RulePatch = Partial<Pick<RuleRow, 'name' | 'enabled' | 'silenceUntil' | 'evaluatedUntil' | 'lastFiredAt'>>;
-
-export async function insertRule(db: Db, row: RuleRow): Promise<void> {
-  await db.insert(empireAlertRules).values(row);
-}
 
 /**
  * Every rule (enabled or not) of one toolset, oldest first; with `tenant`, only the rules made for
@@ -21,38 +22,6 @@ export async function listRules(db: Db, toolset: string, tenant: string | null):
     .from(empireAlertRules)
     .where(and(eq(empireAlertRules.toolset, toolset), tenant === null ? undefined : eq(empireAlertRules.tenant, tenant)))
     .orderBy(asc(empireAlertRules.createdAt), asc(empireAlertRules.id));
-}
-
-/** Locks one rule for a change (the update endpoint); waits for an evaluation holding it. */
-export async function lockRule(db: Db, id: string): Promise<RuleRow | null> {
-  const [row] = await db.select().from(empireAlertRules).where(eq(empireAlertRules.id, id)).for('update');
-  return row ?? null;
-}
-
-/**
- * Locks one enabled rule for evaluation, or returns null when it is disabled, gone, or being
- * evaluated by another run right now (`SKIP LOCKED`: that run owns it; this one moves on).
- */
-export async function lockRuleForEvaluation(db: Db, id: string): Promise<RuleRow | null> {
-  const [row] = await db
-    .select()
-    .from(empireAlertRules)
-    .where(and(eq(empireAlertRules.id, id), eq(empireAlertRules.enabled, true)))
-    .for('update', { skipLocked: true });
-  return row ?? null;
-}
-
-export async function updateRule(db: Db, id: string, patch: RulePatch): Promise<void> {
-  await db.update(empireAlertRules).set(patch).where(eq(empireAlertRules.id, id));
-}
-
-export async function listEnabledRuleIds(db: Db): Promise<string[]> {
-  const rows = await db
-    .select({ id: empireAlertRules.id })
-    .from(empireAlertRules)
-    .where(eq(empireAlertRules.enabled, true))
-    .orderBy(asc(empireAlertRules.createdAt), asc(empireAlertRules.id));
-  return rows.map((r) => r.id);
 }
 
 // Evaluation reads over empire_events. Every span is half-open, (after, upTo], on the receive

@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
-import { buildValidatorFactory } from '../../platform/http/validation.ts';
-import { NODE_KINDS } from '../graph/kinds.ts';
+import { buildValidatorFactory } from '../../../platform/http/validation.ts';
+import { NODE_KINDS } from '../../graph/kinds.ts';
 import {
   checkPredicate,
   CrossToolsetJoin,
@@ -14,7 +14,7 @@ import {
   normalizePredicate,
   parseStoredPredicate,
   windowMsOf,
-} from './alerts.predicates.ts';
+} from './predicates.ts';
 
 // The empire alert predicates' allowed values and defaults (docs/empire-alerts.md).
 

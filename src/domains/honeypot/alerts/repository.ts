@@ -1,12 +1,17 @@
 import { and, asc, eq, gt, lte, sql } from 'drizzle-orm';
-import { type Db, rowsOf } from '../../platform/db/client.ts';
-import { honeypotAlertRules, honeypotEvents, honeypotTarpits, honeypotTenants } from './schema.ts';
+import { ruleStoreOf } from '../../../platform/alerting/store.ts';
+import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { honeypotAlertRules, honeypotEvents, honeypotTarpits, honeypotTenants } from '../schema.ts';
 
-/** The only SQL of honeypot alert rules and their evaluation. */
+/**
+ * The SQL of honeypot alert rules beyond the engine's own (platform/alerting/store.ts, over
+ * `honeypot_alert_rules`): the listing with each rule's tenant slug, and what the predicates read
+ * from the honeypot's events, fingerprints and tarpits.
+ */
 
+export const ruleStore = ruleStoreOf(honeypotAlertRules);
 export type RuleRow = typeof honeypotAlertRules.$inferSelect;
 export type RuleWithTenant = RuleRow & { tenantSlug: string };
-export type RulePatch = Partial<Pick<RuleRow, 'name' | 'enabled' | 'silenceUntil' | 'evaluatedUntil' | 'lastFiredAt'>>;
 
 const ruleColumns = {
   id: honeypotAlertRules.id,
@@ -21,10 +26,6 @@ const ruleColumns = {
   evaluatedUntil: honeypotAlertRules.evaluatedUntil,
 };
 
-export async function insertRule(db: Db, row: RuleRow): Promise<void> {
-  await db.insert(honeypotAlertRules).values(row);
-}
-
 /** Every rule (enabled or not) with its tenant's slug, of one tenant or of all; by slug, then age. */
 export async function listRules(db: Db, tenantId: string | null): Promise<RuleWithTenant[]> {
   return db
@@ -33,43 +34,6 @@ export async function listRules(db: Db, tenantId: string | null): Promise<RuleWi
     .innerJoin(honeypotTenants, eq(honeypotTenants.id, honeypotAlertRules.tenantId))
     .where(tenantId === null ? undefined : eq(honeypotAlertRules.tenantId, tenantId))
     .orderBy(asc(honeypotTenants.slug), asc(honeypotAlertRules.createdAt), asc(honeypotAlertRules.id));
-}
-
-/** Locks one rule for a change (the update endpoint); waits for an evaluation holding it. */
-export async function lockRule(db: Db, id: string): Promise<RuleRow | null> {
-  const [row] = await db.select().from(honeypotAlertRules).where(eq(honeypotAlertRules.id, id)).for('update');
-  return row ?? null;
-}
-
-/**
- * Locks one enabled rule for evaluation, or returns null when it is disabled, gone, or being
- * evaluated by another run right now (`SKIP LOCKED`: that run owns it; this one moves on).
- */
-export async function lockRuleForEvaluation(db: Db, id: string): Promise<RuleRow | null> {
-  const [row] = await db
-    .select()
-    .from(honeypotAlertRules)
-    .where(and(eq(honeypotAlertRules.id, id), eq(honeypotAlertRules.enabled, true)))
-    .for('update', { skipLocked: true });
-  return row ?? null;
-}
-
-export async function updateRule(db: Db, id: string, patch: RulePatch): Promise<void> {
-  await db.update(honeypotAlertRules).set(patch).where(eq(honeypotAlertRules.id, id));
-}
-
-export async function listEnabledRuleIds(db: Db): Promise<string[]> {
-  const rows = await db
-    .select({ id: honeypotAlertRules.id })
-    .from(honeypotAlertRules)
-    .where(eq(honeypotAlertRules.enabled, true))
-    .orderBy(asc(honeypotAlertRules.createdAt), asc(honeypotAlertRules.id));
-  return rows.map((r) => r.id);
-}
-
-export async function tenantSlugOf(db: Db, tenantId: string): Promise<string | null> {
-  const [row] = await db.select({ slug: honeypotTenants.slug }).from(honeypotTenants).where(eq(honeypotTenants.id, tenantId));
-  return row?.slug ?? null;
 }
 
 // Evaluation reads. Every period is half-open, (after, upTo], on the receive time.
