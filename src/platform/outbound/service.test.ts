@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
+import { openTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
 import { ManualClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
 import type { Database, Db } from '../db/client.ts';
@@ -42,9 +42,7 @@ function configFor(env: Record<string, string> = {}) {
 
 beforeAll(async () => {
   rx = await startReceiver();
-  testDb = await createTestDatabase();
-  database = await testDb.open();
-  await database.migrate();
+  ({ testDb, database } = await openTestDatabase());
   db = database.db;
 });
 afterAll(async () => {
