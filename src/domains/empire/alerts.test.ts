@@ -8,7 +8,7 @@ import { countOutcome, emptyStats, isSilenced, planEvaluation as planGeneric, SE
 import { ManualClock } from '../../platform/clock.ts';
 import { loadConfig } from '../../platform/config.ts';
 import { rowsOf } from '../../platform/db/client.ts';
-import { type Receiver, type ReceivedRequest, startReceiver } from '../../platform/outbound/test-receiver.ts';
+import { type Receiver, type ReceivedRequest, startReceiver } from '../../../test/helpers/http-receiver.ts';
 import { createEmpireAlertService, describeFiring, type GraphLagProvider, matches, planEvaluation } from './alerts.ts';
 import { checkPredicate, type EmpirePredicate, GRAPH_LAG_RENOTIFY_MINUTES, normalizePredicate, parseStoredPredicate } from './alerts.predicates.ts';
 import type { EmpireEvent } from './ingest.ts';

@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../platform/clock.ts';
 import { rowsOf } from '../../platform/db/client.ts';
-import { closedPort, type Receiver, type ReceivedRequest, startReceiver } from '../../platform/outbound/test-receiver.ts';
+import { closedPort, type Receiver, type ReceivedRequest, startReceiver } from '../../../test/helpers/http-receiver.ts';
 import { ADMIN_TOKEN, runJob as runJobNow, startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
 import { isSilenced, matches, planEvaluation, SETTLE_MS } from './alerts.ts';
 import { checkPredicate, normalizePredicate, type Predicate } from './alerts.predicates.ts';

@@ -14,7 +14,7 @@ import { createMetrics } from '../metrics.ts';
 import { outboundEndpoints } from './endpoints.ts';
 import type { Resolver } from './safe-fetch.ts';
 import { createOutbound } from './service.ts';
-import { closedPort, type Receiver, startReceiver } from './test-receiver.ts';
+import { closedPort, type Receiver, startReceiver } from '../../../test/helpers/http-receiver.ts';
 
 const URL_SECRET = 'B0SECRETPATHxq7'; // the part of a chat webhook URL that is its credential
 const principal = (scopes: Scope[]): Principal => ({

@@ -11,7 +11,7 @@ import { createMetrics } from '../metrics.ts';
 import type { Destination } from './destinations.ts';
 import { outboundDeliveries } from './schema.ts';
 import { createOutbound, type EnqueueInput, MAX_ATTEMPTS, type Outbound, outboundJobs, retryDelayMs } from './service.ts';
-import { type Receiver, startReceiver } from './test-receiver.ts';
+import { type Receiver, startReceiver } from '../../../test/helpers/http-receiver.ts';
 
 const silent = pino({ level: 'silent' });
 const T0 = '2026-11-23T09:10:00.000Z';
