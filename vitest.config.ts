@@ -1,8 +1,21 @@
-import { defineConfig } from 'vitest/config';
+import { fileURLToPath } from 'node:url';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * CI's PostgreSQL pass (`.ci/run`) sets OBSERVATORY_TEST_STORAGE_ONLY=1: the files that cannot
+ * reach a database (test/storage-files.ts) ran on PGlite already and would run the same again.
+ */
+async function storageFreeFiles(): Promise<string[]> {
+  if (process.env.OBSERVATORY_TEST_STORAGE_ONLY !== '1') return [];
+  const { storageFreeTestFiles, testFilesUnder } = await import('./test/storage-files.ts');
+  const root = fileURLToPath(new URL('.', import.meta.url));
+  return storageFreeTestFiles(testFilesUnder(root, ['src', 'test']), root);
+}
 
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, ...(await storageFreeFiles())],
     // Each test file opens its own database (PGlite in memory, or a fresh database on the server
     // named by DATABASE_URL), copied from one migrated once per run; two workers match the two
     // cores CI has.
