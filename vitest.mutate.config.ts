@@ -47,7 +47,7 @@ export default defineConfig({
   test: {
     include: MUTATION_TEST_FILES,
     // Test files share their worker, so the database-bound ones reuse one migrated PGlite
-    // (test/helpers/snapshot-database.ts) instead of starting one per file and per mutant.
+    // (test/helpers/database.ts) instead of starting one per file and per mutant.
     isolate: false,
     env: { OBSERVATORY_TEST_DB_REUSE: '1' },
     // …but every module is imported afresh for each file, as with isolation.

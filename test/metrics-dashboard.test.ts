@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { ManualClock } from '../src/platform/clock.ts';
 import { labelCap, MAX_LABEL_VALUES, OTHER_LABEL } from '../src/platform/metrics.ts';
-import { type Receiver, startReceiver } from '../src/platform/outbound/test-receiver.ts';
+import { type Receiver, startReceiver } from './helpers/http-receiver.ts';
 import { ADMIN_TOKEN, runJob, startTestApp, type TestApp, V1 } from './helpers/app.ts';
 import { ingestEmpire, nodeKeyPair, registerKey, signWithNode, tokenBoundTo } from './helpers/empire.ts';
 import { CHROME_UA, GPTBOT_UA, signedIngest } from './helpers/honeypot.ts';

@@ -34,7 +34,7 @@ afterAll(async () => {
 
 /** A data directory (and, with DATABASE_URL, a server database) of its own. */
 async function freshStorage(): Promise<Storage> {
-  const storage = { dataDir: mkdtempSync(join(tmpdir(), 'observatory-start-')), testDb: await createTestDatabase() };
+  const storage = { dataDir: mkdtempSync(join(tmpdir(), 'observatory-start-')), testDb: await createTestDatabase({ empty: true }) };
   storages.push(storage);
   return storage;
 }

@@ -3,7 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertIncident } from '../src/domains/empire/repository.ts';
 import { ManualClock } from '../src/platform/clock.ts';
-import { closedPort } from '../src/platform/outbound/test-receiver.ts';
+import { closedPort } from './helpers/http-receiver.ts';
 import { type Endpoint, SCOPES } from '../src/platform/http/registry.ts';
 import { runJob, startTestApp, type TestApp, V1 } from './helpers/app.ts';
 import { ingestEmpire, nodeKeyPair, registerKey, signWithNode, tokenBoundTo } from './helpers/empire.ts';

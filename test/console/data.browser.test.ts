@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.ts';
-import { closedPort } from '../../src/platform/outbound/test-receiver.ts';
+import { closedPort } from '../helpers/http-receiver.ts';
 import { ADMIN_TOKEN, V1 } from '../helpers/app.ts';
 import { browserSkipReason, type ConsoleRig, elementsPastTheWindow, openPage, startConsoleRig } from './browser.ts';
 import { SEEDED, seedData } from './data.seed.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Receiver, startReceiver } from '../../src/platform/outbound/test-receiver.ts';
+import { type Receiver, startReceiver } from '../helpers/http-receiver.ts';
 import { ADMIN_TOKEN, V1 } from '../helpers/app.ts';
 import { createTenant } from '../helpers/honeypot.ts';
 import { browserSkipReason, type ConsoleRig, openPage, startConsoleRig } from './browser.ts';

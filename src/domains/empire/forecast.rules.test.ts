@@ -1,8 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestDatabase } from '../../../test/helpers/database.ts';
-import { createSnapshotTestDatabase } from '../../../test/helpers/snapshot-database.ts';
+import { openTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { type Database, rowsOf } from '../../platform/db/client.ts';
 import { createForecaster, empireJobs, type Forecaster, STUB_RUN_ID } from './forecast.ts';
@@ -57,9 +56,7 @@ async function nextRun() {
 }
 
 beforeAll(async () => {
-  testDb = await createSnapshotTestDatabase();
-  database = await testDb.open();
-  await database.migrate();
+  ({ testDb, database } = await openTestDatabase());
   forecaster = createForecaster({ db: database.db, clock });
   await seed('calm-lab', 4, 4);
   // 4 an hour, then 20 an hour: z = 16 / 2 = 8, score ≈ 0.93 (an alert), a surge.

@@ -3,7 +3,6 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { nodeKeyPair, registerKey, signWithNode } from '../../../test/helpers/empire.ts';
-import { createSnapshotTestDatabase } from '../../../test/helpers/snapshot-database.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { sha256Hex } from '../../platform/crypto.ts';
 import { rowsOf } from '../../platform/db/client.ts';
@@ -26,7 +25,7 @@ const attestations = async (toolset: string, sourceId: string) =>
 // mutant that breaks createEmpireIngest) then fails every test, where a failing beforeAll only skips
 // them, which mutation testing counts as a survivor.
 let started: Promise<TestApp> | undefined;
-const app = async () => (t = await (started ??= (async () => startTestApp({ clock, testDb: await createSnapshotTestDatabase() }))()));
+const app = async () => (t = await (started ??= startTestApp({ clock })));
 // Starting an app on a busy machine (mutation runs beside other work) can take long.
 beforeEach(app, 180_000);
 afterAll(async () => (await started?.catch(() => undefined))?.close());

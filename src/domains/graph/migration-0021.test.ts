@@ -36,7 +36,7 @@ beforeAll(async () => {
   const journal = JSON.parse(readFileSync(join(before0021, 'meta/_journal.json'), 'utf8')) as { entries: { idx: number }[] };
   journal.entries = journal.entries.filter((entry) => entry.idx < 21);
   writeFileSync(join(before0021, 'meta/_journal.json'), JSON.stringify(journal));
-  testDb = await createTestDatabase();
+  testDb = await createTestDatabase({ empty: true });
   database = await testDb.open();
 });
 afterAll(async () => {

@@ -5,7 +5,7 @@ import { type AlertKind, empireAlerts, honeypotAlerts } from '../../../test/help
 import { ADMIN_TOKEN, runJob, startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 import { ManualClock } from '../clock.ts';
 import { rowsOf } from '../db/client.ts';
-import { closedPort, type Receiver, type ReceivedRequest, startReceiver } from '../outbound/test-receiver.ts';
+import { closedPort, type Receiver, type ReceivedRequest, startReceiver } from '../../../test/helpers/http-receiver.ts';
 import { SETTLE_MS } from './plan.ts';
 
 /**

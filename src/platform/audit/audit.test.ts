@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.ts';
 import type { Database } from '../db/client.ts';
 import { withTransaction } from '../db/transaction.ts';
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
+import { openTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
 import { startTestApp, V1 } from '../../../test/helpers/app.ts';
 import { entryHashOf, GENESIS_HASH } from './chain.ts';
 import { createHash } from 'node:crypto';
@@ -16,9 +16,7 @@ let first: Database;
 let second: Database;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  first = await testDb.open();
-  await first.migrate();
+  ({ testDb, database: first } = await openTestDatabase());
   second = await testDb.open();
 });
 afterAll(() => testDb.drop());

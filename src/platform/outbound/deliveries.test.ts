@@ -3,7 +3,7 @@ import { ADMIN_TOKEN, runJob, startTestApp, type TestApp, V1 } from '../../../te
 import { ingestEmpire, tokenBoundTo } from '../../../test/helpers/empire.ts';
 import { CHROME_UA, signedIngest } from '../../../test/helpers/honeypot.ts';
 import { ManualClock } from '../clock.ts';
-import { closedPort, type Receiver, startReceiver } from './test-receiver.ts';
+import { closedPort, type Receiver, startReceiver } from '../../../test/helpers/http-receiver.ts';
 
 /**
  * The delivery listings (docs/outbound.md, "Delivery listings"): what each rule's notifications

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
 import { ManualClock } from '../clock.ts';
 import { withTransaction } from '../db/transaction.ts';
-import { type Receiver, startReceiver } from './test-receiver.ts';
+import { type Receiver, startReceiver } from '../../../test/helpers/http-receiver.ts';
 
 // The outbound-dispatch runtime flag (docs/chaos.md, "Runtime flags"): while it is held off the
 // dispatcher sends nothing and leaves the delivery pending; released, the next run sends it.

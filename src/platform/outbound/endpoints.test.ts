@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
+import { openTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
 import { createAuditLog } from '../audit/service.ts';
 import { ManualClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
@@ -14,7 +14,7 @@ import { createMetrics } from '../metrics.ts';
 import { outboundEndpoints } from './endpoints.ts';
 import type { Resolver } from './safe-fetch.ts';
 import { createOutbound } from './service.ts';
-import { closedPort, type Receiver, startReceiver } from './test-receiver.ts';
+import { closedPort, type Receiver, startReceiver } from '../../../test/helpers/http-receiver.ts';
 
 const URL_SECRET = 'B0SECRETPATHxq7'; // the part of a chat webhook URL that is its credential
 const principal = (scopes: Scope[]): Principal => ({
@@ -78,9 +78,7 @@ async function server(allowPrivate: boolean, resolve?: Resolver): Promise<Fastif
 beforeAll(async () => {
   rx = await startReceiver();
   downPort = await closedPort();
-  testDb = await createTestDatabase();
-  database = await testDb.open();
-  await database.migrate();
+  ({ testDb, database } = await openTestDatabase());
   lax = await server(true);
   strict = await server(false);
   internalDns = await server(false, async () => [{ address: INTERNAL_ADDRESS, family: 4 }]);

@@ -9,7 +9,7 @@ import {
   safePost,
   systemResolver,
 } from './safe-fetch.ts';
-import { closedPort, type Receiver, startReceiver } from './test-receiver.ts';
+import { closedPort, type Receiver, startReceiver } from '../../../test/helpers/http-receiver.ts';
 
 let rx: Receiver;
 /** The default allow-list plus the ports the tests use; the receiver's port is added once known. */

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
+import { openTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
 import { ManualClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
 import type { Database, Db } from '../db/client.ts';
@@ -11,7 +11,7 @@ import { createMetrics } from '../metrics.ts';
 import type { Destination } from './destinations.ts';
 import { outboundDeliveries } from './schema.ts';
 import { createOutbound, type EnqueueInput, MAX_ATTEMPTS, type Outbound, outboundJobs, retryDelayMs } from './service.ts';
-import { type Receiver, startReceiver } from './test-receiver.ts';
+import { type Receiver, startReceiver } from '../../../test/helpers/http-receiver.ts';
 
 const silent = pino({ level: 'silent' });
 const T0 = '2026-11-23T09:10:00.000Z';
@@ -42,9 +42,7 @@ function configFor(env: Record<string, string> = {}) {
 
 beforeAll(async () => {
   rx = await startReceiver();
-  testDb = await createTestDatabase();
-  database = await testDb.open();
-  await database.migrate();
+  ({ testDb, database } = await openTestDatabase());
   db = database.db;
 });
 afterAll(async () => {

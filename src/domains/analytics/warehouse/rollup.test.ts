@@ -1,8 +1,7 @@
 import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestDatabase } from '../../../../test/helpers/database.ts';
-import { createSnapshotTestDatabase } from '../../../../test/helpers/snapshot-database.ts';
+import { openTestDatabase, type TestDatabase } from '../../../../test/helpers/database.ts';
 import { type Database, rowsOf } from '../../../platform/db/client.ts';
 import { dayNumber, dayText } from '../../../platform/days.ts';
 import { formatMicro } from '../../../platform/money.ts';
@@ -79,9 +78,7 @@ describe('incremental runs equal one run from scratch (property, real database)'
   let testDb: TestDatabase;
   let database: Database;
   beforeAll(async () => {
-    testDb = await createSnapshotTestDatabase();
-    database = await testDb.open();
-    await database.migrate();
+    ({ testDb, database } = await openTestDatabase());
   });
   afterAll(async () => testDb?.drop());
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../app.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import { rowsOf } from '../../../platform/db/client.ts';
-import { closedPort, type Receiver, startReceiver } from '../../../platform/outbound/test-receiver.ts';
+import { closedPort, type Receiver, startReceiver } from '../../../../test/helpers/http-receiver.ts';
 import { ADMIN_TOKEN, runJob, startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
 import { tokenBoundTo } from '../../../../test/helpers/empire.ts';
 

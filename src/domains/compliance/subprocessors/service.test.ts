@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { onServer, type TestDatabase } from '../../../../test/helpers/database.ts';
-import { createSnapshotTestDatabase } from '../../../../test/helpers/snapshot-database.ts';
+import { openTestDatabase, onServer, type TestDatabase } from '../../../../test/helpers/database.ts';
 import { createAuditLog } from '../../../platform/audit/service.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import { type Database, type Db, rowsOf } from '../../../platform/db/client.ts';
@@ -24,9 +23,7 @@ let database: Database;
 let second: Database;
 
 beforeAll(async () => {
-  testDb = await createSnapshotTestDatabase();
-  database = await testDb.open();
-  await database.migrate();
+  ({ testDb, database } = await openTestDatabase());
   second = await testDb.open();
 }, 180_000);
 afterAll(async () => {

@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { TestDatabase } from '../../../../test/helpers/database.ts';
-import { createSnapshotTestDatabase } from '../../../../test/helpers/snapshot-database.ts';
+import { openTestDatabase, type TestDatabase } from '../../../../test/helpers/database.ts';
 import { createAuditLog } from '../../../platform/audit/service.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import { loadConfig } from '../../../platform/config.ts';
@@ -109,9 +108,7 @@ const clock = new ManualClock(T0);
 const log = createLogger('silent');
 
 beforeAll(async () => {
-  testDb = await createSnapshotTestDatabase();
-  database = await testDb.open();
-  await database.migrate();
+  ({ testDb, database } = await openTestDatabase());
   second = await testDb.open();
 }, 180_000);
 afterAll(async () => {

@@ -6,7 +6,7 @@ import { ingestEmpire } from '../../../../test/helpers/empire.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import { loadConfig } from '../../../platform/config.ts';
 import { rowsOf } from '../../../platform/db/client.ts';
-import { type Receiver, startReceiver } from '../../../platform/outbound/test-receiver.ts';
+import { type Receiver, startReceiver } from '../../../../test/helpers/http-receiver.ts';
 import { createEmpireAlertService, type GraphLagProvider } from './service.ts';
 import { GRAPH_LAG_RENOTIFY_MINUTES } from './predicates.ts';
 import type { EmpireEvent } from '../ingest.ts';

@@ -1,7 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, onServer, type TestDatabase } from '../../../../test/helpers/database.ts';
+import { openTestDatabase, onServer, type TestDatabase } from '../../../../test/helpers/database.ts';
 import type { Database, Db } from '../../../platform/db/client.ts';
 import { rowsOf } from '../../../platform/db/client.ts';
 import { ServiceError } from '../../../platform/errors.ts';
@@ -56,9 +56,7 @@ const EDGES: [number, string, number, number, number | null][] = [
 ];
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = await testDb.open();
-  await database.migrate();
+  ({ testDb, database } = await openTestDatabase());
   for (const [id, kind, key, toolset, props, removed] of NODES) {
     await database.db.execute(sql`INSERT INTO graph_nodes (id, kind, key, toolset, tenant, props, first_run, removed_run, materialised_at)
       VALUES (${id}, ${kind}, ${key}, ${toolset}, NULL, ${JSON.stringify(props)}::jsonb, 1, ${removed}, now())`);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../../test/helpers/database.ts';
+import { openTestDatabase, type TestDatabase } from '../../../../test/helpers/database.ts';
 import type { Database } from '../../../platform/db/client.ts';
 import { ServiceError } from '../../../platform/errors.ts';
 import { EDGE_KIND_NAMES, FULL_VISIBILITY, NODE_KINDS } from '../kinds.ts';
@@ -18,9 +18,7 @@ let database: Database;
 let graph: GraphQueryService;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = await testDb.open();
-  await database.migrate();
+  ({ testDb, database } = await openTestDatabase());
   await database.db.execute(sql`INSERT INTO graph_nodes (id, kind, key, toolset, props, first_run, materialised_at) VALUES
     (1, 'EmpireEvent', 'ev-1', 'alpha', '{"n": 1, "s": "x"}', 1, now()), (2, 'EmpireEvent', 'ev-2', 'beta', '{"n": "2", "l": [1, 2]}', 1, now()),
     (3, 'Key', 'key-1', NULL, '{"m": {"a": 1}}', 1, now()), (4, 'Tenant', 'acme', NULL, '{}', 1, now())`);

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SETTLE_MS } from '../../../platform/alerting/plan.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import { rowsOf } from '../../../platform/db/client.ts';
-import { type Receiver, startReceiver } from '../../../platform/outbound/test-receiver.ts';
+import { type Receiver, startReceiver } from '../../../../test/helpers/http-receiver.ts';
 import { runJob as runJobNow, startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
 import { CHROME_UA, GPTBOT_UA, signedIngest } from '../../../../test/helpers/honeypot.ts';
 

@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../../app.ts';
 import { loadConfig } from '../../../platform/config.ts';
 import { rowsOf } from '../../../platform/db/client.ts';
-import { createSnapshotTestDatabase } from '../../../../test/helpers/snapshot-database.ts';
 import { startTestApp, type TestApp, testEnv, V1 } from '../../../../test/helpers/app.ts';
 import { CHROME_UA, createTenant, GPTBOT_UA, signedIngest } from '../../../../test/helpers/honeypot.ts';
 import { signatureHeader } from './signature.ts';
@@ -26,7 +25,7 @@ async function query<T>(q: ReturnType<typeof sql>): Promise<T[]> {
 const event = (id: string, extra: Record<string, unknown> = {}) => ({ id, path: `/honeypot/topics/${id}`, ua: CHROME_UA, ip: '198.51.100.20', ...extra });
 
 beforeAll(async () => {
-  t = await startTestApp({ testDb: await createSnapshotTestDatabase(), env: { OBSERVATORY_LIAR_THRESHOLD: '5' } });
+  t = await startTestApp({ env: { OBSERVATORY_LIAR_THRESHOLD: '5' } });
   for (const slug of ['group-a', 'group-b']) secrets.set(slug, await createTenant(t, slug));
 });
 afterAll(() => t?.close());

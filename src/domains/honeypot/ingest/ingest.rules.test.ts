@@ -2,7 +2,6 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../../test/helpers/app.ts';
 import { CHROME_UA, createTenant, GPTBOT_IP, GPTBOT_UA, signedIngest } from '../../../../test/helpers/honeypot.ts';
-import { createSnapshotTestDatabase } from '../../../../test/helpers/snapshot-database.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import { rowsOf } from '../../../platform/db/client.ts';
 import { signatureHeader, signPayload } from './signature.ts';
@@ -40,7 +39,6 @@ let started: Promise<TestApp> | undefined;
 async function startOnce(): Promise<TestApp> {
   const app = await startTestApp({
     clock,
-    testDb: await createSnapshotTestDatabase(),
     env: { OBSERVATORY_LIAR_THRESHOLD: '5', OBSERVATORY_TARPIT_TTL_MINUTES: String(TTL_MINUTES) },
   });
   secret = await createTenant(app, 'trap');

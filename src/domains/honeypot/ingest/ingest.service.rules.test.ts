@@ -3,7 +3,6 @@ import type { FastifyBaseLogger } from 'fastify';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../../test/helpers/app.ts';
 import { createTenant } from '../../../../test/helpers/honeypot.ts';
-import { createSnapshotTestDatabase } from '../../../../test/helpers/snapshot-database.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import { type Db, rowsOf } from '../../../platform/db/client.ts';
 import { SLO_SAMPLE_RETENTION_MS } from '../../../platform/db/retention.ts';
@@ -29,7 +28,7 @@ let secret: string;
 
 let started: Promise<TestApp> | undefined;
 async function startOnce(): Promise<TestApp> {
-  const app = await startTestApp({ clock, testDb: await createSnapshotTestDatabase() });
+  const app = await startTestApp({ clock });
   secret = await createTenant(app, 'rules');
   db = app.app.database.db;
   tenant = (await findTenantBySlug(db, 'rules'))!;

@@ -2,7 +2,6 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../platform/clock.ts';
 import { rowsOf } from '../../../platform/db/client.ts';
-import { createSnapshotTestDatabase } from '../../../../test/helpers/snapshot-database.ts';
 import { startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
 import { CHROME_UA, GPTBOT_IP, GPTBOT_UA, INGEST_PATH as INGEST, signedIngest } from '../../../../test/helpers/honeypot.ts';
 
@@ -30,7 +29,7 @@ async function samples() {
 }
 
 beforeAll(async () => {
-  t = await startTestApp({ clock, testDb: await createSnapshotTestDatabase(), env: { OBSERVATORY_LIAR_THRESHOLD: '5', OBSERVATORY_TARPIT_TTL_MINUTES: '30' } });
+  t = await startTestApp({ clock, env: { OBSERVATORY_LIAR_THRESHOLD: '5', OBSERVATORY_TARPIT_TTL_MINUTES: '30' } });
   const created = await t.call({ method: 'POST', url: `${V1}/honeypot/tenants`, payload: { slug: 'docs-mirror', name: 'Docs mirror' } });
   secret = created.json().signingSecret;
 });

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
 import { createTenant, GPTBOT_UA, signedIngest } from '../../../../test/helpers/honeypot.ts';
-import { createSnapshotTestDatabase } from '../../../../test/helpers/snapshot-database.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 
 // A verified agent is never tarpitted (docs/honeypot.md, "Tarpit"; docs/enrichment.md,
@@ -38,7 +37,7 @@ const one = async (event: { ip: string; ja4?: string; id?: string }) => (await s
 const get = (path: string, query: Record<string, string>) => t.call({ method: 'GET', url: `${V1}/honeypot/${path}`, query });
 
 beforeAll(async () => {
-  t = await startTestApp({ clock, testDb: await createSnapshotTestDatabase(), env: { OBSERVATORY_LIAR_THRESHOLD: '5', OBSERVATORY_TARPIT_TTL_MINUTES: '60' } });
+  t = await startTestApp({ clock, env: { OBSERVATORY_LIAR_THRESHOLD: '5', OBSERVATORY_TARPIT_TTL_MINUTES: '60' } });
   secret = await createTenant(t, 'trap');
 }, 180_000);
 afterAll(() => t?.close());

@@ -4,7 +4,7 @@ import { helpers, signerFromJWK } from 'web-bot-auth/crypto';
 import { describe, expect, it } from 'vitest';
 import { type ClassifyInput, classifyRequest, reclassify, UA_CLASS_VALUES, UA_CLASSES, type Verdict } from './classify.ts';
 import { loadVendorRegistry, parseVendorRegistry, type Vendor, type VendorRegistry } from './registry.ts';
-import { addressInside, makeTestKey, signByHand, type TestKey } from './test-support.ts';
+import { addressInside, makeTestKey, signByHand, type TestKey } from '../../../../test/helpers/vendors.ts';
 
 const shipped = loadVendorRegistry(null);
 const now = new Date('2026-09-01T12:00:00Z');

@@ -15,7 +15,7 @@ import {
   VendorRegistryError,
   withRefreshedRanges,
 } from './registry.ts';
-import { makeTestKey } from './test-support.ts';
+import { makeTestKey } from '../../../../test/helpers/vendors.ts';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const SNAPSHOT_DIR = join(here, '../../../../../shared/data/vendor-ranges');

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { TestDatabase } from '../../../../test/helpers/database.ts';
-import { createSnapshotTestDatabase } from '../../../../test/helpers/snapshot-database.ts';
+import { openTestDatabase, type TestDatabase } from '../../../../test/helpers/database.ts';
 import { createAuditLog } from '../../../platform/audit/service.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import { type Database, rowsOf } from '../../../platform/db/client.ts';
@@ -61,9 +60,7 @@ let testDb: TestDatabase;
 let database: Database;
 
 beforeAll(async () => {
-  testDb = await createSnapshotTestDatabase();
-  database = await testDb.open();
-  await database.migrate();
+  ({ testDb, database } = await openTestDatabase());
 }, 180_000);
 afterAll(async () => {
   await testDb?.drop();

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { TestDatabase } from '../../../../test/helpers/database.ts';
-import { createSnapshotTestDatabase } from '../../../../test/helpers/snapshot-database.ts';
+import { openTestDatabase, type TestDatabase } from '../../../../test/helpers/database.ts';
 import { createAuditLog } from '../../../platform/audit/service.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import { type Database, rowsOf } from '../../../platform/db/client.ts';
@@ -56,9 +55,7 @@ const MIN = 60_000;
 const HOUR = 60 * MIN;
 
 beforeAll(async () => {
-  testDb = await createSnapshotTestDatabase();
-  database = await testDb.open();
-  await database.migrate();
+  ({ testDb, database } = await openTestDatabase());
 }, 180_000);
 afterAll(async () => {
   await testDb?.drop();

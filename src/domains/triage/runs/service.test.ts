@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../../test/helpers/database.ts';
+import { openTestDatabase, type TestDatabase } from '../../../../test/helpers/database.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 import type { Database } from '../../../platform/db/client.ts';
 import { rowsOf } from '../../../platform/db/client.ts';
@@ -55,9 +55,7 @@ const runs = async () =>
   );
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = await testDb.open();
-  await database.migrate();
+  ({ testDb, database } = await openTestDatabase());
 });
 afterAll(() => testDb?.drop());
 beforeEach(async () => {

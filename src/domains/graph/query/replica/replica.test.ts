@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../../../../../test/helpers/database.ts';
+import { openTestDatabase, type TestDatabase } from '../../../../../test/helpers/database.ts';
 import type { Database } from '../../../../platform/db/client.ts';
 import { withTransaction } from '../../../../platform/db/transaction.ts';
 import { FULL_VISIBILITY, type NodeKind, type Visibility } from '../../kinds.ts';
@@ -23,9 +23,7 @@ let direct: GraphQueryService;
 let replicated: GraphQueryService;
 
 beforeAll(async () => {
-  testDb = await createTestDatabase();
-  database = await testDb.open();
-  await database.migrate();
+  ({ testDb, database } = await openTestDatabase());
   direct = createGraphQueryService({ db: database.db, runner: createServerRunner(database.db, { statementTimeoutMs: 5000 }) });
   // Batches of 3 rows: every catch-up below crosses batch boundaries.
   replicated = createGraphQueryService({ db: database.db, runner: createReplicaRunner({ db: database.db, statementTimeoutMs: 5000, batchRows: 3 }) });

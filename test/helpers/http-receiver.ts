@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** For tests: a real HTTP server on 127.0.0.1 that records every request and answers as told. */
+/** A real HTTP server on 127.0.0.1 that records every request and answers as told. */
 export interface ReceivedRequest {
   method: string;
   path: string;

@@ -1,8 +1,8 @@
 import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
-import { type Ed25519Jwk, jwkThumbprint } from './web-bot-auth.ts';
+import { type Ed25519Jwk, jwkThumbprint } from '../../src/domains/honeypot/vendors/web-bot-auth.ts';
 
-/** Helpers shared by the vendor tests (not used by the service). */
+/** Helpers shared by the vendor tests (src/domains/honeypot/vendors/): addresses inside a prefix, Web Bot Auth keys and signatures made by hand. */
 
 /** An address inside a prefix: its network address, plus one for IPv4 prefixes shorter than /31. */
 export function addressInside(cidr: string): string {
