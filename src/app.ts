@@ -12,11 +12,8 @@ import { createGraphDomain, type GraphDomain } from './domains/graph/wiring.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
 import { createTriageDomain, type TriageDomain } from './domains/triage/wiring.ts';
 import { createTrustDomain, type TrustDomain } from './domains/trust/wiring.ts';
-import { identityEndpoints } from './domains/identity/endpoints.ts';
-import { identityJobs } from './domains/identity/jobs.ts';
-import { passkeyEndpoints } from './domains/identity/passkeys.endpoints.ts';
-import { createPasskeyService } from './domains/identity/passkeys.ts';
-import { createIdentityService, type IdentityService } from './domains/identity/service.ts';
+import { createIdentityDomain } from './domains/identity/wiring.ts';
+import type { IdentityService } from './domains/identity/index.ts';
 import { metaEndpoints } from './domains/meta/endpoints.ts';
 import { opsEndpoints } from './domains/ops/endpoints.ts';
 import { createOpsService } from './domains/ops/service.ts';
@@ -97,8 +94,8 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   try {
     const audit = createAuditLog({ clock });
-    const identity = createIdentityService({ db: database.db, clock, audit, sessionTtlHours: config.sessionTtlHours });
-    const passkeys = createPasskeyService({ db: database.db, clock, audit, identity, webauthn: config.webauthn });
+    const identityDomain = createIdentityDomain({ db: database.db, clock, audit, config });
+    const identity = identityDomain.tokens;
 
     // Sessions start writable. A new process's are; but an embedded database shared by two app
     // instances in one process (tests) keeps the read-only default a stopped instance's chaos run set.
@@ -254,14 +251,13 @@ export async function createApp(options: AppOptions): Promise<App> {
       // A tick runs due jobs in this order: outbound-dispatch comes after every job that enqueues
       // notifications (alert-evaluate, empire-alert-evaluate, cost-budget-evaluate), so a firing
       // is sent in the tick that raised it rather than a minute later.
-      jobs: [...identityJobs(identity), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs(), ...compliance.jobs(), ...trust.jobs(), ...chaos.jobs(), ...outboundJobs(outbound, flags)],
+      jobs: [...identityDomain.jobs(), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs(), ...compliance.jobs(), ...trust.jobs(), ...chaos.jobs(), ...outboundJobs(outbound, flags)],
     });
     const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
     const auditChain = createAuditChainDomain({ db: database.db, clock, audit, log: logger });
     endpoints = [
       ...metaEndpoints({ endpoints: () => endpoints, baseUrl: config.publicUrl, database, metrics, clock }),
-      ...identityEndpoints(identity),
-      ...passkeyEndpoints(passkeys, { cookieSecure: config.cookieSecure }),
+      ...identityDomain.endpoints(),
       ...opsEndpoints(ops),
       ...outboundEndpoints(outbound, audit),
       ...honeypot.endpoints(),

@@ -4,7 +4,7 @@ import type { Db } from '../../platform/db/client.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import type { EmpireDomain } from '../empire/wiring.ts';
-import type { IdentityService } from '../identity/service.ts';
+import type { IdentityService } from '../identity/index.ts';
 import type { TriageDomain } from '../triage/wiring.ts';
 import { analyticsCohortEndpoints } from './cohorts/endpoints.ts';
 import { createCohortService } from './cohorts/service.ts';

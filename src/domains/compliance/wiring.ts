@@ -9,7 +9,7 @@ import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import type { FileStores } from '../../platform/storage/files.ts';
 import type { BackupsDomain } from '../backups/wiring.ts';
 import type { CostBudgetService } from '../cost/budgets/service.ts';
-import type { IdentityService } from '../identity/service.ts';
+import type { IdentityService } from '../identity/index.ts';
 import type { ProvenanceService } from '../provenance/service.ts';
 import type { ProposalService } from '../triage/proposals/service.ts';
 import type { TriageDomain } from '../triage/wiring.ts';

@@ -1,12 +1,12 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runJob, startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
-import { SoftAuthenticator } from '../../../test/helpers/soft-authenticator.ts';
-import { ManualClock } from '../../platform/clock.ts';
-import { rowsOf } from '../../platform/db/client.ts';
-import { CHALLENGE_TTL_MS, MAX_LOGIN_CHALLENGES_PER_ADDRESS, MAX_LOGIN_CHALLENGES_TOTAL } from './passkeys.ts';
-import { users } from './schema.ts';
+import { runJob, startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
+import { SoftAuthenticator } from '../../../../test/helpers/soft-authenticator.ts';
+import { ManualClock } from '../../../platform/clock.ts';
+import { rowsOf } from '../../../platform/db/client.ts';
+import { CHALLENGE_TTL_MS, MAX_LOGIN_CHALLENGES_PER_ADDRESS, MAX_LOGIN_CHALLENGES_TOTAL } from './service.ts';
+import { users } from '../schema.ts';
 
 /**
  * The unauthenticated login start: capped per address (IPv6 by /64) and in total, expired

@@ -9,17 +9,17 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
-import type { AuditLog, CallContext } from '../../platform/audit/service.ts';
-import { isUniqueViolation } from '../../platform/db/transaction.ts';
-import { addressKey } from '../../platform/client-address.ts';
-import type { Clock } from '../../platform/clock.ts';
-import type { Db } from '../../platform/db/client.ts';
-import { withTransaction } from '../../platform/db/transaction.ts';
-import { assertThat, badRequest, conflict, forbidden, notFound, ServiceError } from '../../platform/errors.ts';
-import { isScope, type Principal } from '../../platform/http/registry.ts';
-import * as repo from './passkeys.repository.ts';
+import type { AuditLog, CallContext } from '../../../platform/audit/service.ts';
+import { isUniqueViolation } from '../../../platform/db/transaction.ts';
+import { addressKey } from '../../../platform/client-address.ts';
+import type { Clock } from '../../../platform/clock.ts';
+import type { Db } from '../../../platform/db/client.ts';
+import { withTransaction } from '../../../platform/db/transaction.ts';
+import { assertThat, badRequest, conflict, forbidden, notFound, ServiceError } from '../../../platform/errors.ts';
+import { isScope, type Principal } from '../../../platform/http/registry.ts';
+import type { IdentityService } from '../tokens/service.ts';
+import * as repo from './repository.ts';
 import type { UserRow } from './repository.ts';
-import type { IdentityService } from './service.ts';
 
 /**
  * Operator passkeys (spec C6) and the passkey login that opens an operator session (C9).
@@ -204,6 +204,9 @@ export function createPasskeyService(deps: PasskeyServiceDeps) {
   }
 
   return {
+    /** Deletes the WebAuthn challenges that can no longer be used; returns how many. */
+    sweepExpiredChallenges: (now: Date) => repo.deleteExpiredChallenges(db, now),
+
     async listPasskeys(userId: string): Promise<PasskeyView[]> {
       return (await repo.listPasskeysOfUser(db, userId)).map(toPasskeyView);
     },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../platform/clock.ts';
-import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
+import { ManualClock } from '../../../platform/clock.ts';
+import { startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
 
 /**
  * Operators through the API (docs/operations.md, "Operators, tokens and sessions"): adding one and

@@ -1,6 +1,6 @@
-import { and, asc, count, desc, eq, gte, isNull, lt, lte, or, sql } from 'drizzle-orm';
-import type { Db } from '../../platform/db/client.ts';
-import { apiTokenActivity, apiTokens, sessions, users, webauthnChallenges } from './schema.ts';
+import { and, asc, count, desc, eq, gte, isNull, lt, or, sql } from 'drizzle-orm';
+import type { Db } from '../../../platform/db/client.ts';
+import { apiTokenActivity, apiTokens, sessions, users } from '../schema.ts';
 
 export type UserRow = typeof users.$inferSelect;
 export type TokenRow = typeof apiTokens.$inferSelect;
@@ -156,18 +156,13 @@ export async function touchSession(db: Db, id: string, at: Date): Promise<void> 
     .where(and(eq(sessions.id, id), lt(sessions.lastSeenAt, new Date(at.getTime() - 60_000))));
 }
 
-/** Deletes sessions and WebAuthn challenges that can no longer be used. */
-export async function deleteExpired(db: Db, now: Date): Promise<{ sessions: number; challenges: number }> {
-  const goneSessions = await db
+/** Deletes the sessions that can no longer be used (expired, or revoked over a day ago); returns how many. */
+export async function deleteExpiredSessions(db: Db, now: Date): Promise<number> {
+  const gone = await db
     .delete(sessions)
     .where(or(lt(sessions.expiresAt, now), lt(sessions.revokedAt, new Date(now.getTime() - 86_400_000))))
     .returning({ id: sessions.id });
-  // A challenge is dead from its own expiry on (consume takes only expires_at > now), used or not.
-  const goneChallenges = await db
-    .delete(webauthnChallenges)
-    .where(lte(webauthnChallenges.expiresAt, now))
-    .returning({ id: webauthnChallenges.id });
-  return { sessions: goneSessions.length, challenges: goneChallenges.length };
+  return gone.length;
 }
 
 /**

@@ -1,11 +1,20 @@
 import { and, count, desc, eq, gt, isNull, lte, min, sql } from 'drizzle-orm';
-import type { Db } from '../../platform/db/client.ts';
-import type { UserRow } from './repository.ts';
-import { passkeys, users, webauthnChallenges } from './schema.ts';
+import type { Db } from '../../../platform/db/client.ts';
+import { passkeys, users, webauthnChallenges } from '../schema.ts';
 
+/** The SQL of passkeys and their WebAuthn challenges. */
+
+export type UserRow = typeof users.$inferSelect;
 export type PasskeyRow = typeof passkeys.$inferSelect;
 export type ChallengeRow = typeof webauthnChallenges.$inferSelect;
 export type ChallengePurpose = 'registration' | 'authentication';
+
+/** Deletes the challenges that can no longer be used; returns how many. */
+export async function deleteExpiredChallenges(db: Db, now: Date): Promise<number> {
+  // A challenge is dead from its own expiry on (consume takes only expires_at > now), used or not.
+  const gone = await db.delete(webauthnChallenges).where(lte(webauthnChallenges.expiresAt, now)).returning({ id: webauthnChallenges.id });
+  return gone.length;
+}
 
 export async function insertChallenge(db: Db, row: ChallengeRow): Promise<void> {
   await db.insert(webauthnChallenges).values(row);

@@ -1,13 +1,13 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
-import { SoftAuthenticator } from '../../../test/helpers/soft-authenticator.ts';
-import { ManualClock } from '../../platform/clock.ts';
-import { SESSION_COOKIE } from '../../platform/http/auth.ts';
-import { SCOPES, type Scope } from '../../platform/http/registry.ts';
-import * as identityRepo from './repository.ts';
-import { passkeys as passkeysTable } from './schema.ts';
+import { startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
+import { SoftAuthenticator } from '../../../../test/helpers/soft-authenticator.ts';
+import { ManualClock } from '../../../platform/clock.ts';
+import { SESSION_COOKIE } from '../../../platform/http/auth.ts';
+import { SCOPES, type Scope } from '../../../platform/http/registry.ts';
+import * as identityRepo from '../tokens/repository.ts';
+import { passkeys as passkeysTable } from '../schema.ts';
 
 /**
  * A session never carries more than the credential that created it: passkeys are registered only

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
-import { SESSION_COOKIE } from '../../platform/http/auth.ts';
-import { EmptyBody, defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } from '../../platform/http/registry.ts';
-import type { PasskeyService } from './passkeys.ts';
+import { SESSION_COOKIE } from '../../../platform/http/auth.ts';
+import { EmptyBody, defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } from '../../../platform/http/registry.ts';
+import type { PasskeyService } from './service.ts';
 
 /** base64url, as browsers serialise WebAuthn binary fields (padding tolerated). */
 const Base64Url = (maxLength: number, description?: string) =>

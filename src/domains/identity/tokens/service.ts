@@ -1,14 +1,14 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { actorOf, type AuditLog, type CallContext } from '../../platform/audit/service.ts';
-import type { Clock } from '../../platform/clock.ts';
-import { randomToken, sha256Hex } from '../../platform/crypto.ts';
-import { dayOf, dayText } from '../../platform/days.ts';
-import type { Db } from '../../platform/db/client.ts';
-import { isReadOnlyRefusal, isUniqueViolation, withTransaction } from '../../platform/db/transaction.ts';
-import { assertThat, badRequest, conflict, forbidden, notFound } from '../../platform/errors.ts';
-import type { CredentialResolver } from '../../platform/http/auth.ts';
-import { isScope, type Principal, SCOPES, type Scope } from '../../platform/http/registry.ts';
-import { isToolsetName } from '../provenance/service.ts';
+import { actorOf, type AuditLog, type CallContext } from '../../../platform/audit/service.ts';
+import type { Clock } from '../../../platform/clock.ts';
+import { randomToken, sha256Hex } from '../../../platform/crypto.ts';
+import { dayOf, dayText } from '../../../platform/days.ts';
+import type { Db } from '../../../platform/db/client.ts';
+import { isReadOnlyRefusal, isUniqueViolation, withTransaction } from '../../../platform/db/transaction.ts';
+import { assertThat, badRequest, conflict, forbidden, notFound } from '../../../platform/errors.ts';
+import type { CredentialResolver } from '../../../platform/http/auth.ts';
+import { isScope, type Principal, SCOPES, type Scope } from '../../../platform/http/registry.ts';
+import { isToolsetName } from '../../provenance/service.ts';
 import * as repo from './repository.ts';
 
 export const ADMIN_USERNAME = 'admin';
@@ -499,7 +499,8 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
 
     findUser: (id: string) => repo.findUserById(db, id),
     findUserByUsername: (username: string) => repo.findUserByUsername(db, username),
-    sweepExpired: (now: Date) => repo.deleteExpired(db, now),
+    /** Deletes the sessions that can no longer be used; returns how many. */
+    sweepExpiredSessions: (now: Date) => repo.deleteExpiredSessions(db, now),
   };
 
   function newTokenRow(userId: string, name: string, scopes: string[], toolsets: string[] | null, plaintext: string): repo.TokenRow {
