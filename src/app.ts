@@ -10,6 +10,7 @@ import { createEmpireDomain, type EmpireDomain } from './domains/empire/wiring.t
 import { createFederationDomain, type FederationDomain } from './domains/federation/wiring.ts';
 import { createGraphDomain, type GraphDomain } from './domains/graph/wiring.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
+import { createProvenanceDomain, type ProvenanceDomain } from './domains/provenance/wiring.ts';
 import { createTriageDomain, type TriageDomain } from './domains/triage/wiring.ts';
 import { createTrustDomain, type TrustDomain } from './domains/trust/wiring.ts';
 import { createIdentityDomain } from './domains/identity/wiring.ts';
@@ -50,6 +51,8 @@ export interface App {
   honeypot: HoneypotDomain;
   agentApi: AgentApiDomain;
   empire: EmpireDomain;
+  /** Toolset keys, signing policies and attestations (docs/empire.md); the empire ingest admits with it. */
+  provenance: ProvenanceDomain;
   graph: GraphDomain;
   triage: TriageDomain;
   /** Regions, digests and the bridge fan-out (docs/federation.md); `federation.reads` is what other domains use. */
@@ -129,6 +132,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...(options.rateKeyPrefix !== undefined ? { rateKeyPrefix: options.rateKeyPrefix } : {}),
     });
     const graph = createGraphDomain({ db: database.db, clock, audit, log: logger, vendors: () => honeypot.registry.current.vendors });
+    const provenance = createProvenanceDomain({ db: database.db, clock, audit, config });
     // The forecaster's scheduled runs wait while the triage budget is spent (spec A "Triage budget"); triage is built on the empire, hence the late binding.
     let triage: TriageDomain | null = null;
     // GET overview?federated=1 answers the federation's merged overview; federation is built on the empire, hence the late binding.
@@ -140,6 +144,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       config,
       log: logger,
       outbound,
+      provenance: provenance.service,
       metrics: metrics.domains,
       graphLag: graph.materialiser.lagSec,
       forecastDeferral: async (now) => {
@@ -170,7 +175,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         identity,
         backups,
         costBudgets: cost.budgets,
-        provenance: empire.provenance,
+        provenance: provenance.service,
         triageProposals: triage.proposals,
         trust: () => trust?.drift ?? null,
         federation: () => federation?.reads ?? null,
@@ -194,7 +199,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         rollupLagsSec: async () => [await honeypot.dashboard.rollupLagSec(), await analytics.rollup.lagSec(clock.now())],
       },
     });
-    trust = createTrustDomain({ db: database.db, clock, audit, inputs: { graph, empire, compliance, backups, analytics, federation: () => federation?.reads ?? null } });
+    trust = createTrustDomain({ db: database.db, clock, audit, inputs: { graph, empire, provenance: provenance.service, compliance, backups, analytics, federation: () => federation?.reads ?? null } });
     chaos = createChaosDomain({
       db: database.db,
       clock,
@@ -263,6 +268,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...honeypot.endpoints(),
       ...agentApi.endpoints(() => endpoints),
       ...empire.endpoints(),
+      ...provenance.endpoints(),
       ...triage.endpoints(),
       ...cost.endpoints(),
       ...analytics.endpoints(),
@@ -310,6 +316,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       honeypot,
       agentApi,
       empire,
+      provenance,
       graph,
       triage,
       federation,

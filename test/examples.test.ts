@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import addFormatsModule from 'ajv-formats';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertIncident } from '../src/domains/empire/repository.ts';
+import { insertIncident } from '../src/domains/empire/incidents/repository.ts';
 import { plainSchema } from '../src/platform/http/openapi.ts';
 import type { Endpoint } from '../src/platform/http/registry.ts';
 import { startTestApp, type TestApp, V1 } from './helpers/app.ts';

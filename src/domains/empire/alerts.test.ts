@@ -11,7 +11,7 @@ import { rowsOf } from '../../platform/db/client.ts';
 import { type Receiver, type ReceivedRequest, startReceiver } from '../../platform/outbound/test-receiver.ts';
 import { createEmpireAlertService, describeFiring, type GraphLagProvider, matches, planEvaluation } from './alerts.ts';
 import { checkPredicate, type EmpirePredicate, GRAPH_LAG_RENOTIFY_MINUTES, normalizePredicate, parseStoredPredicate } from './alerts.predicates.ts';
-import type { EmpireEvent } from './ingest.ts';
+import type { EmpireEvent } from './ingest/service.ts';
 
 const MINUTE = 60_000;
 const JOB = 'empire-alert-evaluate';

@@ -9,8 +9,7 @@ import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import { builtinEngine, type ModelEngine } from '../../platform/llm/engine.ts';
 import { linkOriginOf } from '../../platform/llm/links.ts';
 import { createOpenAiEngine } from '../../platform/llm/openai-engine.ts';
-import type { EmpireDomain } from '../empire/wiring.ts';
-import { lineageOf } from '../empire/lineage.ts';
+import type { EmpireDomain } from '../empire/index.ts';
 import { budgetEndpoints } from './budget/endpoints.ts';
 import { type BudgetService, createBudgetService } from './budget/service.ts';
 import { metricsEndpoints } from './metrics/endpoints.ts';
@@ -63,7 +62,7 @@ export function createTriageDomain(deps: { db: Db; clock: Clock; audit: AuditLog
   const budget = createBudgetService({ db, clock, audit, llm: config.llm, defaultBudgetUsdCents: config.triage.defaultBudgetUsdCents });
   const lineage = async (eventId: string, depth: number) => {
     try {
-      return await lineageOf(db, eventId, depth, null); // the agents read the fleet; who may see a run is decided by its input
+      return await empire.events.lineage(eventId, depth, null); // the agents read the fleet; who may see a run is decided by its input
     } catch (error) {
       if (error instanceof ServiceError && error.status === 404) return null;
       throw error;

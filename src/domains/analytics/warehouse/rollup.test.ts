@@ -7,7 +7,7 @@ import { type Database, rowsOf } from '../../../platform/db/client.ts';
 import { dayNumber, dayText } from '../../../platform/days.ts';
 import { formatMicro } from '../../../platform/money.ts';
 import { costAnalyticsFacts } from '../../cost/analytics/service.ts';
-import { empireAnalyticsFacts } from '../../empire/analytics/service.ts';
+import { empireAnalyticsFacts } from '../../empire/index.ts';
 import { honeypotAnalyticsFacts } from '../../honeypot/analytics/service.ts';
 import { triageAnalyticsFacts } from '../../triage/analytics/service.ts';
 import { METRICS, SOURCES } from '../metrics.ts';

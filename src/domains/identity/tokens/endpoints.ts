@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { SESSION_COOKIE } from '../../../platform/http/auth.ts';
 import { EmptyBody, defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, SCOPES, V1 } from '../../../platform/http/registry.ts';
-import { TOOLSET_PATTERN } from '../../provenance/service.ts';
+import { TOOLSET_PATTERN } from '../../provenance/index.ts';
 import { type IdentityService, MAX_TOKEN_TOOLSETS } from './service.ts';
 
 const ScopeName = Type.Union(SCOPES.map((s) => Type.Literal(s)));

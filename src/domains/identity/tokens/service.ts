@@ -8,7 +8,7 @@ import { isReadOnlyRefusal, isUniqueViolation, withTransaction } from '../../../
 import { assertThat, badRequest, conflict, forbidden, notFound } from '../../../platform/errors.ts';
 import type { CredentialResolver } from '../../../platform/http/auth.ts';
 import { isScope, type Principal, SCOPES, type Scope } from '../../../platform/http/registry.ts';
-import { isToolsetName } from '../../provenance/service.ts';
+import { isToolsetName } from '../../provenance/index.ts';
 import * as repo from './repository.ts';
 
 export const ADMIN_USERNAME = 'admin';
