@@ -11,7 +11,7 @@ import { createFederationDomain, type FederationDomain } from './domains/federat
 import { createGraphDomain, type GraphDomain } from './domains/graph/wiring.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
 import { createProvenanceDomain, type ProvenanceDomain } from './domains/provenance/wiring.ts';
-import { createTriageDomain, type TriageDomain } from './domains/triage/wiring.ts';
+import { createTriageBudget, createTriageDomain, type TriageDomain } from './domains/triage/wiring.ts';
 import { createTrustDomain, type TrustDomain } from './domains/trust/wiring.ts';
 import { createIdentityDomain } from './domains/identity/wiring.ts';
 import type { IdentityService } from './domains/identity/index.ts';
@@ -133,8 +133,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     });
     const graph = createGraphDomain({ db: database.db, clock, audit, log: logger, vendors: () => honeypot.registry.current.vendors });
     const provenance = createProvenanceDomain({ db: database.db, clock, audit, config });
-    // The forecaster's scheduled runs wait while the triage budget is spent (spec A "Triage budget"); triage is built on the empire, hence the late binding.
-    let triage: TriageDomain | null = null;
+    // The forecaster's scheduled runs wait while the triage budget is spent (spec A "Triage budget"),
+    // and triage is built on the empire: the budget is built first and handed to both.
+    const modelBudget = createTriageBudget({ db: database.db, clock, audit, config });
     // GET overview?federated=1 answers the federation's merged overview; federation is built on the empire, hence the late binding.
     let federation: FederationDomain | null = null;
     const empire = createEmpireDomain({
@@ -147,20 +148,17 @@ export async function createApp(options: AppOptions): Promise<App> {
       provenance: provenance.service,
       metrics: metrics.domains,
       graphLag: graph.materialiser.lagSec,
-      forecastDeferral: async (now) => {
-        const deferred = await triage?.budget.deferral('forecaster', '*', now);
-        return deferred ? `the ${deferred.bucket.month} model budget of bucket ${deferred.bucket.toolset} is spent or degraded` : null;
-      },
+      modelBudget,
       federatedOverview: (caller) => federation!.overview.federated(caller),
     });
-    triage = createTriageDomain({ db: database.db, clock, audit, config, log: logger, empire });
+    const triage = createTriageDomain({ db: database.db, clock, audit, config, log: logger, empire, budget: modelBudget });
     const cost = createCostDomain({ db: database.db, clock, audit, outbound, config });
     const analytics = createAnalyticsDomain({ db: database.db, clock, config, identity, empire, triage });
     // One file store (platform/storage/files.ts) for backup snapshots and compliance evidence bundles.
     const files = createFileStores(config.backups, logger);
     const backups = createBackupsDomain({ database, clock, audit, config, log: logger, files, bridgeTokens });
     // Compliance and trust read each other (the no-open-critical-drift control; the compliance-fail
-    // detector), and both read federation (built after compliance, below): late binding, as for triage above.
+    // detector), and both read federation (built after compliance, below): late binding, as for the federated overview above.
     // Compliance reads chaos's recovery record too (chaos-recovery-within-slo); chaos is built after trust.
     let trust: TrustDomain | null = null;
     let chaos: ChaosDomain | null = null;

@@ -2,11 +2,12 @@
  * What other domains may use of the empire (docs/empire.md). Triage reads forecasts, lineage,
  * incidents and alert rules, and checks the predicates its rule proposer writes; federation merges
  * the overview and pools the ingest SLO; analytics borrows the daily facts; trust reads replay and
- * incidents. `EmpireDomain` is what the app hands them.
+ * incidents. `EmpireDomain` is what the app hands them; `ModelBudget` is the port the empire asks
+ * triage's budget through.
  */
 export type { EmpireDomain } from './wiring.ts';
 export type { EventService, LineageEvent } from './events/service.ts';
-export type { ForecastView } from './forecast/service.ts';
+export type { ForecastView, ModelBudget } from './forecast/service.ts';
 export type { IncidentService, IncidentView } from './incidents/service.ts';
 export type { DashboardService, OverviewRow } from './insights/dashboard.ts';
 export { type FederatedOverviewProvider, FederatedOverviewFields, OverviewRowSchema, PerRegion } from './insights/endpoints.ts';

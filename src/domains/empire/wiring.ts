@@ -14,7 +14,7 @@ import { empireAlertEndpoints } from './alerts.endpoints.ts';
 import { empireEventEndpoints } from './events/endpoints.ts';
 import { createEventService, type EventService } from './events/service.ts';
 import { empireForecastEndpoints } from './forecast/endpoints.ts';
-import { createForecaster, type ForecastDeferral, type Forecaster, forecastJobs } from './forecast/service.ts';
+import { createForecaster, type Forecaster, forecastJobs, type ModelBudget } from './forecast/service.ts';
 import { empireIncidentEndpoints } from './incidents/endpoints.ts';
 import { createIncidentService, type IncidentService } from './incidents/service.ts';
 import { empireIngestEndpoints } from './ingest/endpoints.ts';
@@ -59,10 +59,10 @@ export function createEmpireDomain(deps: {
   /** The knowledge-graph lag graph_lag_gte rules read (the graph materialiser's lagSec); unknown, so they never fire, without it. */
   graphLag?: GraphLagProvider;
   /**
-   * Why the scheduled forecaster run is deferred now (the triage budget, spec A "Triage budget"),
-   * or null; never deferred without it. On-demand runs are not deferred by it.
+   * The model budget scheduled forecaster runs wait on (triage's budget, spec A "Triage budget");
+   * never deferred without it. On-demand runs are not deferred by it.
    */
-  forecastDeferral?: ForecastDeferral;
+  modelBudget?: ModelBudget;
   /** Counts stored and rejected toolset events; none when absent. */
   metrics?: DomainMetrics;
   /** The federation's merged overview, which `GET {v1}/empire/overview?federated=1` answers (late-bound: federation is built on the empire). */
@@ -87,7 +87,7 @@ export function createEmpireDomain(deps: {
     dashboards,
     slo,
     replay,
-    jobs: () => [...forecastJobs(forecaster, deps.forecastDeferral), ...ingestJobs(ingest), ...empireAlertJobs(alerts)],
+    jobs: () => [...forecastJobs(forecaster, deps.modelBudget), ...ingestJobs(ingest), ...empireAlertJobs(alerts)],
     // In the order the manifest has always listed them.
     endpoints: () => [
       ...empireIngestEndpoints({ ingest, clock }),

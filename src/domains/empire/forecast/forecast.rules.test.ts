@@ -196,6 +196,7 @@ async function seedRecentAgain(toolset: string) {
 
 describe('the forecast job', () => {
   const ctx = () => ({ now: clock.now(), db: database.db, log: pino({ level: 'silent' }), trigger: 'manual' as const });
+  const forecastCount = async () => rowsOf(await database.db.execute(sql`SELECT id FROM empire_forecasts`)).length;
 
   it('runs the forecaster every 15 minutes, described', async () => {
     const jobs = forecastJobs(forecaster);
@@ -204,5 +205,19 @@ describe('the forecast job', () => {
     const forecastStats = await jobs[0]!.run(ctx());
     expect(forecastStats).toMatchObject({ forecastsCreated: 4, latchedIncidents: 0 });
     expect((forecastStats as { runId: string }).runId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('waits while the model budget defers the forecaster, naming the bucket, and runs nothing', async () => {
+    const asked: unknown[][] = [];
+    const [job] = forecastJobs(forecaster, {
+      deferral: async (...args) => (asked.push(args), { bucket: { month: '2026-11', toolset: '*' } }),
+    });
+    const before = await forecastCount();
+    expect(await job!.run(ctx())).toEqual({ deferred: 'the 2026-11 model budget of bucket * is spent or degraded' });
+    expect(asked).toEqual([['forecaster', '*', clock.now()]]);
+    expect(await forecastCount()).toBe(before);
+    // A budget that defers nothing lets the run through.
+    const [free] = forecastJobs(forecaster, { deferral: async () => null });
+    expect(await free!.run(ctx())).toMatchObject({ forecastsCreated: 4 });
   });
 });

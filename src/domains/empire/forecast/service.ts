@@ -131,18 +131,34 @@ export function createForecaster(deps: { db: Db; clock: Clock }) {
 
 export type Forecaster = ReturnType<typeof createForecaster>;
 
-/** Why a scheduled forecaster run should wait (the triage budget), or null to run. */
-export type ForecastDeferral = (now: Date) => Promise<string | null>;
+/**
+ * The model budget scheduled forecaster runs wait on (spec A "Triage budget"): the port the empire
+ * declares, which triage's budget serves. Triage is built on the empire, so the budget is built
+ * first and handed in.
+ */
+export interface ModelBudget {
+  /** The bucket (of `bucket` or `*`) whose spent or degraded budget defers `agent` at `now`, or null. */
+  deferral(agent: 'forecaster', bucket: '*', now: Date): Promise<{ bucket: { month: string; toolset: string } } | null>;
+}
 
-/** The forecaster job; a scheduled run waits while `deferral` says so (an on-demand POST forecast does not). */
-export function forecastJobs(forecaster: Forecaster, deferral: ForecastDeferral = async () => null): JobDefinition[] {
+/** A model budget that never defers: the forecaster runs on its schedule. */
+export const unlimitedModelBudget: ModelBudget = { deferral: async () => null };
+
+/** Why a scheduled forecaster run waits, or null to run. */
+async function deferralOf(budget: ModelBudget, now: Date): Promise<string | null> {
+  const deferred = await budget.deferral('forecaster', '*', now);
+  return deferred ? `the ${deferred.bucket.month} model budget of bucket ${deferred.bucket.toolset} is spent or degraded` : null;
+}
+
+/** The forecaster job; a scheduled run waits while `budget` defers it (an on-demand POST forecast does not). */
+export function forecastJobs(forecaster: Forecaster, budget: ModelBudget = unlimitedModelBudget): JobDefinition[] {
   return [
     {
       name: FORECAST_PRODUCER.job,
       description: "Scores every toolset's last 7 days of hourly events for anomalies and opens a minor incident when a toolset scores above 0.7 on 3 consecutive runs.",
       schedule: FORECAST_PRODUCER.schedule,
       async run({ now }) {
-        const deferred = await deferral(now);
+        const deferred = await deferralOf(budget, now);
         if (deferred !== null) return { deferred };
         const result = await forecaster.run(now);
         return { runId: result.runId, forecastsCreated: result.forecastsCreated, latchedIncidents: result.latchedIncidentIds.length };
