@@ -15,8 +15,8 @@ export const MUTATION_TEST_FILES = [
   'src/domains/honeypot/alerts/predicates.rules.test.ts',
   'src/domains/honeypot/alerts/predicates.load.rules.test.ts',
   'src/domains/honeypot/ingest/ingest.schema.rules.test.ts',
-  'src/domains/empire/forecast-model.test.ts',
-  'src/domains/empire/forecast-model.rules.test.ts',
+  'src/domains/empire/forecast/model.test.ts',
+  'src/domains/empire/forecast/model.rules.test.ts',
   'src/domains/empire/alerts/predicates.rules.test.ts',
   'src/domains/empire/alerts/predicates.load.rules.test.ts',
   'src/domains/provenance/admission.rules.test.ts',
@@ -28,14 +28,14 @@ export const MUTATION_TEST_FILES = [
   // Redis outages through a loopback TCP proxy (REDIS_URL; skipped without it).
   'src/platform/rate-limit.outage.rules.test.ts',
   // Rules bound to the database (each file opens one PGlite database).
-  'src/domains/empire/forecast.rules.test.ts',
+  'src/domains/empire/forecast/forecast.rules.test.ts',
   'src/domains/honeypot/ingest/ingest.rules.test.ts',
   'src/domains/honeypot/ingest/ingest.service.rules.test.ts',
   'src/domains/honeypot/ingest/ingest.test.ts',
   'src/domains/honeypot/ingest/ingest-body.test.ts',
   'src/domains/honeypot/ingest/group-ingest.test.ts',
-  'src/domains/empire/ingest.rules.test.ts',
-  'src/domains/empire/ingest.schema.rules.test.ts',
+  'src/domains/empire/ingest/ingest.rules.test.ts',
+  'src/domains/empire/ingest/ingest.schema.rules.test.ts',
   // The alert-rule engine over both kinds' real tables, through HTTP.
   'src/platform/alerting/lifecycle.test.ts',
 ];

@@ -10,13 +10,11 @@ import { createEmpireDomain, type EmpireDomain } from './domains/empire/wiring.t
 import { createFederationDomain, type FederationDomain } from './domains/federation/wiring.ts';
 import { createGraphDomain, type GraphDomain } from './domains/graph/wiring.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
-import { createTriageDomain, type TriageDomain } from './domains/triage/wiring.ts';
+import { createProvenanceDomain, type ProvenanceDomain } from './domains/provenance/wiring.ts';
+import { createTriageBudget, createTriageDomain, type TriageDomain } from './domains/triage/wiring.ts';
 import { createTrustDomain, type TrustDomain } from './domains/trust/wiring.ts';
-import { identityEndpoints } from './domains/identity/endpoints.ts';
-import { identityJobs } from './domains/identity/jobs.ts';
-import { passkeyEndpoints } from './domains/identity/passkeys.endpoints.ts';
-import { createPasskeyService } from './domains/identity/passkeys.ts';
-import { createIdentityService, type IdentityService } from './domains/identity/service.ts';
+import { createIdentityDomain } from './domains/identity/wiring.ts';
+import type { IdentityService } from './domains/identity/index.ts';
 import { metaEndpoints } from './domains/meta/endpoints.ts';
 import { opsEndpoints } from './domains/ops/endpoints.ts';
 import { createOpsService } from './domains/ops/service.ts';
@@ -53,6 +51,8 @@ export interface App {
   honeypot: HoneypotDomain;
   agentApi: AgentApiDomain;
   empire: EmpireDomain;
+  /** Toolset keys, signing policies and attestations (docs/empire.md); the empire ingest admits with it. */
+  provenance: ProvenanceDomain;
   graph: GraphDomain;
   triage: TriageDomain;
   /** Regions, digests and the bridge fan-out (docs/federation.md); `federation.reads` is what other domains use. */
@@ -97,8 +97,8 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   try {
     const audit = createAuditLog({ clock });
-    const identity = createIdentityService({ db: database.db, clock, audit, sessionTtlHours: config.sessionTtlHours });
-    const passkeys = createPasskeyService({ db: database.db, clock, audit, identity, webauthn: config.webauthn });
+    const identityDomain = createIdentityDomain({ db: database.db, clock, audit, config });
+    const identity = identityDomain.tokens;
 
     // Sessions start writable. A new process's are; but an embedded database shared by two app
     // instances in one process (tests) keeps the read-only default a stopped instance's chaos run set.
@@ -132,8 +132,10 @@ export async function createApp(options: AppOptions): Promise<App> {
       ...(options.rateKeyPrefix !== undefined ? { rateKeyPrefix: options.rateKeyPrefix } : {}),
     });
     const graph = createGraphDomain({ db: database.db, clock, audit, log: logger, vendors: () => honeypot.registry.current.vendors });
-    // The forecaster's scheduled runs wait while the triage budget is spent (spec A "Triage budget"); triage is built on the empire, hence the late binding.
-    let triage: TriageDomain | null = null;
+    const provenance = createProvenanceDomain({ db: database.db, clock, audit, config });
+    // The forecaster's scheduled runs wait while the triage budget is spent (spec A "Triage budget"),
+    // and triage is built on the empire: the budget is built first and handed to both.
+    const modelBudget = createTriageBudget({ db: database.db, clock, audit, config });
     // GET overview?federated=1 answers the federation's merged overview; federation is built on the empire, hence the late binding.
     let federation: FederationDomain | null = null;
     const empire = createEmpireDomain({
@@ -143,22 +145,20 @@ export async function createApp(options: AppOptions): Promise<App> {
       config,
       log: logger,
       outbound,
+      provenance: provenance.service,
       metrics: metrics.domains,
       graphLag: graph.materialiser.lagSec,
-      forecastDeferral: async (now) => {
-        const deferred = await triage?.budget.deferral('forecaster', '*', now);
-        return deferred ? `the ${deferred.bucket.month} model budget of bucket ${deferred.bucket.toolset} is spent or degraded` : null;
-      },
+      modelBudget,
       federatedOverview: (caller) => federation!.overview.federated(caller),
     });
-    triage = createTriageDomain({ db: database.db, clock, audit, config, log: logger, empire });
+    const triage = createTriageDomain({ db: database.db, clock, audit, config, log: logger, empire, budget: modelBudget });
     const cost = createCostDomain({ db: database.db, clock, audit, outbound, config });
     const analytics = createAnalyticsDomain({ db: database.db, clock, config, identity, empire, triage });
     // One file store (platform/storage/files.ts) for backup snapshots and compliance evidence bundles.
     const files = createFileStores(config.backups, logger);
     const backups = createBackupsDomain({ database, clock, audit, config, log: logger, files, bridgeTokens });
     // Compliance and trust read each other (the no-open-critical-drift control; the compliance-fail
-    // detector), and both read federation (built after compliance, below): late binding, as for triage above.
+    // detector), and both read federation (built after compliance, below): late binding, as for the federated overview above.
     // Compliance reads chaos's recovery record too (chaos-recovery-within-slo); chaos is built after trust.
     let trust: TrustDomain | null = null;
     let chaos: ChaosDomain | null = null;
@@ -173,7 +173,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         identity,
         backups,
         costBudgets: cost.budgets,
-        provenance: empire.provenance,
+        provenance: provenance.service,
         triageProposals: triage.proposals,
         trust: () => trust?.drift ?? null,
         federation: () => federation?.reads ?? null,
@@ -197,7 +197,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         rollupLagsSec: async () => [await honeypot.dashboard.rollupLagSec(), await analytics.rollup.lagSec(clock.now())],
       },
     });
-    trust = createTrustDomain({ db: database.db, clock, audit, inputs: { graph, empire, compliance, backups, analytics, federation: () => federation?.reads ?? null } });
+    trust = createTrustDomain({ db: database.db, clock, audit, inputs: { graph, empire, provenance: provenance.service, compliance, backups, analytics, federation: () => federation?.reads ?? null } });
     chaos = createChaosDomain({
       db: database.db,
       clock,
@@ -254,19 +254,19 @@ export async function createApp(options: AppOptions): Promise<App> {
       // A tick runs due jobs in this order: outbound-dispatch comes after every job that enqueues
       // notifications (alert-evaluate, empire-alert-evaluate, cost-budget-evaluate), so a firing
       // is sent in the tick that raised it rather than a minute later.
-      jobs: [...identityJobs(identity), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs(), ...compliance.jobs(), ...trust.jobs(), ...chaos.jobs(), ...outboundJobs(outbound, flags)],
+      jobs: [...identityDomain.jobs(), ...honeypot.jobs(), ...empire.jobs(), ...triage.jobs(), ...cost.jobs(), ...analytics.jobs(), ...graph.jobs(), ...backups.jobs(), ...compliance.jobs(), ...trust.jobs(), ...chaos.jobs(), ...outboundJobs(outbound, flags)],
     });
     const ops = createOpsService({ db: database.db, clock, audit, scheduler, config });
     const auditChain = createAuditChainDomain({ db: database.db, clock, audit, log: logger });
     endpoints = [
       ...metaEndpoints({ endpoints: () => endpoints, baseUrl: config.publicUrl, database, metrics, clock }),
-      ...identityEndpoints(identity),
-      ...passkeyEndpoints(passkeys, { cookieSecure: config.cookieSecure }),
+      ...identityDomain.endpoints(),
       ...opsEndpoints(ops),
       ...outboundEndpoints(outbound, audit),
       ...honeypot.endpoints(),
       ...agentApi.endpoints(() => endpoints),
       ...empire.endpoints(),
+      ...provenance.endpoints(),
       ...triage.endpoints(),
       ...cost.endpoints(),
       ...analytics.endpoints(),
@@ -314,6 +314,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       honeypot,
       agentApi,
       empire,
+      provenance,
       graph,
       triage,
       federation,

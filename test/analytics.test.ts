@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertIncident } from '../src/domains/empire/repository.ts';
+import { insertIncident } from '../src/domains/empire/incidents/repository.ts';
 import { triageProposals } from '../src/domains/triage/schema.ts';
 import { ManualClock } from '../src/platform/clock.ts';
 import { rowsOf } from '../src/platform/db/client.ts';

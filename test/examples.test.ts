@@ -4,7 +4,7 @@ import { sql } from 'drizzle-orm';
 import addFormatsModule from 'ajv-formats';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertIncident } from '../src/domains/empire/repository.ts';
+import { insertIncident } from '../src/domains/empire/incidents/repository.ts';
 import { plainSchema } from '../src/platform/http/openapi.ts';
 import type { Endpoint } from '../src/platform/http/registry.ts';
 import { startTestApp, type TestApp, V1 } from './helpers/app.ts';
@@ -47,9 +47,9 @@ const TOOLSET = 'crawler-lab';
 const EXEMPT: Record<string, string> = {
   testSlackWebhook: 'it posts to the webhook URL at once (a real network call to a chat service); the example is only schema-checked',
   finishPasskeyRegistration:
-    'the body is an attestation the authenticator makes over the challenge the start call just issued: a written example can never verify (covered by src/domains/identity/passkeys.test.ts)',
+    'the body is an attestation the authenticator makes over the challenge the start call just issued: a written example can never verify (covered by src/domains/identity/passkeys/passkeys.test.ts)',
   finishPasskeyLogin:
-    'the body is an assertion signed by a registered authenticator over a fresh challenge: a written example can never verify (covered by src/domains/identity/passkeys.test.ts)',
+    'the body is an assertion signed by a registered authenticator over a fresh challenge: a written example can never verify (covered by src/domains/identity/passkeys/passkeys.test.ts)',
   runChaosExperiment:
     'the drift inbox fixtures above leave critical drift events unresolved, and those close the chaos gate (409 critical-drift-open); its example is sent as is on a clean instance in src/domains/chaos/runs/runs.test.ts',
 };

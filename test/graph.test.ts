@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertIncident } from '../src/domains/empire/repository.ts';
+import { insertIncident } from '../src/domains/empire/incidents/repository.ts';
 import { ManualClock } from '../src/platform/clock.ts';
 import { runJob, startTestApp, type TestApp, V1 } from './helpers/app.ts';
 import { ingestEmpire, nodeKeyPair, registerKey, signWithNode, tokenBoundTo } from './helpers/empire.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertIncident } from '../src/domains/empire/repository.ts';
+import { insertIncident } from '../src/domains/empire/incidents/repository.ts';
 import { ManualClock } from '../src/platform/clock.ts';
 import { closedPort } from './helpers/http-receiver.ts';
 import { type Endpoint, SCOPES } from '../src/platform/http/registry.ts';

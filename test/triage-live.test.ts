@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { insertIncident } from '../src/domains/empire/repository.ts';
+import { insertIncident } from '../src/domains/empire/incidents/repository.ts';
 import { insertProposals } from '../src/domains/triage/proposals/repository.ts';
 import { definitionOf } from '../src/domains/triage/agents/registry.ts';
 import { ManualClock } from '../src/platform/clock.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertIncident } from '../src/domains/empire/repository.ts';
+import { insertIncident } from '../src/domains/empire/incidents/repository.ts';
 import { empireForecasts } from '../src/domains/empire/schema.ts';
 import { ManualClock } from '../src/platform/clock.ts';
 import { readDataMessage } from '../src/platform/llm/untrusted.ts';

@@ -1,6 +1,6 @@
 import { SCOPES } from '../platform/http/scopes.ts';
 // Type only: erased at run time, so the client still loads nothing of the service.
-import type { TokenView } from '../domains/identity/service.ts';
+import type { TokenView } from '../domains/identity/index.ts';
 
 /**
  * The operator commands (README "Operator commands", docs/operations.md "Operator commands"): each

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { EmpireEvent } from '../../src/domains/empire/ingest.ts';
+import type { EmpireEvent } from '../../src/domains/empire/ingest/service.ts';
 import { ManualClock } from '../../src/platform/clock.ts';
 import { runJob, type TestApp, V1 } from '../helpers/app.ts';
 import { ingestEmpire, nodeKeyPair, registerKey, signWithNode } from '../helpers/empire.ts';

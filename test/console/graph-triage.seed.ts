@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import { insertIncident } from '../../src/domains/empire/repository.ts';
+import { insertIncident } from '../../src/domains/empire/incidents/repository.ts';
 import { empireForecasts } from '../../src/domains/empire/schema.ts';
 import type { ManualClock } from '../../src/platform/clock.ts';
 import { runJob, type TestApp, V1 } from '../helpers/app.ts';

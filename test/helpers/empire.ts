@@ -1,6 +1,6 @@
 import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
-import { EMPIRE_INGEST_PATH } from '../../src/domains/empire/endpoints.ts';
-import { type EmpireEvent, signedBytesOf } from '../../src/domains/empire/ingest.ts';
+import { EMPIRE_INGEST_PATH } from '../../src/domains/empire/ingest/endpoints.ts';
+import { type EmpireEvent, signedBytesOf } from '../../src/domains/empire/ingest/service.ts';
 import { type Scope, V1 } from '../../src/platform/http/registry.ts';
 import type { TestApp } from './app.ts';
 

@@ -3,8 +3,8 @@ import type { Config } from '../../platform/config.ts';
 import type { Db } from '../../platform/db/client.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
-import type { EmpireDomain } from '../empire/wiring.ts';
-import type { IdentityService } from '../identity/service.ts';
+import { type EmpireDomain, empireAnalyticsFacts } from '../empire/index.ts';
+import type { IdentityService } from '../identity/index.ts';
 import { triageAnalyticsFacts, type TriageDomain } from '../triage/index.ts';
 import { analyticsCohortEndpoints } from './cohorts/endpoints.ts';
 import { createCohortService } from './cohorts/service.ts';
@@ -13,7 +13,6 @@ import { createAnalyticsQueryService } from './warehouse/query.ts';
 import { createRollupService, type RollupService, rollupJobs } from './warehouse/rollup.ts';
 import { factSources } from './warehouse/sources.ts';
 import { costAnalyticsFacts } from '../cost/index.ts';
-import { empireAnalyticsFacts } from '../empire/analytics/service.ts';
 import { honeypotAnalyticsFacts } from '../honeypot/index.ts';
 
 export interface AnalyticsDomain {

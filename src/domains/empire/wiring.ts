@@ -8,26 +8,27 @@ import type { Endpoint } from '../../platform/http/registry.ts';
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import type { DomainMetrics } from '../../platform/metrics.ts';
 import type { Outbound } from '../../platform/outbound/service.ts';
-import { provenanceEndpoints } from '../provenance/endpoints.ts';
-import { createProvenanceService, type ProvenanceService } from '../provenance/service.ts';
+import type { ProvenanceService } from '../provenance/index.ts';
 import { createEmpireAlertService, empireAlertJobs, type EmpireAlertService, type GraphLagProvider, unknownGraphLag } from './alerts/service.ts';
 import { empireAlertEndpoints } from './alerts/endpoints.ts';
-import { createDashboardService, type DashboardService } from './dashboard.ts';
-import { empireIngestEndpoints } from './endpoints.ts';
-import { createForecaster, empireJobs, type ForecastDeferral, type Forecaster } from './forecast.ts';
-import { empireForecastEndpoints } from './forecast.endpoints.ts';
-import { createIncidentService, type IncidentService } from './incidents.ts';
-import { createEmpireIngest, type EmpireIngest } from './ingest.ts';
-import { createNoteService } from './notes.ts';
-import { empireInsightEndpoints } from './insights.endpoints.ts';
-import { empireReadEndpoints } from './reads.endpoints.ts';
-import { createReplayService, type ReplayService } from './replay.ts';
-import { createSloService, type SloService } from './slo.ts';
-import type { FederatedOverviewProvider } from './insights.endpoints.ts';
+import { empireEventEndpoints } from './events/endpoints.ts';
+import { createEventService, type EventService } from './events/service.ts';
+import { empireForecastEndpoints } from './forecast/endpoints.ts';
+import { createForecaster, type Forecaster, forecastJobs, type ModelBudget } from './forecast/service.ts';
+import { empireIncidentEndpoints } from './incidents/endpoints.ts';
+import { createIncidentService, type IncidentService } from './incidents/service.ts';
+import { empireIngestEndpoints } from './ingest/endpoints.ts';
+import { ingestJobs } from './ingest/jobs.ts';
+import { createEmpireIngest, type EmpireIngest } from './ingest/service.ts';
+import { createDashboardService, type DashboardService } from './insights/dashboard.ts';
+import { empireInsightEndpoints, type FederatedOverviewProvider } from './insights/endpoints.ts';
+import { createReplayService, type ReplayService } from './insights/replay.ts';
+import { createSloService, type SloService } from './insights/slo.ts';
 
 export interface EmpireDomain {
-  provenance: ProvenanceService;
   ingest: EmpireIngest;
+  /** Lineage and notes of stored events; triage's agents walk lineage (`lineage`). */
+  events: EventService;
   forecaster: Forecaster;
   /** Empire alert rules; `createWithin` is also how triage turns an accepted proposal into a rule. */
   alerts: EmpireAlertService;
@@ -45,7 +46,7 @@ export interface EmpireDomain {
   close(): Promise<void>;
 }
 
-/** Builds the empire layer (toolset ingest, spec D4) and provenance (spec B group 5) it verifies with. */
+/** Builds the empire layer (toolset ingest, spec D4) over the provenance it admits and attests with. */
 export function createEmpireDomain(deps: {
   db: Db;
   clock: Clock;
@@ -53,45 +54,48 @@ export function createEmpireDomain(deps: {
   config: Config;
   log: FastifyBaseLogger;
   outbound: Outbound;
+  /** Keys, policies and attestations (the provenance domain's service). */
+  provenance: ProvenanceService;
   /** The knowledge-graph lag graph_lag_gte rules read (the graph materialiser's lagSec); unknown, so they never fire, without it. */
   graphLag?: GraphLagProvider;
   /**
-   * Why the scheduled forecaster run is deferred now (the triage budget, spec A "Triage budget"),
-   * or null; never deferred without it. On-demand runs are not deferred by it.
+   * The model budget scheduled forecaster runs wait on (triage's budget, spec A "Triage budget");
+   * never deferred without it. On-demand runs are not deferred by it.
    */
-  forecastDeferral?: ForecastDeferral;
+  modelBudget?: ModelBudget;
   /** Counts stored and rejected toolset events; none when absent. */
   metrics?: DomainMetrics;
   /** The federation's merged overview, which `GET {v1}/empire/overview?federated=1` answers (late-bound: federation is built on the empire). */
   federatedOverview?: FederatedOverviewProvider;
 }): EmpireDomain {
-  const provenance = createProvenanceService({ db: deps.db, clock: deps.clock, audit: deps.audit, requireSignedGlobally: deps.config.empire.requireSignedEvents });
-  const forecaster = createForecaster({ db: deps.db, clock: deps.clock });
-  const incidents = createIncidentService({ db: deps.db, clock: deps.clock, audit: deps.audit });
-  const notes = createNoteService({ db: deps.db, clock: deps.clock, audit: deps.audit });
+  const { db, clock, audit, provenance } = deps;
+  const forecaster = createForecaster({ db, clock });
+  const incidents = createIncidentService({ db, clock, audit });
+  const events = createEventService({ db, clock, audit, incidents });
   const verifier = createEd25519Verifier({ threads: deps.config.empire.verifyThreads });
-  const alerts = createEmpireAlertService({ db: deps.db, clock: deps.clock, audit: deps.audit, outbound: deps.outbound, config: deps.config, log: deps.log, graphLag: deps.graphLag ?? unknownGraphLag });
-  const ingest = createEmpireIngest({ db: deps.db, clock: deps.clock, provenance, verifier, log: deps.log, ...(deps.metrics ? { metrics: deps.metrics } : {}) });
-  const dashboards = createDashboardService({ db: deps.db, clock: deps.clock });
-  const slo = createSloService({ db: deps.db, clock: deps.clock, flushSamples: ingest.flushSamples });
-  const replay = createReplayService({ db: deps.db, provenance });
+  const alerts = createEmpireAlertService({ db, clock, audit, outbound: deps.outbound, config: deps.config, log: deps.log, graphLag: deps.graphLag ?? unknownGraphLag });
+  const ingest = createEmpireIngest({ db, clock, provenance, verifier, log: deps.log, ...(deps.metrics ? { metrics: deps.metrics } : {}) });
+  const dashboards = createDashboardService({ db, clock, forecaster });
+  const slo = createSloService({ db, clock, flushSamples: ingest.flushSamples });
+  const replay = createReplayService({ db, provenance });
   return {
-    provenance,
     ingest,
+    events,
     forecaster,
     alerts,
     incidents,
     dashboards,
     slo,
     replay,
-    jobs: () => [...empireJobs(forecaster, ingest, deps.forecastDeferral), ...empireAlertJobs(alerts)],
+    jobs: () => [...forecastJobs(forecaster, deps.modelBudget), ...ingestJobs(ingest), ...empireAlertJobs(alerts)],
+    // In the order the manifest has always listed them.
     endpoints: () => [
-      ...empireIngestEndpoints({ ingest, clock: deps.clock }),
-      ...empireReadEndpoints({ db: deps.db, notes }),
-      ...empireForecastEndpoints({ forecaster, incidents, clock: deps.clock }),
+      ...empireIngestEndpoints({ ingest, clock }),
+      ...empireEventEndpoints({ events }),
+      ...empireForecastEndpoints({ forecaster, clock }),
+      ...empireIncidentEndpoints({ incidents }),
       ...empireInsightEndpoints({ dashboards, slo, replay, ...(deps.federatedOverview ? { federatedOverview: deps.federatedOverview } : {}) }),
       ...empireAlertEndpoints({ alerts }),
-      ...provenanceEndpoints(provenance),
     ],
     async close() {
       await ingest.close();

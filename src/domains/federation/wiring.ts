@@ -8,7 +8,7 @@ import type { Db } from '../../platform/db/client.ts';
 import type { Endpoint } from '../../platform/http/registry.ts';
 import type { Resolver } from '../../platform/outbound/safe-fetch.ts';
 import type { ComplianceReads } from '../compliance/index.ts';
-import type { DashboardService } from '../empire/dashboard.ts';
+import type { DashboardService } from '../empire/index.ts';
 import type { GraphMaterialiser } from '../graph/index.ts';
 import { digestEndpoints } from './digests/endpoints.ts';
 import { createDigestService, type DigestService } from './digests/service.ts';

@@ -1,15 +1,17 @@
 import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
-import type { IdentityService } from './service.ts';
+import type { PasskeyService } from './passkeys/service.ts';
+import type { IdentityService } from './tokens/service.ts';
 
-export function identityJobs(identity: IdentityService): JobDefinition[] {
+export function identityJobs(deps: { tokens: Pick<IdentityService, 'sweepExpiredSessions'>; passkeys: Pick<PasskeyService, 'sweepExpiredChallenges'> }): JobDefinition[] {
   return [
     {
       name: 'session-sweep',
       description: 'Deletes expired operator sessions and WebAuthn challenges.',
       schedule: '17 * * * *',
       async run({ now }) {
-        const deleted = await identity.sweepExpired(now);
-        return { sessionsDeleted: deleted.sessions, challengesDeleted: deleted.challenges };
+        const sessionsDeleted = await deps.tokens.sweepExpiredSessions(now);
+        const challengesDeleted = await deps.passkeys.sweepExpiredChallenges(now);
+        return { sessionsDeleted, challengesDeleted };
       },
     },
   ];

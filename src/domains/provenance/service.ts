@@ -12,7 +12,6 @@ import type { RejectionReason, VerifyingKey } from './admission.ts';
 import { parsePublicKey } from './ed25519.ts';
 import * as repo from './repository.ts';
 
-export { isToolsetName, TOOLSET_PATTERN } from '../../platform/toolset-name.ts';
 export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 200;
 /**

@@ -9,8 +9,7 @@ import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import { builtinEngine, type ModelEngine } from '../../platform/llm/engine.ts';
 import { linkOriginOf } from '../../platform/llm/links.ts';
 import { createOpenAiEngine } from '../../platform/llm/openai-engine.ts';
-import type { EmpireDomain } from '../empire/wiring.ts';
-import { lineageOf } from '../empire/lineage.ts';
+import type { EmpireDomain } from '../empire/index.ts';
 import { budgetEndpoints } from './budget/endpoints.ts';
 import { type BudgetService, createBudgetService } from './budget/service.ts';
 import { metricsEndpoints } from './metrics/endpoints.ts';
@@ -48,22 +47,39 @@ async function attempt(work: () => Promise<object>): Promise<object> {
 }
 
 /**
+ * The model budget (docs/triage.md, "Budget"), built before the rest of triage: the empire's
+ * scheduled forecaster waits on it (the empire's `ModelBudget` port), and triage is built on the
+ * empire.
+ */
+export function createTriageBudget(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config }): BudgetService {
+  return createBudgetService({ db: deps.db, clock: deps.clock, audit: deps.audit, llm: deps.config.llm, defaultBudgetUsdCents: deps.config.triage.defaultBudgetUsdCents });
+}
+
+/**
  * AI triage (docs/triage.md): the model layer's engine (live when OBSERVATORY_LLM_BASE_URL and
  * OBSERVATORY_LLM_MODEL are set, else built-in), the agents' runs, decisions, trust metrics and
- * rollback, the model budget and postmortems. Builds on the empire's incidents, alert rules,
- * forecasts and lineage.
+ * rollback, the model budget (`createTriageBudget`) and postmortems. Builds on the empire's
+ * incidents, alert rules, forecasts and lineage.
  */
-export function createTriageDomain(deps: { db: Db; clock: Clock; audit: AuditLog; config: Config; log: FastifyBaseLogger; empire: EmpireDomain; engine?: ModelEngine }): TriageDomain {
-  const { db, clock, audit, config, log, empire } = deps;
+export function createTriageDomain(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+  config: Config;
+  log: FastifyBaseLogger;
+  empire: EmpireDomain;
+  budget: BudgetService;
+  engine?: ModelEngine;
+}): TriageDomain {
+  const { db, clock, audit, config, log, empire, budget } = deps;
   const live = config.llm.live;
   const engine =
     deps.engine ??
     (live ? createOpenAiEngine({ baseUrl: live.baseUrl, model: live.model, apiKey: live.apiKey, timeoutMs: config.llm.timeoutMs, maxRetries: config.llm.maxRetries, log }) : builtinEngine);
   const agents = createAgentService({ db, clock, audit });
-  const budget = createBudgetService({ db, clock, audit, llm: config.llm, defaultBudgetUsdCents: config.triage.defaultBudgetUsdCents });
   const lineage = async (eventId: string, depth: number) => {
     try {
-      return await lineageOf(db, eventId, depth, null); // the agents read the fleet; who may see a run is decided by its input
+      return await empire.events.lineage(eventId, depth, null); // the agents read the fleet; who may see a run is decided by its input
     } catch (error) {
       if (error instanceof ServiceError && error.status === 404) return null;
       throw error;

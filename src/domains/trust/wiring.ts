@@ -7,9 +7,10 @@ import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import type { AnalyticsDomain } from '../analytics/index.ts';
 import type { BackupsDomain } from '../backups/index.ts';
 import type { ComplianceDomain } from '../compliance/index.ts';
-import type { EmpireDomain } from '../empire/wiring.ts';
+import type { EmpireDomain } from '../empire/index.ts';
 import type { FederationReads } from '../federation/index.ts';
 import type { GraphDomain } from '../graph/index.ts';
+import type { ProvenanceService } from '../provenance/index.ts';
 import { complianceFailDetector } from './drift/detectors/compliance-fail.ts';
 import { graphDriftDetector } from './drift/detectors/graph-drift.ts';
 import { integrityMismatchDetector } from './drift/detectors/integrity-mismatch.ts';
@@ -28,7 +29,8 @@ const SIGNING_LISTED_MAX = 5;
 /** The domains whose state the drift detectors and the snapshot read, through their services (docs/federation.md, docs/trust.md). */
 export interface TrustInputs {
   graph: Pick<GraphDomain, 'materialiser'>;
-  empire: Pick<EmpireDomain, 'replay' | 'provenance' | 'incidents'>;
+  empire: Pick<EmpireDomain, 'replay' | 'incidents'>;
+  provenance: Pick<ProvenanceService, 'signingCoverage'>;
   compliance: Pick<ComplianceDomain, 'catalogue' | 'reads' | 'evaluations'>;
   backups: Pick<BackupsDomain, 'service' | 'crossToolset'>;
   analytics: Pick<AnalyticsDomain, 'rollup'>;
@@ -49,7 +51,7 @@ export function snapshotSources(db: Db, inputs: TrustInputs): SnapshotSources {
       const record = (v: typeof latest) => (v === null ? null : { at: v.verifiedAt, outcome: v.outcome, subject: `${v.database}, snapshot ${v.snapshotId}` });
       return { latest: record(latest), lastOk: record(lastOk) };
     },
-    signingCoverage: () => inputs.empire.provenance.signingCoverage(SIGNING_LISTED_MAX),
+    signingCoverage: () => inputs.provenance.signingCoverage(SIGNING_LISTED_MAX),
     async latestChainVerification() {
       const row = await latestOperatorRecord(db, 'audit.verify-chain');
       if (row === null) return null;

@@ -3,8 +3,8 @@ import { checkDayRange, dayNumber, dayOf } from '../../../platform/days.ts';
 import { badRequest } from '../../../platform/errors.ts';
 import { assertSpansNoToolset, toolsetReach } from '../../../platform/http/auth.ts';
 import type { Principal } from '../../../platform/http/registry.ts';
-import type { IncidentService } from '../../empire/incidents.ts';
-import type { IdentityService } from '../../identity/service.ts';
+import type { IncidentService } from '../../empire/index.ts';
+import type { IdentityService } from '../../identity/index.ts';
 import type { PostmortemService } from '../../triage/index.ts';
 import { type CohortBucket, cohortBuckets, COHORT_DAYS, type CohortMember, type FollowMode } from './compute.ts';
 

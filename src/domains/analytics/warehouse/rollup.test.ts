@@ -6,7 +6,7 @@ import { type Database, rowsOf } from '../../../platform/db/client.ts';
 import { dayNumber, dayText } from '../../../platform/days.ts';
 import { formatMicro } from '../../../platform/money.ts';
 import { costAnalyticsFacts } from '../../cost/index.ts';
-import { empireAnalyticsFacts } from '../../empire/analytics/service.ts';
+import { empireAnalyticsFacts } from '../../empire/index.ts';
 import { honeypotAnalyticsFacts } from '../../honeypot/index.ts';
 import { triageAnalyticsFacts } from '../../triage/index.ts';
 import { METRICS, SOURCES } from '../metrics.ts';

@@ -1,7 +1,7 @@
 import type { Db } from '../../../platform/db/client.ts';
 import { MICRO } from '../../../platform/money.ts';
 import type { CostAnalyticsFacts } from '../../cost/index.ts';
-import type { EmpireAnalyticsFacts } from '../../empire/analytics/service.ts';
+import type { EmpireAnalyticsFacts } from '../../empire/index.ts';
 import type { HoneypotAnalyticsFacts } from '../../honeypot/index.ts';
 import type { TriageAnalyticsFacts } from '../../triage/index.ts';
 import type { SourceKey } from '../metrics.ts';

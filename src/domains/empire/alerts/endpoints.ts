@@ -3,7 +3,7 @@ import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } 
 import { exampleFreshness, Freshness } from '../../../platform/freshness.ts';
 import { deliveryQueryFields, exampleDelivery, RuleDelivery } from '../../../platform/outbound/deliveries.ts';
 import { Destinations, RedactedDestination } from '../../../platform/outbound/destinations.ts';
-import { TOOLSET_PATTERN } from '../../provenance/service.ts';
+import { TOOLSET_PATTERN } from '../../../platform/toolset-name.ts';
 import { EMPIRE_ALERT_PRODUCER, type EmpireAlertRuleView, type EmpireAlertService } from './service.ts';
 import { EmpirePredicate, EmpirePredicateBody } from './predicates.ts';
 

@@ -2,8 +2,8 @@ import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { integerIn, type PredicateProblem, windowIn, WindowMinutes } from '../../../platform/alerting/checks.ts';
 import { KindUnionBody } from '../../../platform/http/registry.ts';
-import { isNodeKind, NODE_KINDS } from '../../graph/kinds.ts';
-import { isToolsetName, TOOLSET_PATTERN } from '../../provenance/service.ts';
+import { isNodeKind, NODE_KINDS } from '../../graph/index.ts';
+import { isToolsetName, TOOLSET_PATTERN } from '../../../platform/toolset-name.ts';
 
 /**
  * The empire alert predicate union (spec A "Empire alert rule"), discriminated by `kind`. The exact

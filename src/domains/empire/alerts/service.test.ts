@@ -9,7 +9,7 @@ import { rowsOf } from '../../../platform/db/client.ts';
 import { type Receiver, startReceiver } from '../../../../test/helpers/http-receiver.ts';
 import { createEmpireAlertService, type GraphLagProvider } from './service.ts';
 import { GRAPH_LAG_RENOTIFY_MINUTES } from './predicates.ts';
-import type { EmpireEvent } from '../ingest.ts';
+import type { EmpireEvent } from '../ingest/service.ts';
 
 const MINUTE = 60_000;
 const JOB = 'empire-alert-evaluate';

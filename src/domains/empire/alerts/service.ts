@@ -13,7 +13,7 @@ import type { JobDefinition } from '../../../platform/jobs/scheduler.ts';
 import { type Destination, type RedactedDestination, redactDestination } from '../../../platform/outbound/destinations.ts';
 import type { DeliveryQuery, RuleDeliveryView } from '../../../platform/outbound/deliveries.ts';
 import type { Outbound } from '../../../platform/outbound/service.ts';
-import { isToolsetName } from '../../provenance/service.ts';
+import { isToolsetName } from '../../../platform/toolset-name.ts';
 import { DETAIL_LIMIT, describeFiring, matches, type Observation } from './observations.ts';
 import { checkPredicate, type EmpirePredicate, normalizePredicate, parseStoredPredicate, windowMsOf } from './predicates.ts';
 import * as repo from './repository.ts';

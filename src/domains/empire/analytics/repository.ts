@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../../platform/db/client.ts';
 import { changedAfter, utcDayStart, utcDayText } from '../../../platform/db/days.ts';
-import { distinctToolsets } from '../insights.repository.ts';
+import { distinctToolsets } from '../../../platform/db/distinct-toolsets.ts';
 
 /**
  * The empire's daily facts for the analytics warehouse (docs/analytics.md): events per (day,

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { FederatedOverviewFields, OverviewRowSchema, PerRegion } from '../../empire/insights.endpoints.ts';
+import { FederatedOverviewFields, OverviewRowSchema, PerRegion } from '../../empire/index.ts';
 import { defineEndpoint, type Endpoint, IsoDate, V1 } from '../../../platform/http/registry.ts';
 import { FEDERATION_TAG, generatedAt, OVERVIEW_UI_PATH } from '../schemas.ts';
 import type { FederatedOverviewService } from './service.ts';

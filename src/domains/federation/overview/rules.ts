@@ -1,4 +1,4 @@
-import type { OverviewRow } from '../../empire/dashboard.ts';
+import type { OverviewRow } from '../../empire/index.ts';
 
 /**
  * The federated overview's merge (docs/federation.md, "Federated overview"): pure, over each

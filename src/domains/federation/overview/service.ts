@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { afterDispatch, fanOut, type FanOutPolicy } from '../../../platform/bridge/fanout.ts';
 import { type ToolsetCaller, toolsetReach } from '../../../platform/http/auth.ts';
 import { V1 } from '../../../platform/http/registry.ts';
-import type { DashboardService } from '../../empire/dashboard.ts';
+import type { DashboardService } from '../../empire/index.ts';
 import type { RegionService } from '../regions/service.ts';
 import { mergeOverviews, readOverviewAnswer } from './rules.ts';
 

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { forbidden } from '../../../platform/errors.ts';
 import { defineEndpoint, type Endpoint, Nullable, StringEnum, V1 } from '../../../platform/http/registry.ts';
-import { SLO_BADGE_THRESHOLDS } from '../../empire/slo.ts';
+import { SLO_BADGE_THRESHOLDS } from '../../empire/index.ts';
 import { REGION_STATUSES } from '../regions/service.ts';
 import { FailedRegionSchema, FEDERATION_TAG, generatedAt, REGIONS_UI_PATH } from '../schemas.ts';
 import { LAG_YELLOW_TIER_FACTOR } from './rules.ts';

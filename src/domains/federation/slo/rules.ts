@@ -1,4 +1,4 @@
-import { type Badge, sloBadge } from '../../empire/slo.ts';
+import { type Badge, sloBadge } from '../../empire/index.ts';
 
 /**
  * The region SLO's pure rules (docs/federation.md, "Region SLO"): the worst lag and the badge.

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { afterDispatch, fanOut, type FanOutPolicy, type FailedPeer } from '../../../platform/bridge/fanout.ts';
 import { V1 } from '../../../platform/http/registry.ts';
-import type { Badge } from '../../empire/slo.ts';
+import type { Badge } from '../../empire/index.ts';
 import type { DigestService } from '../digests/service.ts';
 import type { RegionService, RegionStatus, RegionView } from '../regions/service.ts';
 import { regionBadgeOf, type ReplayParity, worstLagOf } from './rules.ts';

@@ -13,7 +13,7 @@ import { buildServer } from '../../../platform/http/server.ts';
 import { createScheduler, type Scheduler } from '../../../platform/jobs/scheduler.ts';
 import { createMetrics } from '../../../platform/metrics.ts';
 import { createEmpireDomain } from '../../empire/wiring.ts';
-import { insertIncident } from '../../empire/repository.ts';
+import { insertIncident } from '../../empire/incidents/repository.ts';
 import { opsEndpoints } from '../../ops/endpoints.ts';
 import { createOpsService } from '../../ops/service.ts';
 import { accumulate, digestOf } from './digest.ts';
@@ -391,7 +391,7 @@ describe('graph_lag_gte alert rules', () => {
       payload: { name: 'Graph behind', predicate: { kind: 'graph_lag_gte', lagSec: 600 }, destinations: [{ kind: 'webhook', url: 'https://alerts.example.com/graph', secret: 'graph-hook-secret-0123456789' }] },
     });
     expect(rule.statusCode, rule.body).toBe(200);
-    const empireDomain = createEmpireDomain({ db: t.app.database.db, clock, audit: t.app.audit, config: loadConfig(testEnv()), log, outbound: t.app.outbound, graphLag: graph.lagSec });
+    const empireDomain = createEmpireDomain({ db: t.app.database.db, clock, audit: t.app.audit, config: loadConfig(testEnv()), log, outbound: t.app.outbound, provenance: t.app.provenance.service, graphLag: graph.lagSec });
     try {
       const evaluate = empireDomain.jobs().find((j) => j.name === 'empire-alert-evaluate')!;
       const firedNow = async () => (await evaluate.run({ now: clock.now(), db: t.app.database.db, log, trigger: 'manual' })).fired;

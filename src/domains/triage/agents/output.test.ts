@@ -2,7 +2,7 @@ import { Value } from '@sinclair/typebox/value';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../../platform/crypto.ts';
-import { checkPredicate, EmpirePredicate } from '../../empire/alerts/predicates.ts';
+import { checkPredicate, EmpirePredicate } from '../../empire/index.ts';
 import { MAX_PROPOSALS } from '../runs/service.ts';
 import { classifyIncidents, INCIDENT_CLASSIFIER_VERSIONS } from './incident-classifier.ts';
 import { INVESTIGATION_PROPOSER_VERSIONS, proposeInvestigations } from './investigation-proposer.ts';

@@ -2,7 +2,7 @@ import { Value } from '@sinclair/typebox/value';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { UNTRUSTED_DATA_RULES } from '../../../platform/llm/untrusted.ts';
-import { checkPredicate, EmpirePredicate } from '../../empire/alerts/predicates.ts';
+import { checkPredicate, EmpirePredicate } from '../../empire/index.ts';
 import { backtestCountRule } from './backtest.ts';
 import { RuleItem } from './output.ts';
 import { proposeRules, RULE_PROPOSER_PARAMS_1_0_0 as V100, RULE_PROPOSER_PARAMS_1_1_0 as V110, RULE_PROPOSER_VERSIONS, type RuleProposerParams } from './rule-proposer.ts';

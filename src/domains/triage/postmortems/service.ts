@@ -3,7 +3,7 @@ import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/db/client.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import { ServiceError } from '../../../platform/errors.ts';
-import type { IncidentService } from '../../empire/incidents.ts';
+import type { IncidentService } from '../../empire/index.ts';
 import { parseDraft, PostmortemDraftSchema } from '../agents/output.ts';
 import { AGENTS, definitionOf } from '../agents/registry.ts';
 import { POSTMORTEM_SECTIONS, type PostmortemDraft } from '../agents/types.ts';

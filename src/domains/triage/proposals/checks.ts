@@ -1,6 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
 import { canonicalJson } from '../../../platform/crypto.ts';
-import { checkPredicate, EmpirePredicate, normalizePredicate } from '../../empire/alerts/predicates.ts';
+import { checkPredicate, EmpirePredicate, normalizePredicate } from '../../empire/index.ts';
 import { backtestCountRule } from '../agents/backtest.ts';
 import { type IncidentItem, type InvestigationItem, type RuleItem, TEXT_MAX } from '../agents/output.ts';
 import { type Backtest, HONEYPOT_TOOLSET, type PostmortemDraft, SEVERITY_RANK, type ToolsetHistory } from '../agents/types.ts';

@@ -9,9 +9,7 @@ import { badRequest, conflict, notFound, ServiceError } from '../../../platform/
 import { assertToolsetInReach, toolsetReach } from '../../../platform/http/auth.ts';
 import type { Principal } from '../../../platform/http/registry.ts';
 import { type Destination, validateDestinations } from '../../../platform/outbound/destinations.ts';
-import type { EmpireAlertService } from '../../empire/alerts/service.ts';
-import type { EmpirePredicate } from '../../empire/alerts/predicates.ts';
-import type { IncidentService } from '../../empire/incidents.ts';
+import type { EmpireAlertService, EmpirePredicate, IncidentService } from '../../empire/index.ts';
 import type { Backtest, PostmortemDraft } from '../agents/types.ts';
 import type { PostmortemService } from '../postmortems/service.ts';
 import * as viewsRepo from '../views/repository.ts';

@@ -8,7 +8,7 @@ import { rowsOf } from '../../../platform/db/client.ts';
 import { ServiceError } from '../../../platform/errors.ts';
 import { builtinEngine, type ModelEngine, ModelError, type ModelRequest } from '../../../platform/llm/engine.ts';
 import { readDataMessage } from '../../../platform/llm/untrusted.ts';
-import { createForecaster } from '../../empire/forecast.ts';
+import { createForecaster } from '../../empire/forecast/service.ts';
 import { EXAMPLES_EACH } from './snapshots.ts';
 import { createRunService, LOOKBACK_DAYS_DEFAULT, RUN_RETENTION_DAYS, runDigest, STUB_RUN_ID } from './service.ts';
 

@@ -1,6 +1,5 @@
 import type { Db } from '../../../platform/db/client.ts';
-import type { ForecastView } from '../../empire/forecast.ts';
-import type { LineageEvent } from '../../empire/lineage.ts';
+import type { ForecastView, LineageEvent } from '../../empire/index.ts';
 import type { InvestigationSnapshot, PostmortemSnapshot, RuleSnapshot, ToolsetHistory, ToolsetWindow, TriageSnapshot } from '../agents/types.ts';
 import { cmp } from '../agents/text.ts';
 import { HONEYPOT_TOOLSET } from '../agents/types.ts';
