@@ -7,7 +7,7 @@ import { V1 } from '../src/platform/http/registry.ts';
 import { type BenchContext, defineScenario, type Scenario } from './scenarios.ts';
 
 /**
- * The analytics warehouse query (docs/analytics-performance.md; issue 18, "Bench scenarios"):
+ * The analytics warehouse query (docs/analytics/performance.md; issue 18, "Bench scenarios"):
  * `GET {v1}/analytics/query?metric=honeypot.events&from=…&to=…&dims=workspaceId` over 90 days,
  * with 10,000 (`analytics-query-90d-10k`) and with 1,000,000 (`analytics-query-90d-1m`) honeypot
  * events behind the warehouse. Target: p95 at 1M at most 2× p95 at 10k, which holds when the query

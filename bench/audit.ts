@@ -13,7 +13,7 @@ import { LONG_WORK_TIMEOUT_MS, type Principal, V1 } from '../src/platform/http/r
 import type { BenchContext, Scenario } from './scenarios.ts';
 
 /**
- * The audit chain (docs/audit.md, "Performance"): a fact with its inclusion proof at 10,000 and at
+ * The audit chain (docs/audit-chain/README.md, "Performance"): a fact with its inclusion proof at 10,000 and at
  * 1,000,000 facts (the target: p95 at 1M at most twice p95 at 10k), and one verify walk over the
  * whole chain (facts per second, peak heap growth).
  *

@@ -12,7 +12,7 @@ import { type BenchContext, defineScenario } from './scenarios.ts';
 
 /**
  * `backup-verify` (issue 15): seconds to snapshot, and to restore-verify, a database holding a
- * million honeypot events, and the snapshot file's size (docs/backups.md, "Measured").
+ * million honeypot events, and the snapshot file's size (docs/backups/README.md, "Measured").
  *
  * It drives the backups service directly rather than over HTTP: at this size both calls outlast
  * OBSERVATORY_REQUEST_TIMEOUT_MS. The service is built on the bench app's own database, with its

@@ -13,7 +13,7 @@ import { seedHoneypotEvents } from './honeypot-seed.ts';
 import { type BenchContext, defineScenario, type Scenario } from './scenarios.ts';
 
 /**
- * The compliance evaluation (docs/compliance.md; docs/performance.md, "Compliance evaluation"): one
+ * The compliance evaluation (docs/compliance/README.md; docs/performance.md, "Compliance evaluation"): one
  * full pass of the `compliance-evaluate` job over both shipped frameworks, and `GET
  * {v1}/compliance/posture`, first on an almost empty database, then with 1,000,000 honeypot events,
  * 100,000 audit facts and 50,000 stored evaluations. Target: each at most 2× its time on the almost

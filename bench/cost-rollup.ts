@@ -7,7 +7,7 @@ import { V1 } from '../src/platform/http/registry.ts';
 import { type BenchContext, defineScenario, type Scenario } from './scenarios.ts';
 
 /**
- * The cost rollup (docs/cost.md, "Performance"; issue 18, "Tests and speed"): `GET {v1}/cost/rollup`
+ * The cost rollup (docs/cost/README.md, "Performance"; issue 18, "Tests and speed"): `GET {v1}/cost/rollup`
  * over 90 days of a table of 1,000,000 cost records, grouped by toolset (every record of the range
  * summed), and grouped by sku with a toolset filter (a tenth of them).
  *

@@ -9,7 +9,7 @@ import { eventCount, seedHoneypotEvents } from './honeypot-seed.ts';
 import type { BenchContext, Scenario } from './scenarios.ts';
 
 /**
- * The knowledge-graph materialiser's incremental run (docs/graph-materialiser.md, "Performance"):
+ * The knowledge-graph materialiser's incremental run (docs/graph/materialiser.md, "Performance"):
  * one run after 1,000 new honeypot events, with 10,000 and with 1,000,000 events already
  * materialised. Target: the run at 1M takes at most twice the run at 10k (a run costs what
  * changed, not what the graph or the event history holds).
@@ -25,7 +25,7 @@ import type { BenchContext, Scenario } from './scenarios.ts';
  * nothing else (the scenario fails otherwise). Before the new events, one unmeasured run with
  * nothing to read warms the connection and caches, alike at both sizes.
  *
- * Honeypot events are aggregated (docs/graph-materialiser.md), so the graph itself is about the
+ * Honeypot events are aggregated (docs/graph/materialiser.md), so the graph itself is about the
  * same size at both sizes (≈ 2,000 fingerprints, their edges, clusters and vendors): what grows
  * with the history is the number of events read to build it and the row versions its merges left
  * in graph_nodes and graph_edges (`graphTablesBytes`). `graphNodes`/`graphEdges` are the whole

@@ -11,7 +11,7 @@ import { type BenchContext, defineScenario } from './scenarios.ts';
  * 10,000-node graph while /healthz is under load. Each must be answered (cut at the caps, marked
  * truncated) or refused (400) within the statement timeout, and /healthz's p99 while they run must
  * stay within 5× its p99 measured just before, with the same load generator, in the same run
- * (docs/graph-query.md, "Limits"; docs/performance.md).
+ * (docs/graph/query.md, "Limits"; docs/performance.md).
  *
  * The graph is seeded straight into graph_nodes and graph_edges: 10,000 nodes of five kinds and
  * 20,000 edges between pseudo-random pairs (so walks of any direction branch about four ways at

@@ -5,7 +5,7 @@ import { V1 } from '../src/platform/http/registry.ts';
 import { type BenchContext, defineScenario, type Scenario } from './scenarios.ts';
 
 /**
- * The graph query language (docs/graph-query.md, "Performance"): a two-hop pattern with LIMIT 100,
+ * The graph query language (docs/graph/query.md, "Performance"): a two-hop pattern with LIMIT 100,
  * "the fingerprints that share a tenant with this one", over a graph of 10,000 and of 1,000,000
  * edges. Target: p95 at 1M at most 3× p95 at 10k, which holds when the query is answered by index
  * lookups that stop at the 100th row rather than by scans that grow with the graph.

@@ -12,7 +12,7 @@ import { type BenchContext, defineScenario } from './scenarios.ts';
  * `region-digest-3`: the federation fan-out (`POST {v1}/empire/region-digest`) over three local
  * deployments against the slowest single local digest (`GET {v1}/empire/region-digest` of each);
  * target: the fan-out within 1.5 × the slowest local digest, because the peers are asked in
- * parallel (docs/federation.md, "Bridge"; docs/performance.md, "Federation").
+ * parallel (docs/federation/README.md, "Bridge"; docs/performance.md, "Federation").
  *
  * The three deployments are real processes (`src/main.ts`, as `npm start` runs it), each on its own
  * database: on PGlite each with its own data directory, on PostgreSQL each a fresh database on the

@@ -434,15 +434,15 @@ scenarios.push(
   }),
 );
 
-// Backups: snapshot and restore-verify at a million events (docs/backups.md, "Measured").
+// Backups: snapshot and restore-verify at a million events (docs/backups/README.md, "Measured").
 scenarios.push(backupVerifyScenario);
 
-// Audit chain: a fact with its inclusion proof at 10k and 1M facts, and one verify walk (docs/audit.md, "Performance").
+// Audit chain: a fact with its inclusion proof at 10k and 1M facts, and one verify walk (docs/audit-chain/README.md, "Performance").
 scenarios.push(...auditScenarios);
 
 // Knowledge graph: one incremental materialiser run after 1,000 new events with 10k and 1M events
-// already materialised (docs/graph-materialiser.md), and a two-hop query with LIMIT 100 over 10k
-// and 1M edges (docs/graph-query.md, "Performance").
+// already materialised (docs/graph/materialiser.md), and a two-hop query with LIMIT 100 over 10k
+// and 1M edges (docs/graph/query.md, "Performance").
 scenarios.push(...graphMaterialiseScenarios, ...graphQueryScenarios, graphQueryWorstScenario);
 
 // AI triage: one built-in incident-classifier pass over a 15-minute window with 10k and 1M empire
@@ -450,11 +450,11 @@ scenarios.push(...graphMaterialiseScenarios, ...graphQueryScenarios, graphQueryW
 scenarios.push(...triageRunScenarios);
 
 // Cost center: the rollup over 90 days of 1M cost records, by toolset and by sku of one toolset
-// (docs/cost.md, "Performance"; bench/cost-rollup.ts).
+// (docs/cost/README.md, "Performance"; bench/cost-rollup.ts).
 scenarios.push(...costRollupScenarios);
 
 // Analytics warehouse: the 90-day query over the rollups of 10k and of 1M honeypot events
-// (docs/analytics-performance.md; bench/analytics-query.ts).
+// (docs/analytics/performance.md; bench/analytics-query.ts).
 scenarios.push(...analyticsQueryScenarios);
 
 // Compliance: one compliance-evaluate job run and the posture read on an almost empty database and

@@ -5,7 +5,7 @@ import { V1 } from '../src/platform/http/registry.ts';
 import { type BenchContext, defineScenario, type Scenario } from './scenarios.ts';
 
 /**
- * A built-in triage pass (docs/triage.md; issue 17, "Tests and speed"): `POST {v1}/empire/triage/proposals`
+ * A built-in triage pass (docs/triage/README.md; issue 17, "Tests and speed"): `POST {v1}/empire/triage/proposals`
  * with `windowMinutes: 15`, the incident classifier on the built-in engine, over the last 15 minutes
  * with 10,000 and with 1,000,000 empire events stored. Target: p95 at 1M at most 2× p95 at 10k,
  * which holds when every read of the pass is bounded by its window (`received_at` indexes) rather

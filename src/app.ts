@@ -51,19 +51,19 @@ export interface App {
   honeypot: HoneypotDomain;
   agentApi: AgentApiDomain;
   empire: EmpireDomain;
-  /** Toolset keys, signing policies and attestations (docs/empire.md); the empire ingest admits with it. */
+  /** Toolset keys, signing policies and attestations (docs/empire/README.md); the empire ingest admits with it. */
   provenance: ProvenanceDomain;
   graph: GraphDomain;
   triage: TriageDomain;
-  /** Regions, digests and the bridge fan-out (docs/federation.md); `federation.reads` is what other domains use. */
+  /** Regions, digests and the bridge fan-out (docs/federation/README.md); `federation.reads` is what other domains use. */
   federation: FederationDomain;
-  /** The drift inbox and the trust snapshot (docs/federation.md, docs/trust.md). */
+  /** The drift inbox and the trust snapshot (docs/federation/README.md, docs/trust/README.md). */
   trust: TrustDomain;
-  /** Chaos experiments, the freeze switch and the recovery record (docs/chaos.md). */
+  /** Chaos experiments, the freeze switch and the recovery record (docs/chaos/README.md). */
   chaos: ChaosDomain;
   /** The per-address limit on failed authentication; null when turned off. */
   authFailures: AuthFailureLimiter | null;
-  /** The fault levers chaos experiments pull (platform/faults, docs/chaos.md); held by this process only. */
+  /** The fault levers chaos experiments pull (platform/faults, docs/chaos/README.md); held by this process only. */
   faults: { latency: LatencyFaults; flags: RuntimeFlags; bridgeTokens: BridgeTokens };
   endpoints: readonly Endpoint[];
   /** Stops the scheduler, drains HTTP, closes storage (unless the database was lent by the caller). */
@@ -113,7 +113,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     const bridgeTokens = createBridgeTokens(config.bridgeToken, config.bridgeTokenNext);
     const logger: FastifyBaseLogger = options.logger ?? createLogger(config.logLevel, { format: config.logFormat });
     const outbound = createOutbound({ db: database.db, clock, config, log: logger, metrics: metrics.domains });
-    // The fault levers (docs/chaos.md). Latency targets are checked against the registry's
+    // The fault levers (docs/chaos/README.md). Latency targets are checked against the registry's
     // endpoint ids, which exist only once every domain is built: read through `endpoints` below.
     let endpoints: Endpoint[] = [];
     const latency = createLatencyFaults(() => endpoints.map((e) => e.id));

@@ -165,7 +165,7 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Offline: no configuration, no database; docs/audit.md describes every step it takes. */
+/** Offline: no configuration, no database; docs/audit-chain/README.md describes every step it takes. */
 async function verifyProofFile(file: string | undefined): Promise<number> {
   if (!file) return usage('a file is needed: audit:verify-proof <file>');
   let saved: unknown;

@@ -10,7 +10,7 @@ import { startTestApp, type TestApp, V1 } from './helpers/app.ts';
 import { tokenBoundTo } from './helpers/empire.ts';
 
 /**
- * `GET {v1}/analytics/cohort` over HTTP (spec B group 4; docs/analytics-cohorts.md), through the
+ * `GET {v1}/analytics/cohort` over HTTP (spec B group 4; docs/analytics/cohorts.md), through the
  * app as src/app.ts wires it, on one timeline moved by a ManualClock:
  * - developer-token-7d: tokens created through `POST {v1}/tokens` and used for real requests at
  *   moved clock times, so the activity is written by authentication itself;

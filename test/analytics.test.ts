@@ -11,7 +11,7 @@ import { CHROME_UA, createTenant, GPTBOT_UA, signedIngest } from './helpers/hone
 
 /**
  * The analytics warehouse over HTTP (spec B group 4 `analytics/metrics`, `analytics/query`; D5
- * `analytics-rollup`; docs/analytics.md): facts made through the real write paths (signed honeypot
+ * `analytics-rollup`; docs/analytics/README.md): facts made through the real write paths (signed honeypot
  * ingest, empire ingest, incident resolution, triage decisions, cost records), the rollup run
  * through `POST {v1}/ops/jobs/analytics-rollup/run`, and every answer compared with counts known
  * from the dataset. Then late data, a replaced cost record, reruns, and the refusals.

@@ -4,7 +4,7 @@ import { freePort } from './helpers/ports.ts';
 
 /**
  * The staged bridge token (OBSERVATORY_BRIDGE_TOKEN_NEXT; the `bridge-token-rotate-rehearsal`
- * chaos kind, docs/chaos.md) across deployments on loopback, each its own app and database:
+ * chaos kind, docs/chaos/README.md) across deployments on loopback, each its own app and database:
  * a bridge call carrying the staged token is accepted beside the current one; while
  * `useStaged(true)` holds, the fan-out sends the staged token, which a peer configured with the
  * same pair accepts and a peer that only has the current token refuses; switching back restores

@@ -24,7 +24,7 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-describe('honeypot tenant lookups (docs/honeypot.md: "on other instances within a second")', () => {
+describe('honeypot tenant lookups (docs/honeypot/README.md: "on other instances within a second")', () => {
   const slug = 'cache-trap';
   let secret: string;
   const ingestOn = (app: App, id: string) => {
@@ -54,7 +54,7 @@ describe('honeypot tenant lookups (docs/honeypot.md: "on other instances within 
   });
 });
 
-describe('provenance keys (docs/empire.md: "a retirement … on another instance takes effect here within a second")', () => {
+describe('provenance keys (docs/empire/README.md: "a retirement … on another instance takes effect here within a second")', () => {
   it('admits events signed by a key retired elsewhere for 1 s, then rejects them', async () => {
     expect(KEY_CACHE_MS).toBe(1000);
     const toolset = 'cache-lab';
@@ -83,7 +83,7 @@ describe('provenance keys (docs/empire.md: "a retirement … on another instance
   });
 });
 
-describe('agent API search and feed answers (docs/agent-api.md: "another instance\'s upsert shows here within 60 s")', () => {
+describe('agent API search and feed answers (docs/agent-api/README.md: "another instance\'s upsert shows here within 60 s")', () => {
   const topic = {
     slug: 'axolotl-regeneration-cache-probe',
     title: 'Axolotl regeneration',

@@ -11,7 +11,7 @@ import { runJob, startTestApp, type TestApp, V1 } from './helpers/app.ts';
 import { tokenBoundTo } from './helpers/empire.ts';
 
 /**
- * Cost budgets and alerts over HTTP (spec B group 4, D5, D6; docs/cost-alerts.md), through the app
+ * Cost budgets and alerts over HTTP (spec B group 4, D5, D6; docs/cost/alerts.md), through the app
  * as src/app.ts wires it (createCostDomain): a budget set, spend recorded through
  * `POST {v1}/cost/records`, the `cost-budget-evaluate` job run through `POST {v1}/ops/jobs/{job}/run`,
  * the alert listed, acknowledged and resolved, with the refusals the state table and the schemas

@@ -12,7 +12,7 @@ import { startTestApp, type TestApp, V1 } from './helpers/app.ts';
 import { tokenBoundTo } from './helpers/empire.ts';
 
 /**
- * The cost records and rollups over HTTP (docs/cost.md): validation, auth, the answers' shapes,
+ * The cost records and rollups over HTTP (docs/cost/README.md): validation, auth, the answers' shapes,
  * through the app as src/app.ts wires it (createCostDomain), with real tokens; the rules
  * themselves are covered by src/domains/cost/records/service.test.ts.
  */

@@ -9,7 +9,7 @@ import { createTestDatabase, onServer, type TestDatabase } from './helpers/datab
 
 /**
  * The database's read-only window (Database.setReadOnly; the `prisma-readonly-window` chaos kind,
- * docs/chaos.md): while it is on, reads answer as usual, every write is 503 `read-only` with
+ * docs/chaos/README.md): while it is on, reads answer as usual, every write is 503 `read-only` with
  * nothing written, `withWritableTransaction` (the chaos runner's own records) still writes, and
  * turning it off lets the same write through. On PostgreSQL, every session of the pool takes it,
  * those opened during the window too.

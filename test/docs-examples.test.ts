@@ -105,7 +105,7 @@ describe('honeypot ingest senders (HMAC)', () => {
     const answer = (await res.json()) as { reason: string; human: string };
     expect(answer.reason).toBe('bad-signature');
     expect(answer.human).toContain('whole whsec_… secret as text, not base64-decoded');
-    expect(answer.human).toContain('docs/honeypot.md');
+    expect(answer.human).toContain('docs/honeypot/README.md');
   });
 });
 

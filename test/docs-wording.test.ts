@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
  */
 
 const root = new URL('..', import.meta.url).pathname;
-const files = ['README.md', ...readdirSync(`${root}docs`).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const files = ['README.md', ...readdirSync(`${root}docs`, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 
 const FORBIDDEN: [string, RegExp][] = [
   ['an issue number', /\bissues? #?\d+/gi],

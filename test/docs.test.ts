@@ -8,7 +8,7 @@ import { ingestEmpire } from './helpers/empire.ts';
 
 /**
  * What the docs state about the running service, held to the service: the job table of
- * docs/operations.md against the scheduler's jobs, and graph-query.md's worked lineage example run
+ * docs/operations.md against the scheduler's jobs, and docs/graph/query.md's worked lineage example run
  * as written against a materialised graph.
  */
 
@@ -43,10 +43,10 @@ describe('docs/operations.md job table', () => {
   });
 });
 
-describe('docs/graph-query.md worked example 4 (lineage)', () => {
+describe('docs/graph/query.md worked example 4 (lineage)', () => {
   /** The query text of the numbered example, as the doc shows it. */
   function example(n: number): string {
-    const text = doc('graph-query.md');
+    const text = doc('graph/query.md');
     const start = text.indexOf(`\n${n}. `);
     const block = /```\n([\s\S]*?)```/.exec(text.slice(start))!;
     return block[1]!.split('\n').map((l) => l.trim()).join(' ').trim();
@@ -101,9 +101,9 @@ describe('docs/graph-query.md worked example 4 (lineage)', () => {
   });
 });
 
-describe('docs/compliance.md', () => {
+describe('docs/compliance/README.md', () => {
   it('lists every control of the shipped frameworks with its predicate, and every predicate', () => {
-    const text = doc('compliance.md');
+    const text = doc('compliance/README.md');
     for (const framework of createCatalogue().frameworks) {
       for (const c of framework.controls) expect(text, c.id).toContain(`| \`${c.controlId}\` | ${c.title} | ${c.severity} | \`${c.predicateKey}\` |`);
     }

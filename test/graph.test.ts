@@ -6,7 +6,7 @@ import { runJob, startTestApp, type TestApp, V1 } from './helpers/app.ts';
 import { ingestEmpire, nodeKeyPair, registerKey, signWithNode, tokenBoundTo } from './helpers/empire.ts';
 import { CHROME_UA, createTenant, GPTBOT_IP, GPTBOT_UA, signedIngest } from './helpers/honeypot.ts';
 
-// The knowledge graph end to end through the HTTP API of the whole app (docs/graph.md): events
+// The knowledge graph end to end through the HTTP API of the whole app (docs/graph/README.md): events
 // ingested the way honeypots and toolsets send them, the graph-materialise job run on demand, and
 // the operators' questions asked with the query language, by tokens of different reach.
 

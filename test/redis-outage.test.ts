@@ -6,7 +6,7 @@ import { startTestApp, type TestApp, V1 } from './helpers/app.ts';
 import { startTcpProxy, type TcpProxy, throughProxy } from './helpers/tcp-proxy.ts';
 
 /**
- * Redis goes away (docs/operations.md, "When PostgreSQL or Redis goes away"; docs/agent-api.md,
+ * Redis goes away (docs/operations.md, "When PostgreSQL or Redis goes away"; docs/agent-api/README.md,
  * "Rate limits"): two instances count the agent API's limits in Redis, reached through a TCP
  * proxy that the test cuts. While Redis is away every call is still answered at once, each
  * instance enforces the limits from its own memory, and the failed-authentication limit keeps

@@ -396,7 +396,7 @@ const RECIPES: Record<string, Recipe> = {
     ],
   },
   empireOverview: narrowed({}, { federated: '1' }),
-  // Federation (docs/federation.md): the registry holds no toolset data; digests and the region SLO span every toolset.
+  // Federation (docs/federation/README.md): the registry holds no toolset data; digests and the region SLO span every toolset.
   empireFederatedOverview: narrowed({}),
   listEmpireRegions: plain,
   getRegionDigest: fleetWide,

@@ -11,7 +11,7 @@ import { ADMIN_TOKEN, runJob, startTestApp, type TestApp, V1 } from './helpers/a
 import { ingestEmpire, tokenBoundTo } from './helpers/empire.ts';
 import { type FakeAnswer, type FakeLlm, type FakeUsage, startFakeLlm } from './helpers/fake-llm.ts';
 
-// AI triage end to end with the LIVE engine (issue 17; docs/triage.md): the whole app is started
+// AI triage end to end with the LIVE engine (issue 17; docs/triage/README.md): the whole app is started
 // with OBSERVATORY_LLM_BASE_URL pointing at a loopback OpenAI-compatible server
 // (test/helpers/fake-llm.ts), so every agent run goes through the official `openai` client over
 // real HTTP, its retries and timeouts included. Each test scripts what the "model" answers and

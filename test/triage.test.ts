@@ -9,7 +9,7 @@ import { runJob, startTestApp, type TestApp, V1 } from './helpers/app.ts';
 import { ingestEmpire, tokenBoundTo } from './helpers/empire.ts';
 import { CHROME_UA, createTenant, GPTBOT_UA, signedIngest } from './helpers/honeypot.ts';
 
-// AI triage end to end through the HTTP API with the BUILT-IN engine (docs/triage.md; issue 17):
+// AI triage end to end through the HTTP API with the BUILT-IN engine (docs/triage/README.md; issue 17):
 // datasets with known answers for the incident classifier (a forecast rate spike, a honeypot liar
 // flood, steady toolsets that stay quiet), duplicate and stub passes; the proposal lists and their
 // paging; decisions (an incident opened with its seeded postmortem, a rejection, 409/404, audit

@@ -92,28 +92,28 @@ export interface Config {
     /** Ports webhooks may be sent to. */
     allowedPorts: number[];
   };
-  /** Backup snapshots and restore verification (docs/backups.md). */
+  /** Backup snapshots and restore verification (docs/backups/README.md). */
   backups: BackupsConfig;
   /** OBSERVATORY_REGION: this deployment's region key (spec D7); `local` unless set. */
   region: string;
   /** OBSERVATORY_BRIDGE_TOKEN: the shared secret deployments present to each other (spec D7); null refuses bridge calls and asks no peer. */
   bridgeToken: string | null;
   federation: {
-    /** OBSERVATORY_FEDERATION_TIMEOUT_MS: the deadline of each bridge call of a federation fan-out (docs/federation.md). */
+    /** OBSERVATORY_FEDERATION_TIMEOUT_MS: the deadline of each bridge call of a federation fan-out (docs/federation/README.md). */
     timeoutMs: number;
     /** OBSERVATORY_FEDERATION_CONCURRENCY: bridge calls of one fan-out in flight at once. */
     concurrency: number;
   };
-  /** OBSERVATORY_BRIDGE_TOKEN_NEXT: the staged bridge token, accepted beside the current one and sent during a rotation rehearsal (docs/chaos.md). */
+  /** OBSERVATORY_BRIDGE_TOKEN_NEXT: the staged bridge token, accepted beside the current one and sent during a rotation rehearsal (docs/chaos/README.md). */
   bridgeTokenNext: string | null;
   chaos: {
-    /** OBSERVATORY_CHAOS_ALLOW: the blast radii (kind categories) chaos may touch, or `*`; empty: chaos is off (docs/chaos.md). */
+    /** OBSERVATORY_CHAOS_ALLOW: the blast radii (kind categories) chaos may touch, or `*`; empty: chaos is off (docs/chaos/README.md). */
     allow: string[];
     /** OBSERVATORY_CHAOS_LATENCY_MS: the delay a synthetic-latency run adds to each matching request. */
     latencyMs: number;
   };
   drills: {
-    /** OBSERVATORY_DRILL_DATA_LOSS_TARGET_SEC: a failover drill whose data-loss window exceeds this ends `drift` (docs/backups.md). */
+    /** OBSERVATORY_DRILL_DATA_LOSS_TARGET_SEC: a failover drill whose data-loss window exceeds this ends `drift` (docs/backups/README.md). */
     dataLossTargetSec: number;
   };
   crossToolset: {
@@ -132,7 +132,7 @@ export interface Config {
      */
     minIntervalSec: number;
   };
-  /** Language models (spec D8; docs/triage.md, "Engines"). */
+  /** Language models (spec D8; docs/triage/README.md, "Engines"). */
   llm: LlmConfig;
   triage: {
     /** OBSERVATORY_TRIAGE_BUDGET_USD_CENTS: the empire-wide (`*`) monthly model budget when none was set for the month. */

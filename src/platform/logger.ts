@@ -37,7 +37,7 @@ export const REDACT_PATHS = [
   ...SECRET_HEADERS.flatMap((h) => [`headers["${h}"]`, `*.headers["${h}"]`]),
   ...SECRET_FIELDS,
   ...[...SECRET_FIELDS, 'key'].map((f) => `body.${f}`),
-  // Outbound destinations: a URL's path and a webhook's secret are credentials (docs/outbound.md).
+  // Outbound destinations: a URL's path and a webhook's secret are credentials (docs/platform/outbound.md).
   ...['destination', 'destinations[*]'].flatMap((d) => [`${d}.url`, `${d}.secret`]),
 ];
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ServiceError } from './errors.ts';
 import { decimalTextToMicro, formatMicro, MICRO, microToNumber, numberToMicro, parseMicro, sumMicro } from './money.ts';
 
-// Exact money (docs/cost.md, "Exact money"): request numbers read from their decimal text into
+// Exact money (docs/cost/README.md, "Exact money"): request numbers read from their decimal text into
 // integer millionths, sums in bigint, answers formatted from the exact decimal text.
 
 const WIDE = { min: -(10n ** 15n - 1n), max: 10n ** 15n - 1n };

@@ -1,7 +1,7 @@
 import { badRequest } from './errors.ts';
 
 /**
- * Exact money (docs/cost.md, "Exact money"). Amounts and quantities are integers of millionths
+ * Exact money (docs/cost/README.md, "Exact money"). Amounts and quantities are integers of millionths
  * (micro-dollars, micro-units) held as bigint, stored in `bigint` columns and summed by PostgreSQL
  * as `numeric`: nothing is ever added in floating point.
  *

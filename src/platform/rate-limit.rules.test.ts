@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BoundedMemoryStorage, createRateLimiter, MEMORY_KEYS_MAX } from './rate-limit.ts';
 
-// The rate-limit rules beyond rate-limit.test.ts (docs/agent-api.md "Rate limits"): what a refusal
+// The rate-limit rules beyond rate-limit.test.ts (docs/agent-api/README.md "Rate limits"): what a refusal
 // tells the caller, tiers that never share a counter, and the bounded store's edges.
 
 const START = new Date('2026-03-01T00:00:00Z');

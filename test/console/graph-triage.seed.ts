@@ -33,7 +33,7 @@ async function empire(t: TestApp, toolset: string, events: Record<string, unknow
 
 /**
  * The graph: GPTBot seen on two tenants with one JA4 (a fingerprint on two tenants, a cluster), a
- * causedBy chain evt-000120 → … → evt-000124 on crawler-lab (docs/graph-query.md's lineage example
+ * causedBy chain evt-000120 → … → evt-000124 on crawler-lab (docs/graph/query.md's lineage example
  * answers it), a saved query, and the materialiser run over all of it.
  */
 export async function seedGraph(t: TestApp, clock: ManualClock): Promise<{ chain: string[] }> {

@@ -7,7 +7,7 @@ import type { App } from '../../app.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { sha256Hex } from '../../platform/crypto.ts';
 
-// Attacks on the public agent API's limits (docs/agent-api.md, "Rate limits"): rotating
+// Attacks on the public agent API's limits (docs/agent-api/README.md, "Rate limits"): rotating
 // agent_name for a fresh anonymous window on every call, and presenting many bogus API keys so
 // that every call becomes a database lookup. Each test runs the attack and shows it now fails.
 const clock = new ManualClock('2026-05-01T00:00:00.000Z');

@@ -9,7 +9,7 @@ import type { RateDecision, RateLimiter, RateTier } from '../../platform/rate-li
 import { BATCH_QUERIES_MAX, type ResolvedKey } from './service.ts';
 
 /**
- * Who is calling the public agent API and whether they may (docs/agent-api.md, "Rate limits"):
+ * Who is calling the public agent API and whether they may (docs/agent-api/README.md, "Rate limits"):
  * an API key (`Authorization: Bearer` or `X-API-Key`) is checked, then one point per call (one
  * per query of a batch) is taken from the caller's windows, and the answer carries the binding
  * window's `X-RateLimit-*` headers. Runs before validation, so malformed calls count too.

@@ -5,7 +5,7 @@ import { rowsOf } from '../../platform/db/client.ts';
 import { loadSeedCorpus } from './service.ts';
 
 /**
- * The operator reads of the agent API's topics (docs/agent-api.md, "Endpoints"): the same topics
+ * The operator reads of the agent API's topics (docs/agent-api/README.md, "Endpoints"): the same topics
  * as GET /api/topics and /api/topics/{slug}, with an operator credential, recorded as no honeypot
  * event and counted against no public rate limit. The app keeps the public limits' defaults.
  */

@@ -4,7 +4,7 @@ import { ManualClock } from '../../platform/clock.ts';
 import { type CallSink, createCallRecorder, type RecordedCall } from './recorder.ts';
 
 /**
- * The recorder's documented bounds (docs/agent-api.md, "The bait records what it catches"),
+ * The recorder's documented bounds (docs/agent-api/README.md, "The bait records what it catches"),
  * written here as the docs state them rather than read from the module: a failed batch is tried
  * again up to three times, the buffer holds at most 20,000 calls, batches are 500 calls or 200 ms.
  */

@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock.ts';
 
 /**
- * Records every call to the public agent API as a honeypot event (docs/agent-api.md, "The bait
+ * Records every call to the public agent API as a honeypot event (docs/agent-api/README.md, "The bait
  * records what it catches"). Calls are buffered and handed to the honeypot's ingest service in
  * batches, after the answer has gone out, so recording never slows or fails a call: when the
  * database is down a batch is tried again a few times, and when the buffer is full new calls are

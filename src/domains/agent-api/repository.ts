@@ -62,7 +62,7 @@ export const SEARCH_TOTAL_CAP = 1000;
  * page is fetched), then the matches counted up to SEARCH_TOTAL_CAP. Two statements rather than
  * `count(*) OVER ()`: a window count makes PostgreSQL visit every match of a common term (tens of
  * thousands at 100,000 topics) before it can return five, while without it the page walks the
- * sort index and stops, and the capped count stops at the cap (docs/agent-api.md, "Search").
+ * sort index and stops, and the capped count stops at the cap (docs/agent-api/README.md, "Search").
  * The score is `ts_rank` normalised into 0..1 (normalisation 32: rank/(rank+1)), for page rows only.
  */
 export async function searchTopics(db: Db, args: SearchArgs): Promise<{ hits: TopicHit[]; hasMore: boolean; total: number; totalExact: boolean }> {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../../test/helpers/app.ts';
 
-// The agent-api-search runtime flag (docs/chaos.md, "Runtime flags"), as a feature-flag-flip
+// The agent-api-search runtime flag (docs/chaos/README.md, "Runtime flags"), as a feature-flag-flip
 // experiment holds it: off, the three searches answer 503; released, they answer again.
 let t: TestApp;
 beforeAll(async () => {

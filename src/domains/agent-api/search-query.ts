@@ -1,5 +1,5 @@
 /**
- * Turns what a caller typed into a PostgreSQL tsquery text (docs/agent-api.md, "Search"). Pure.
+ * Turns what a caller typed into a PostgreSQL tsquery text (docs/agent-api/README.md, "Search"). Pure.
  *
  * Every run of letters or digits is a term; each term is matched as a prefix (`term:*`), so
  * `kube` finds "Kubernetes", and every term must match (`&`). `to_tsquery('english', …)` then

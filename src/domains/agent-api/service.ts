@@ -11,7 +11,7 @@ import * as repo from './repository.ts';
 import { toPrefixTsquery } from './search-query.ts';
 
 /**
- * The public agent API's rules (docs/agent-api.md): topic search with paging, batch search,
+ * The public agent API's rules (docs/agent-api/README.md): topic search with paging, batch search,
  * browsing, the seed corpus, topic upserts and API keys. No HTTP here, no SQL.
  */
 

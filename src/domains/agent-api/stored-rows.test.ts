@@ -6,7 +6,7 @@ import { loadSeedCorpus } from './service.ts';
 
 /**
  * What the public agent API leaves in the database, read from the tables themselves rather than
- * through a view that might leave a column out: the recorded calls (docs/agent-api.md, "The bait
+ * through a view that might leave a column out: the recorded calls (docs/agent-api/README.md, "The bait
  * records what it catches") and the seed corpus across restarts ("Topics and the seed corpus").
  */
 let t: TestApp;

@@ -36,7 +36,7 @@ export async function createAgentApiDomain(deps: {
   honeypot: HoneypotDomain;
   /** Prefix of the rate limiter's Redis keys (tests isolate their runs). */
   rateKeyPrefix?: string;
-  /** The runtime flags; `agent-api-search` switches the public search off (docs/chaos.md). */
+  /** The runtime flags; `agent-api-search` switches the public search off (docs/chaos/README.md). */
   flags?: RuntimeFlags;
 }): Promise<AgentApiDomain> {
   const { config, flags } = deps;

@@ -1,2 +1,2 @@
-/** What other domains may use of analytics (docs/analytics.md): the trust snapshot reads the warehouse rollup's state. */
+/** What other domains may use of analytics (docs/analytics/README.md): the trust snapshot reads the warehouse rollup's state. */
 export type { AnalyticsDomain } from './wiring.ts';

@@ -1,5 +1,5 @@
 /**
- * The warehouse's metrics (spec A "Analytics metric"; docs/analytics.md): what each counts, over
+ * The warehouse's metrics (spec A "Analytics metric"; docs/analytics/README.md): what each counts, over
  * which dimensions, fed by which fact source. A dimension a metric does not list is '' on every
  * one of its rows.
  */

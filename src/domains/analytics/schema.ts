@@ -3,7 +3,7 @@ import { bigint, date, integer, pgTable, primaryKey, text, timestamp } from 'dri
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 /**
- * The warehouse (docs/analytics.md): one metric's value and count on one UTC day for one
+ * The warehouse (docs/analytics/README.md): one metric's value and count on one UTC day for one
  * combination of the dimensions of spec A (`workspace_id`, `toolset`, `severity`, `region`). A
  * dimension the metric does not carry, or a fact that names none, is ''. `value_micro` is the
  * metric's value in millionths (a count metric stores count × 1 000 000), so sums stay exact

@@ -22,7 +22,7 @@ export interface AnalyticsDomain {
 }
 
 /**
- * The analytics warehouse (docs/analytics.md): daily rollups of the other domains' facts, kept by
+ * The analytics warehouse (docs/analytics/README.md): daily rollups of the other domains' facts, kept by
  * the `analytics-rollup` job, the metric catalogue and query, and the cohorts.
  */
 export function createAnalyticsDomain(deps: {

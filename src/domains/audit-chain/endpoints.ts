@@ -19,7 +19,7 @@ const FactFields = {
   actor: Nullable(Type.String({ description: 'The operator, or null for jobs and the system.' })),
   ts: IsoDate,
   prevHash: Hash('The entryHash of fact seqNo − 1; 64 zeros for fact 1.'),
-  entryHash: Hash('SHA-256 (hex) of the RFC 8785 canonical JSON of {seqNo, source, sourceId, kind, actor, ts, payload, prevHash} (docs/audit.md).'),
+  entryHash: Hash('SHA-256 (hex) of the RFC 8785 canonical JSON of {seqNo, source, sourceId, kind, actor, ts, payload, prevHash} (docs/audit-chain/README.md).'),
 };
 const FactSummary = Type.Object(FactFields);
 const Fact = Type.Object({ ...FactFields, payload: Type.Unknown({ description: 'The fact\'s JSON content, hashed as it is shown.' }) });
@@ -100,7 +100,7 @@ export function auditChainEndpoints(chain: AuditChainService): Endpoint[] {
       id: 'getAuditFact',
       title: 'Read an audit fact with its inclusion proof',
       description:
-        'One fact with its payload, the chain head, and a Merkle inclusion proof of the fact in the SHA-256 tree over facts 1 to the head (RFC 9162 shape; node = SHA-256(left ‖ right) over raw digests, leaf = entryHash). {id} is the fact\'s uuid or its decimal seqNo; anything else is 400, an unknown fact 404. A token bound to toolsets is refused (403): the chain spans every toolset. docs/audit.md shows how to check the proof offline (`npm run cli -- audit:verify-proof <file>`).',
+        'One fact with its payload, the chain head, and a Merkle inclusion proof of the fact in the SHA-256 tree over facts 1 to the head (RFC 9162 shape; node = SHA-256(left ‖ right) over raw digests, leaf = entryHash). {id} is the fact\'s uuid or its decimal seqNo; anything else is 400, an unknown fact 404. A token bound to toolsets is refused (403): the chain spans every toolset. docs/audit-chain/README.md shows how to check the proof offline (`npm run cli -- audit:verify-proof <file>`).',
       method: 'GET',
       path: `${V1}/audit/chain/{id}`,
       auth: 'session-or-bearer',
@@ -171,7 +171,7 @@ export function auditChainEndpoints(chain: AuditChainService): Endpoint[] {
                 }),
               ),
             },
-            { description: 'The check of the stored Merkle nodes proofs are built from (docs/audit.md).' },
+            { description: 'The check of the stored Merkle nodes proofs are built from (docs/audit-chain/README.md).' },
           ),
           durationMs: Type.Integer({ minimum: 0 }),
         },

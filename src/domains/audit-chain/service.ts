@@ -21,7 +21,7 @@ import { withTransaction } from '../../platform/db/transaction.ts';
 import { badRequest, notFound } from '../../platform/errors.ts';
 import * as repo from './repository.ts';
 
-/** The audit chain's own endpoints (spec B group 5, `audit/chain*`; docs/audit.md). */
+/** The audit chain's own endpoints (spec B group 5, `audit/chain*`; docs/audit-chain/README.md). */
 
 export const LIST_LIMIT_DEFAULT = 100;
 export const LIST_LIMIT_MAX = 500;

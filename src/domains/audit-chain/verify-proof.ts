@@ -3,7 +3,7 @@ import canonicalize from 'canonicalize';
 
 /**
  * The offline check of a saved `GET {v1}/audit/chain/{id}` answer (`npm run cli --
- * audit:verify-proof <file>`), written from docs/audit.md alone: it shares no code with the
+ * audit:verify-proof <file>`), written from docs/audit-chain/README.md alone: it shares no code with the
  * service's tree (which builds proofs by splitting ranges); it follows RFC 9162 §2.1.3.2's
  * bit-walking verification with this tree's node hash (no 0x00/0x01 prefixes).
  */

@@ -4,7 +4,7 @@ import type { Writable } from 'node:stream';
 import { extract, type Extract, type Header, type Pack, pack } from 'tar-stream';
 
 /**
- * The PGlite snapshot's archive (docs/backups.md, "What a snapshot is"): a POSIX ustar archive of
+ * The PGlite snapshot's archive (docs/backups/README.md, "What a snapshot is"): a POSIX ustar archive of
  * the database's data directory, written entry by entry and read back entry by entry, so neither
  * side ever holds more than one chunk of one file in memory, whatever the database's size. The tar
  * format itself (headers, checksums, padding, long names) is tar-stream's; this module chooses what

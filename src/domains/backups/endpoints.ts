@@ -14,7 +14,7 @@ import {
 /** What the snapshot and verification endpoints say of turns and of bound tokens (their `spansEveryToolset`). */
 const BOUND = 'One backup snapshot or restore verification runs at a time on a deployment (every instance on its database): a second answers 409 `conflict` at once (jobs wait for their turn). A token bound to toolsets is refused with 403: a snapshot covers every toolset.';
 
-/** Backups (spec B group 5): snapshots, restore verification, the ladder. docs/backups.md. */
+/** Backups (spec B group 5): snapshots, restore verification, the ladder. docs/backups/README.md. */
 
 const generatedAt = '2026-11-25T03:30:00.000Z';
 const TAG = 'backups';
@@ -36,7 +36,7 @@ const Snapshot = Type.Object({
   storage: StringEnum(['local', 's3'] as const),
   format: StringEnum(['pg_dump-custom', 'pglite-datadir-tar-gzip'] as const),
   fileSha256: Type.String({ description: 'SHA-256 of the dump file\'s bytes.' }),
-  tableHashes: Type.Record(Type.String(), Type.String(), { description: 'Table → content hash (docs/backups.md, "Hashing").' }),
+  tableHashes: Type.Record(Type.String(), Type.String(), { description: 'Table → content hash (docs/backups/README.md, "Hashing").' }),
 });
 const exampleSnapshot = {
   id: '7c1e2d3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f',
@@ -137,7 +137,7 @@ export function backupEndpoints(backups: BackupService): Endpoint[] {
       path: `${V1}/backups/snapshots`,
       auth: 'session-or-bearer',
       scope: 'write:alerts',
-      // A dump or a restore of the whole database: minutes on a large one (docs/backups.md).
+      // A dump or a restore of the whole database: minutes on a large one (docs/backups/README.md).
       timeoutMs: LONG_WORK_TIMEOUT_MS,
       tag: TAG,
       kind: 'write',
@@ -156,7 +156,7 @@ export function backupEndpoints(backups: BackupService): Endpoint[] {
         `Restores the snapshot into a scratch database (a temporary database on the server, dropped afterwards; a scratch PGlite directory, removed afterwards), recounts and re-hashes every table and compares with the snapshot's record: outcome ok, drift (errorText and driftTables name the tables) or error (file missing, changed, corrupt or truncated, restore failed; errorText says which). ok is true only when the outcome is ok. Stored, appended to the audit chain (source RestoreVerification, kind backup) and audited as backup.verify. 404 for an unknown snapshotId. ${BOUND}`,
       method: 'POST',
       path: `${V1}/backups/verify`,
-      // A dump or a restore of the whole database: minutes on a large one (docs/backups.md).
+      // A dump or a restore of the whole database: minutes on a large one (docs/backups/README.md).
       timeoutMs: LONG_WORK_TIMEOUT_MS,
       auth: 'session-or-bearer',
       scope: 'write:alerts',

@@ -15,7 +15,7 @@ import { backupDirInside, type EmscriptenFs, packDataDir, unpackDataDir } from '
 import { digestTables, pinOutputSettings, type SqlRunner, type TableDigest } from './hashing.ts';
 
 /**
- * How a snapshot is taken and restored on each driver (docs/backups.md):
+ * How a snapshot is taken and restored on each driver (docs/backups/README.md):
  * - PostgreSQL server: `pg_dump --format=custom --snapshot=<id>` of a REPEATABLE READ transaction
  *   that exported its snapshot and counts and hashes the tables itself; restored with `pg_restore`
  *   into a temporary database that is always dropped.

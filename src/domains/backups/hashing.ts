@@ -2,7 +2,7 @@ import { canonicalJson, sha256Hex } from '../../platform/crypto.ts';
 
 /**
  * Row counts and content hashes per table, computed the same way on the live database (inside the
- * transaction the dump is taken from) and on a restored copy (docs/backups.md, "Hashing").
+ * transaction the dump is taken from) and on a restored copy (docs/backups/README.md, "Hashing").
  *
  * Each row is digested as MD5 of its text form (`row::text`) under fixed output settings, so the
  * same row gives the same bytes on any connection; the digests are folded by an order-independent

@@ -2,7 +2,7 @@ import type { JobDefinition } from '../../platform/jobs/scheduler.ts';
 import type { BackupService } from './service.ts';
 
 /**
- * The nightly snapshot and, an hour later, the restore that proves it (docs/backups.md). Both run
+ * The nightly snapshot and, an hour later, the restore that proves it (docs/backups/README.md). Both run
  * on demand too: `POST {v1}/ops/jobs/{job}/run`.
  */
 export function backupJobs(backups: BackupService): JobDefinition[] {

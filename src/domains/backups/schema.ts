@@ -5,7 +5,7 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 /**
  * One backup snapshot (spec A, "Backup snapshot"): a real dump file (pg_dump custom format on a
  * server, PGlite's data-directory tarball on PGlite) and what was in it, counted and hashed in the
- * same consistent view the dump was taken from (docs/backups.md).
+ * same consistent view the dump was taken from (docs/backups/README.md).
  */
 export const backupSnapshots = pgTable(
   'backup_snapshots',
@@ -26,7 +26,7 @@ export const backupSnapshots = pgTable(
     /** SHA-256 of the RFC 8785 canonical JSON of byTable. */
     rowCountsSha256: text('row_counts_sha256').notNull(),
     byTable: jsonb('by_table').$type<Record<string, number>>().notNull(),
-    /** Per-table content hash (docs/backups.md, "Hashing"). */
+    /** Per-table content hash (docs/backups/README.md, "Hashing"). */
     tableHashes: jsonb('table_hashes').$type<Record<string, string>>().notNull(),
     /** SHA-256 of the dump file's bytes. */
     fileSha256: text('file_sha256').notNull(),

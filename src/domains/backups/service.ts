@@ -19,7 +19,7 @@ import type { BackupTurn } from './turn.ts';
 
 /**
  * Backups (spec A "Backup snapshot", "Restore verification"; B group 5): real snapshots, restores
- * that prove them, and the ladder of verifications per database. docs/backups.md explains all of it.
+ * that prove them, and the ladder of verifications per database. docs/backups/README.md explains all of it.
  */
 
 export const SNAPSHOT_LIMIT_DEFAULT = 50;

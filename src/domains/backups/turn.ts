@@ -6,7 +6,7 @@ import { conflict } from '../../platform/errors.ts';
 import { serverUrlOf } from './engines.ts';
 
 /**
- * One snapshot or restore verification at a time per deployment (docs/backups.md, "One at a
+ * One snapshot or restore verification at a time per deployment (docs/backups/README.md, "One at a
  * time"). A dump or a restore holds a copy of the database's worth of disk, a second PGlite or
  * a scratch database, and minutes of work; two at once only double that.
  *

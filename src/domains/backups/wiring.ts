@@ -28,7 +28,7 @@ export interface BackupsDomain {
 }
 
 /**
- * Builds the backups domain (docs/backups.md). It takes the Database, not only its Db: dumps need
+ * Builds the backups domain (docs/backups/README.md). It takes the Database, not only its Db: dumps need
  * the driver. `files`: the service's file store, shared with the compliance evidence bundles; made
  * from the configuration when not given.
  */

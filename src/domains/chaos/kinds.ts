@@ -3,7 +3,7 @@ import type { FaultCategory } from '../../platform/faults/index.ts';
 /**
  * The five experiment kinds (spec A "Chaos experiment"), each in a category: the category is the
  * experiment's blast radius (what OBSERVATORY_CHAOS_ALLOW lists), and it holds the recovery
- * objective's default and cap and the length of the injection window. docs/chaos.md has the table.
+ * objective's default and cap and the length of the injection window. docs/chaos/README.md has the table.
  */
 export const CHAOS_KINDS = [
   'synthetic-latency',
@@ -55,7 +55,7 @@ export const KIND_RULES: Record<ChaosKind, KindRules> = {
     defaultRecoverySloSec: 30,
     maxWindowSec: 300,
     windowSec: 60,
-    targetMeans: 'a runtime flag name (docs/chaos.md, "Runtime flags")',
+    targetMeans: 'a runtime flag name (docs/chaos/README.md, "Runtime flags")',
   },
   'prisma-readonly-window': {
     category: 'database',

@@ -3,7 +3,7 @@ import { bigserial, boolean, doublePrecision, index, integer, jsonb, pgTable, te
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
-/** A registered chaos experiment (spec A "Chaos experiment"; docs/chaos.md). */
+/** A registered chaos experiment (spec A "Chaos experiment"; docs/chaos/README.md). */
 export const chaosExperiments = pgTable(
   'chaos_experiments',
   {

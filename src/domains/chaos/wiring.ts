@@ -50,7 +50,7 @@ export interface ChaosDeps {
   };
 }
 
-/** The chaos domain (docs/chaos.md): the experiment registry, the freeze switch and the recovery record. */
+/** The chaos domain (docs/chaos/README.md): the experiment registry, the freeze switch and the recovery record. */
 export function createChaosDomain(deps: ChaosDeps): ChaosDomain {
   const { db, clock, audit } = deps;
   const checkTarget: TargetProblem =

@@ -8,7 +8,7 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
  * the `compliance-evaluate` job (evaluated_by `job`) or by an operator's override (`operator:<userId>`).
  * `observed` is the predicate's whole input, so replay can recompute the outcome from the row
  * alone; `observed_sha256` is its digest at write time (also in the audit fact), which replay
- * checks to tell a row edited afterwards. docs/compliance.md.
+ * checks to tell a row edited afterwards. docs/compliance/README.md.
  */
 export const complianceEvaluations = pgTable(
   'compliance_evaluations',

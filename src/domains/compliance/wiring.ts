@@ -41,7 +41,7 @@ export interface ComplianceDomain {
   jobs(): JobDefinition[];
 }
 
-/** The domains whose live state the predicates read (docs/compliance.md, "Controls and predicates"). */
+/** The domains whose live state the predicates read (docs/compliance/README.md, "Controls and predicates"). */
 export interface ComplianceInputs {
   identity: IdentityService;
   backups: BackupsDomain;
@@ -57,7 +57,7 @@ export interface ComplianceInputs {
 }
 
 /**
- * Compliance (docs/compliance.md): the shipped frameworks, their hourly evaluation over the live
+ * Compliance (docs/compliance/README.md): the shipped frameworks, their hourly evaluation over the live
  * system, overrides, replay and posture, evidence bundles, the narrator and subprocessors.
  */
 export function createComplianceDomain(deps: {

@@ -1,5 +1,5 @@
 /**
- * What other domains may use of cost (docs/cost.md): compliance reads the budgets (control
+ * What other domains may use of cost (docs/cost/README.md): compliance reads the budgets (control
  * evidence); analytics reads the facts cost lends the warehouse.
  */
 export { type CostAnalyticsFacts, costAnalyticsFacts } from './analytics/service.ts';

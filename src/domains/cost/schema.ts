@@ -4,7 +4,7 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 
 /**
  * One day's cost of one (toolset, vendor, sku, workspace, region) (spec D6; FOCUS mapping in
- * docs/cost.md). Money and quantities are exact integers: `amount_micro_usd` is BilledCost in
+ * docs/cost/README.md). Money and quantities are exact integers: `amount_micro_usd` is BilledCost in
  * millionths of a dollar, `units_micro` the consumed quantity in millionths of a unit. `workspace`
  * and `region` are '' when the record names none, so the key stays unique.
  */
@@ -21,14 +21,14 @@ export const costRecords = pgTable(
     unitsMicro: bigint('units_micro', { mode: 'bigint' }).notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
-  // Both indexes cover the rollups (index-only scans: bench cost-rollup, docs/cost.md): migration
+  // Both indexes cover the rollups (index-only scans: bench cost-rollup, docs/cost/README.md): migration
   // 0018_cost adds `INCLUDE (...)` by hand, which drizzle-kit cannot declare; keep it when regenerating.
   (t) => [
     // The upsert key, and the rollups' range scan by day; INCLUDE (amount_micro_usd, units_micro).
     uniqueIndex('cost_records_key_idx').on(t.day, t.toolset, t.vendor, t.sku, t.workspace, t.region),
     // The by-toolset series and toolset-filtered rollups; INCLUDE (vendor, sku, workspace, region, amount_micro_usd, units_micro).
     index('cost_records_toolset_day_idx').on(t.toolset, t.day),
-    // The analytics rollup finds the days that changed since its last run (docs/analytics.md).
+    // The analytics rollup finds the days that changed since its last run (docs/analytics/README.md).
     index('cost_records_updated_idx').on(t.updatedAt, t.day),
   ],
 );

@@ -18,7 +18,7 @@ export interface CostDomain {
   jobs(): JobDefinition[];
 }
 
-/** The cost center (docs/cost.md, docs/cost-alerts.md): cost records and rollups, budgets, and the alerts their evaluator opens. */
+/** The cost center (docs/cost/README.md, docs/cost/alerts.md): cost records and rollups, budgets, and the alerts their evaluator opens. */
 export function createCostDomain(deps: { db: Db; clock: Clock; audit: AuditLog; outbound: Outbound; config: Config }): CostDomain {
   const records = createCostRecordService({ db: deps.db, clock: deps.clock, audit: deps.audit });
   const budgets = createCostBudgetService({

@@ -1,5 +1,5 @@
 /**
- * What other domains may use of the empire (docs/empire.md). Triage reads forecasts, lineage,
+ * What other domains may use of the empire (docs/empire/README.md). Triage reads forecasts, lineage,
  * incidents and alert rules, and checks the predicates its rule proposer writes; federation merges
  * the overview and pools the ingest SLO; analytics borrows the daily facts; trust reads replay and
  * incidents. `EmpireDomain` is what the app hands them; `ModelBudget` is the port the empire asks

@@ -39,7 +39,7 @@ export const empireEvents = pgTable(
     index('empire_events_caused_by_idx').on(t.toolset, t.causedBy),
     // Every read by receive time names its toolset (alert rules, replay lists).
     index('empire_events_toolset_received_idx').on(t.toolset, t.receivedAt),
-    // The graph materialiser reads every toolset's new events in receive order (docs/graph.md).
+    // The graph materialiser reads every toolset's new events in receive order (docs/graph/README.md).
     index('empire_events_received_idx').on(t.receivedAt, t.eventId),
   ],
 );
@@ -101,7 +101,7 @@ export const empireIncidents = pgTable(
   (t) => [
     index('empire_incidents_opened_idx').on(t.openedAt, t.id),
     index('empire_incidents_toolset_idx').on(t.toolset, t.status),
-    // The analytics rollup reads resolutions by resolution time (docs/analytics.md).
+    // The analytics rollup reads resolutions by resolution time (docs/analytics/README.md).
     index('empire_incidents_resolved_idx').on(t.resolvedAt).where(sql`${t.resolvedAt} IS NOT NULL`),
   ],
 );
@@ -123,7 +123,7 @@ export const empireForecasts = pgTable(
 );
 
 /**
- * An empire alert rule (spec A "Empire alert rule"; docs/empire-alerts.md): a predicate over one
+ * An empire alert rule (spec A "Empire alert rule"; docs/empire/alerts.md): a predicate over one
  * toolset's events (`toolset`; null is allowed by the spec but rules made through the API always
  * name one), optionally only one source `tenant`, and the destinations its firings go to.
  * `destinations` are stored whole (webhook secrets, chat webhook URLs) because the evaluator needs

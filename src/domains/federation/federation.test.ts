@@ -8,7 +8,7 @@ import { freePort } from '../../../test/helpers/ports.ts';
 
 /**
  * Three deployments on loopback, each its own app on its own fresh database with its own
- * OBSERVATORY_REGION, sharing the bridge token: the fan-out over real HTTP (docs/federation.md).
+ * OBSERVATORY_REGION, sharing the bridge token: the fan-out over real HTTP (docs/federation/README.md).
  */
 
 const BRIDGE_TOKEN = 'bridge-token-for-federation-tests-0123456789abcdef';

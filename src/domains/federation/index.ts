@@ -1,5 +1,5 @@
 /**
- * What other domains may use of federation (docs/federation.md). The trust domain reads digests
+ * What other domains may use of federation (docs/federation/README.md). The trust domain reads digests
  * and parity through `FederationReads`; compliance reads region parity through it too.
  */
 

@@ -3,7 +3,7 @@ import { boolean, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 /**
- * The regions registry (spec A "Region", D6 upsert; docs/federation.md). One row per deployment
+ * The regions registry (spec A "Region", D6 upsert; docs/federation/README.md). One row per deployment
  * of the service, keyed by its OBSERVATORY_REGION. `base_url` is the origin the bridge token is
  * sent to (only at the federation bridge routes). Empty registry: the GET answers the built-in seed.
  */

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { FANOUT_REASON_NAMES } from '../../platform/bridge/fanout.ts';
 import { StringEnum } from '../../platform/http/registry.ts';
 
-/** Response shapes the federation endpoints share (docs/federation.md). */
+/** Response shapes the federation endpoints share (docs/federation/README.md). */
 
 export const FEDERATION_TAG = 'federation';
 export const REGIONS_UI_PATH = '/federation/regions';
@@ -23,7 +23,7 @@ export const DigestTupleSchema = Type.Object(
 
 export const FailedRegionSchema = Type.Object({
   region: Type.String(),
-  reason: StringEnum(FANOUT_REASON_NAMES, { description: 'A fixed reason (docs/federation.md, "Bridge"); the region\'s own words go to the log only.' }),
+  reason: StringEnum(FANOUT_REASON_NAMES, { description: 'A fixed reason (docs/federation/README.md, "Bridge"); the region\'s own words go to the log only.' }),
 });
 
 export const MigrationParitySchema = StringEnum(['drifted', 'matched'] as const);

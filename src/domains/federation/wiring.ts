@@ -31,7 +31,7 @@ export interface FederationDomain {
 }
 
 /**
- * Federation (docs/federation.md): the regions registry, digest tuples and their fan-out through
+ * Federation (docs/federation/README.md): the regions registry, digest tuples and their fan-out through
  * the bridge, federation replay, the region SLO and the federated overview. Built after the graph
  * and compliance, whose latest digest and evaluations it reads.
  */

@@ -14,7 +14,7 @@ import {
   type SavedQueryService,
 } from './saved/service.ts';
 
-/** The query endpoint and saved queries of the knowledge graph (spec B group 3; docs/graph.md). */
+/** The query endpoint and saved queries of the knowledge graph (spec B group 3; docs/graph/README.md). */
 
 const TAG = 'graph';
 const generatedAt = '2026-11-26T08:00:00.000Z';
@@ -26,7 +26,7 @@ export const EXAMPLE_QUERY =
 
 /**
  * The request examples: EXAMPLE_QUERY first (the one sent as is), then the other worked examples
- * of docs/graph-query.md, which the console offers to pick from.
+ * of docs/graph/query.md, which the console offers to pick from.
  */
 const QUERY_BODY_EXAMPLES = [
   { query: EXAMPLE_QUERY, limit: 50 },
@@ -76,7 +76,7 @@ export function graphQueryEndpoints(deps: {
       id: 'runGraphQuery',
       title: 'Run a graph query',
       description:
-        `Runs a read-only query over the knowledge graph in a subset of openCypher (MATCH, WHERE, RETURN, ORDER BY, LIMIT; grammar and examples in docs/graph-query.md). Send \`query\` (at most ${QUERY_TEXT_MAX} characters) or \`savedName\` (a saved query you may see: your own, else the one workspace or public query of that name), not both. ` +
+        `Runs a read-only query over the knowledge graph in a subset of openCypher (MATCH, WHERE, RETURN, ORDER BY, LIMIT; grammar and examples in docs/graph/query.md). Send \`query\` (at most ${QUERY_TEXT_MAX} characters) or \`savedName\` (a saved query you may see: your own, else the one workspace or public query of that name), not both. ` +
         `Rows are capped at \`limit\` (1 to ${QUERY_LIMIT_MAX}, default ${QUERY_LIMIT_DEFAULT}) and by the query's own LIMIT. The caller sees only node kinds its scopes allow (Tenant needs read:tenants; Fingerprint and Cluster need read:clusters) and, with a token bound to toolsets, only those toolsets' nodes. ` +
         `A query enumerates at most ${MATCH_ROW_CAP.toLocaleString('en')} matches and each variable-length relationship at most ${WALK_ROW_CAP.toLocaleString('en')} paths from one node; beyond, the answer is cut and says so in \`truncated\`. ` +
         'Invalid text is 400 `invalid-query` with `line`, `column` and `expected`; a query running past the statement timeout (5 s) is stopped and answered 400 `query-timeout`. ' +
@@ -103,7 +103,7 @@ export function graphQueryEndpoints(deps: {
         schemaId: 'svc-empire-graph-query.v1',
         fields: {
           query: Type.String({ description: 'The text that ran (a saved query\'s text when run by savedName).' }),
-          ast: Type.Unknown({ description: 'The parsed query (docs/graph-query.md, "AST").' }),
+          ast: Type.Unknown({ description: 'The parsed query (docs/graph/query.md, "AST").' }),
           rowCount: Type.Integer({ minimum: 0 }),
           rows: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'One object per result row, keyed by each RETURN item\'s alias (or its text).' }),
           nodes: Type.Array(GraphNodeView, {

@@ -1,5 +1,5 @@
 /**
- * What other domains may use of the knowledge graph (docs/graph.md): federation and the trust
+ * What other domains may use of the knowledge graph (docs/graph/README.md): federation and the trust
  * snapshot read the materialiser's digest, lag and runs.
  */
 export type { GraphMaterialiser } from './materialiser/service.ts';

@@ -2,7 +2,7 @@ import { toolsetReach } from '../../platform/http/auth.ts';
 import type { Principal, Scope } from '../../platform/http/registry.ts';
 
 /**
- * The kinds of node and edge the knowledge graph holds (docs/graph.md, "Kinds"), and who may see
+ * The kinds of node and edge the knowledge graph holds (docs/graph/README.md, "Kinds"), and who may see
  * them. This is the contract between the materialiser (which builds them) and the query language
  * (which reads them): a label or relationship type in a query must be one of these.
  */

@@ -6,13 +6,13 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 /**
  * Numbers every write to graph_nodes and graph_edges (`change_seq`), so a copy of the graph can
  * catch up with what changed since it last looked: the embedded database's query replica
- * (docs/graph-query.md, "Where a query runs").
+ * (docs/graph/query.md, "Where a query runs").
  */
 export const graphChangeSeq = pgSequence('graph_change_seq');
 const changeSeq = () => bigint('change_seq', { mode: 'number' }).notNull().default(sql`nextval('graph_change_seq')`);
 
 /**
- * A node of the knowledge graph (docs/graph.md): one per (kind, key), built by the materialiser
+ * A node of the knowledge graph (docs/graph/README.md): one per (kind, key), built by the materialiser
  * from the service's own tables. `toolset` and `tenant` say who the node belongs to, for the
  * query's visibility rule; `props` are what a query may read (never a secret, hash or raw IP).
  * `first_run` is the `seq` of the materialiser run that added it and `removed_run` the run that
@@ -74,7 +74,7 @@ export const graphEdges = pgTable(
 
 /**
  * One materialiser run (spec B `graph/materialiser`). `seq` orders runs for the node and edge
- * bookkeeping; `digest` is the materialisation digest after the run (docs/graph.md) and
+ * bookkeeping; `digest` is the materialisation digest after the run (docs/graph/README.md) and
  * `digest_acc` the running set-hash it is derived from; `watermarks` the source positions the run
  * read up to, which replay uses to rebuild the same graph from the sources.
  */

@@ -19,7 +19,7 @@ export interface GraphDomain {
   close(): Promise<void>;
 }
 
-/** The knowledge graph (docs/graph.md): the materialiser, the query language and saved queries. */
+/** The knowledge graph (docs/graph/README.md): the materialiser, the query language and saved queries. */
 export function createGraphDomain(deps: { db: Db; clock: Clock; audit: AuditLog; log: FastifyBaseLogger; vendors: GraphMaterialiserDeps['vendors'] }): GraphDomain {
   const materialiser = createGraphMaterialiser({ db: deps.db, clock: deps.clock, log: deps.log, vendors: deps.vendors });
   const queries = createGraphQueryService({ db: deps.db });

@@ -82,7 +82,7 @@ export const honeypotEvents = pgTable(
   ],
 );
 
-/** A client fingerprint per tenant (docs/enrichment.md says what is hashed). */
+/** A client fingerprint per tenant (docs/honeypot/enrichment.md says what is hashed). */
 export const honeypotFingerprints = pgTable(
   'honeypot_fingerprints',
   {
@@ -173,7 +173,7 @@ export const honeypotSettings = pgTable('honeypot_settings', {
   createdAt: ts('created_at').notNull(),
 });
 
-// Rollups (docs/honeypot-dashboard.md, "Rollups"): fed from the pending rows every ingest
+// Rollups (docs/honeypot/dashboard.md, "Rollups"): fed from the pending rows every ingest
 // statement writes, so the dashboard, clusters, fleet and heartbeat reads never scan the event history.
 
 /** Events per tenant and hour bucket (UTC), over all history. */
@@ -247,7 +247,7 @@ export const honeypotRollupSeen = pgTable(
  * Stored events not yet added to the rollups and fingerprint counters: one row per group commit,
  * written by the same statement that stores the events. The rollup applier deletes rows and adds
  * their events in one statement; every counter read applies what is pending first
- * (docs/honeypot-dashboard.md, "Pending rollups"). `fingerprints` holds [tenantId, fingerprintId,
+ * (docs/honeypot/dashboard.md, "Pending rollups"). `fingerprints` holds [tenantId, fingerprintId,
  * uaNormalized] for the group's fingerprints, the one fingerprint field SQL cannot derive.
  */
 export const honeypotRollupPending = pgTable('honeypot_rollup_pending', {

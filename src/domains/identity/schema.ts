@@ -35,7 +35,7 @@ export const apiTokens = pgTable(
 /**
  * The UTC days on which a token authenticated at least one request: one row per (token, day),
  * written with the first use of each day (the follow event of cohort developer-token-7d,
- * docs/analytics-cohorts.md). Kept as long as the token.
+ * docs/analytics/cohorts.md). Kept as long as the token.
  */
 export const apiTokenActivity = pgTable(
   'api_token_activity',

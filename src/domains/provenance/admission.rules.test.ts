@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { candidateKeys, decideAdmission, type VerifyingKey } from './admission.ts';
 
 // The admission rule of signed toolset events (spec D4 and A, "Events signed by a retired key";
-// docs/empire.md), as pure functions: which keys are tried, in which order, and what a signature
+// docs/empire/README.md), as pure functions: which keys are tried, in which order, and what a signature
 // that verifies under them comes to.
 
 const at = (iso: string) => new Date(iso);

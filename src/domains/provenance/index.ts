@@ -1,5 +1,5 @@
 /**
- * What other domains may use of provenance (docs/empire.md): the service the empire ingest admits
+ * What other domains may use of provenance (docs/empire/README.md): the service the empire ingest admits
  * and attests with, the pure admission rule that ingest and replay apply, (the toolset-name rule is platform's, platform/toolset-name.ts).
  */
 export { candidateKeys, type Decision, decideAdmission, type RejectionReason, type VerifyingKey } from './admission.ts';

@@ -7,7 +7,7 @@ import { ManualClock } from '../../platform/clock.ts';
 import { rowsOf } from '../../platform/db/client.ts';
 import { KEY_CACHE_MS } from './service.ts';
 
-/** Per-toolset signed-only policy (docs/empire.md, "Signed-only toolsets"). */
+/** Per-toolset signed-only policy (docs/empire/README.md, "Signed-only toolsets"). */
 
 const clock = new ManualClock('2026-11-24T11:00:00.000Z');
 let t: TestApp;

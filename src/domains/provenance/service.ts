@@ -28,7 +28,7 @@ export interface ToolsetAdmission {
   requireSigned: boolean;
 }
 
-/** `svc-provenance-toolset-policy.v1` (docs/empire.md, "Signed-only toolsets"). */
+/** `svc-provenance-toolset-policy.v1` (docs/empire/README.md, "Signed-only toolsets"). */
 export interface PolicyView {
   toolset: string;
   /** Effective: what ingest applies to the toolset's unsigned events now. */

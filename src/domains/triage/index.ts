@@ -1,5 +1,5 @@
 /**
- * What other domains may use of triage (docs/triage.md). Compliance's narrator runs as a triage
+ * What other domains may use of triage (docs/triage/README.md). Compliance's narrator runs as a triage
  * agent: it reads the agent registry, the output checks and the run service through here, and
  * draws on the model budget. Analytics reads postmortems (cohort incident-postmortem-7d) and the
  * facts triage lends the warehouse.

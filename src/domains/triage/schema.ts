@@ -4,7 +4,7 @@ import { bigint, index, integer, jsonb, pgTable, primaryKey, smallint, text, tim
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 /**
- * One agent run (spec A "Triage run replay"; docs/triage.md): what the agent was asked and what it
+ * One agent run (spec A "Triage run replay"; docs/triage/README.md): what the agent was asked and what it
  * answered, kept whole so the run can be replayed and its digest checked, and the token counts the
  * budget is recomputed from. `toolset` is the budget bucket the run is charged to (`*` for
  * fleet-wide passes); `toolsets` lists every toolset whose data the user message holds (who may
@@ -79,7 +79,7 @@ export const triageProposals = pgTable(
     index('triage_proposals_created_idx').on(t.createdAt, t.id),
     index('triage_proposals_agent_idx').on(t.agent, t.agentVersion, t.decidedAt),
     uniqueIndex('triage_proposals_pending_key_idx').on(t.dedupeKey).where(sql`${t.status} = 'pending'`),
-    // The analytics rollup reads operator decisions by decision time (docs/analytics.md).
+    // The analytics rollup reads operator decisions by decision time (docs/analytics/README.md).
     index('triage_proposals_decided_idx').on(t.decidedAt).where(sql`${t.status} IN ('accepted', 'rejected')`),
   ],
 );

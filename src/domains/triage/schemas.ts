@@ -3,7 +3,7 @@ import { IsoDate, LONG_WORK_TIMEOUT_MS, Nullable, StringEnum } from '../../platf
 import { POSTMORTEM_SECTIONS } from './agents/types.ts';
 import { PROPOSAL_STATUSES } from './proposals/service.ts';
 
-/** Response shapes the triage endpoints share, and the examples they show (docs/triage.md). */
+/** Response shapes the triage endpoints share, and the examples they show (docs/triage/README.md). */
 
 export const TAG = 'triage';
 /** The console's triage pages (under /console) that show these endpoints: the inbox, one proposal, runs, metrics and the budget, postmortems. */
@@ -43,7 +43,7 @@ export const Proposal = Type.Object({
   agent: Type.String(),
   agentVersion: Type.String({ description: '`<agent>@<version>`, e.g. `incident-classifier@1.1.0`.' }),
   runId: Type.String({ format: 'uuid' }),
-  payload: Nullable(Type.Record(Type.String(), Type.Unknown(), { description: 'The validated proposal (docs/triage.md, "Output"); null when the agent\'s output failed the schema.' })),
+  payload: Nullable(Type.Record(Type.String(), Type.Unknown(), { description: 'The validated proposal (docs/triage/README.md, "Output"); null when the agent\'s output failed the schema.' })),
   backtest: Nullable(
     Type.Object(
       {
@@ -56,10 +56,10 @@ export const Proposal = Type.Object({
         caught: Type.Integer(),
         firings: Type.Integer(),
       },
-      { description: 'Rule proposals: the predicate replayed over the lookback against resolved incidents (docs/triage.md, "Backtest").' },
+      { description: 'Rule proposals: the predicate replayed over the lookback against resolved incidents (docs/triage/README.md, "Backtest").' },
     ),
   ),
-  autoRejectReason: Nullable(Type.String({ description: 'Why it was rejected automatically: `<reason>: <sentence>` (docs/triage.md, "Automatic rejection").' })),
+  autoRejectReason: Nullable(Type.String({ description: 'Why it was rejected automatically: `<reason>: <sentence>` (docs/triage/README.md, "Automatic rejection").' })),
   evidenceEventIds: Type.Array(Type.String()),
   windowStart: Nullable(IsoDate),
   windowEnd: Nullable(IsoDate),

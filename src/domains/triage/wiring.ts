@@ -47,7 +47,7 @@ async function attempt(work: () => Promise<object>): Promise<object> {
 }
 
 /**
- * The model budget (docs/triage.md, "Budget"), built before the rest of triage: the empire's
+ * The model budget (docs/triage/README.md, "Budget"), built before the rest of triage: the empire's
  * scheduled forecaster waits on it (the empire's `ModelBudget` port), and triage is built on the
  * empire.
  */
@@ -56,7 +56,7 @@ export function createTriageBudget(deps: { db: Db; clock: Clock; audit: AuditLog
 }
 
 /**
- * AI triage (docs/triage.md): the model layer's engine (live when OBSERVATORY_LLM_BASE_URL and
+ * AI triage (docs/triage/README.md): the model layer's engine (live when OBSERVATORY_LLM_BASE_URL and
  * OBSERVATORY_LLM_MODEL are set, else built-in), the agents' runs, decisions, trust metrics and
  * rollback, the model budget (`createTriageBudget`) and postmortems. Builds on the empire's
  * incidents, alert rules, forecasts and lineage.

@@ -1,5 +1,5 @@
 /**
- * What other domains may use of trust (docs/federation.md, "Drift inbox and detectors"): the drift
+ * What other domains may use of trust (docs/federation/README.md, "Drift inbox and detectors"): the drift
  * inbox's counts. The trust snapshot reads them for its drift dimension and `driftEvents24h`;
  * compliance reads open critical drift (control no-open-critical-drift); the chaos schedule pauses
  * on open critical drift.

@@ -4,7 +4,7 @@ import { bigserial, index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 /**
- * A trust drift event (spec A "Trust drift event" and its state table; docs/federation.md,
+ * A trust drift event (spec A "Trust drift event" and its state table; docs/federation/README.md,
  * "Drift inbox"). A detector opens one per (kind, source, source_id) at a time: the partial unique
  * index holds the slot while the event is `open`, and ack releases it (spec A), so a scan of an
  * unchanged system inserts nothing and concurrent scans cannot open the same event twice.

@@ -26,7 +26,7 @@ import { createTrustSnapshotService, type SnapshotSources, type TrustSnapshotSer
 /** How many toolsets the snapshot's signing sentence names at most. */
 const SIGNING_LISTED_MAX = 5;
 
-/** The domains whose state the drift detectors and the snapshot read, through their services (docs/federation.md, docs/trust.md). */
+/** The domains whose state the drift detectors and the snapshot read, through their services (docs/federation/README.md, docs/trust/README.md). */
 export interface TrustInputs {
   graph: Pick<GraphDomain, 'materialiser'>;
   empire: Pick<EmpireDomain, 'replay' | 'incidents'>;

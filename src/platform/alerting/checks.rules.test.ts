@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { integerIn, WINDOW_MINUTES_MAX, WINDOW_MINUTES_MIN, WindowMinutes, windowIn } from './checks.ts';
 
-// The value checks both domains' alert predicates share (docs/honeypot-alerts.md, docs/empire-alerts.md).
+// The value checks both domains' alert predicates share (docs/honeypot/alerts.md, docs/empire/alerts.md).
 
 describe('integerIn', () => {
   it('allows whole numbers from min to max, both included', () => {

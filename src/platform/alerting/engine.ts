@@ -30,8 +30,8 @@ import type { RuleStore, StoredRule } from './store.ts';
  * under `FOR UPDATE SKIP LOCKED`; plan, observe, match, silence, fire: plan.ts), the firing's
  * outbound deliveries, and what listings add (freshness, deliveries). A kind supplies its
  * predicates, its observer (what a rule looks at each evaluation, how a firing is worded) and its
- * store (its rules table). See docs/architecture.md ("Alert rules"), docs/honeypot-alerts.md and
- * docs/empire-alerts.md.
+ * store (its rules table). See docs/architecture.md ("Alert rules"), docs/honeypot/alerts.md and
+ * docs/empire/alerts.md.
  */
 
 /** How a kind's stored predicates read back and decide. */
@@ -217,7 +217,7 @@ export function createRuleEngine<Row extends StoredRule, P, O, View>(kind: RuleK
       return rulesFreshness(kind.producer, rules);
     },
 
-    /** The deliveries of the listed rules' firings (docs/outbound.md, "Delivery listings"). */
+    /** The deliveries of the listed rules' firings (docs/platform/outbound.md, "Delivery listings"). */
     deliveries(rules: readonly StoredRule[], query: DeliveryQuery): Promise<{ deliveries: RuleDeliveryView[]; nextCursor: string | null }> {
       return listRuleDeliveries(outbound, kind.source, rules.map((r) => ({ id: r.id, name: r.name, destinations: r.destinations as Destination[] })), query);
     },

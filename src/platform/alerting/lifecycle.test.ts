@@ -12,8 +12,8 @@ import { SETTLE_MS } from './plan.ts';
  * The life of an alert rule on the engine (engine.ts), once for each kind of rule: created,
  * listed and audited with its destinations redacted, changed (rename, silence, disable, enable),
  * evaluated once its events have settled, fired to every destination, cooled down for a window,
- * silenced, retried, and fired once under concurrent runs (docs/honeypot-alerts.md,
- * docs/empire-alerts.md). What each kind's predicates read and say is tested beside the kind.
+ * silenced, retried, and fired once under concurrent runs (docs/honeypot/alerts.md,
+ * docs/empire/alerts.md). What each kind's predicates read and say is tested beside the kind.
  */
 
 const MINUTE = 60_000;

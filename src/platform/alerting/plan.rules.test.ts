@@ -14,7 +14,7 @@ import {
   SETTLE_MS,
 } from './plan.ts';
 
-// The shared alert-rule evaluation rules (docs/honeypot-alerts.md, docs/empire-alerts.md): the
+// The shared alert-rule evaluation rules (docs/honeypot/alerts.md, docs/empire/alerts.md): the
 // settle margin, the period a run consumes, cooldown, silence, counters and rule changes.
 
 const NOW = new Date('2026-11-23T10:00:00.000Z');

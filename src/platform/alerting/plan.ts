@@ -2,7 +2,7 @@
  * The pure, domain-free part of alert-rule evaluation that honeypot and empire rules share: which
  * span of received events a run covers, when a rule is cooling after a firing, when it is
  * silenced, and the counters a run reports. Each domain supplies what its predicates read and how
- * a firing is worded (docs/honeypot-alerts.md, docs/empire-alerts.md).
+ * a firing is worded (docs/honeypot/alerts.md, docs/empire/alerts.md).
  */
 
 /**

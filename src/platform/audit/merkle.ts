@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 
 /**
- * The Merkle tree over the audit chain (docs/audit.md, "The Merkle tree"). RFC 9162's shape: the
+ * The Merkle tree over the audit chain (docs/audit-chain/README.md, "The Merkle tree"). RFC 9162's shape: the
  * tree over n leaves splits at k, the largest power of two smaller than n, into the tree over the
  * first k leaves and the tree over the rest. Leaf i (0-based) is fact seqNo i + 1 and its hash is
  * the fact's entryHash; an interior node is SHA-256 over the raw 32 bytes of its left child then
- * the raw 32 bytes of its right child (no RFC 9162 0x00/0x01 prefixes: docs/audit.md says why).
+ * the raw 32 bytes of its right child (no RFC 9162 0x00/0x01 prefixes: docs/audit-chain/README.md says why).
  *
  * Only perfect aligned subtrees are stored: node (level L, index i) covers leaves
  * [i·2^L, (i+1)·2^L). Level 0 is the facts' own entryHash; levels ≥ 1 live in audit_merkle_nodes.

@@ -69,7 +69,7 @@ export const auditChainHead = pgTable(
 );
 
 /**
- * The perfect aligned subtrees of the Merkle tree over the chain (docs/audit.md): node (level,
+ * The perfect aligned subtrees of the Merkle tree over the chain (docs/audit-chain/README.md): node (level,
  * idx) is the hash of facts idx·2^level + 1 … (idx+1)·2^level, level ≥ 1 (level 0 is each fact's
  * entryHash). Written in the transaction that appends the fact completing it; never changed.
  */

@@ -3,7 +3,7 @@ import { checkOutboundUrl, OutboundRefused, type OutboundPolicy, type Resolver }
 import { type BridgeAnswer, bridgeGet } from './client.ts';
 
 /**
- * The bridge fan-out (spec D7; docs/federation.md, "Bridge"): one read asked of many peer
+ * The bridge fan-out (spec D7; docs/federation/README.md, "Bridge"): one read asked of many peer
  * deployments in parallel, at most `concurrency` at a time, each call bounded by `timeoutMs`,
  * never retried. It never throws: a peer that cannot be asked, does not answer in time, refuses
  * the token or answers something unreadable is a `failed` entry {region, reason} whose reason is a

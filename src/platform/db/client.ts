@@ -38,7 +38,7 @@ export interface Database {
   poolStats(): PoolStats;
   /**
    * Turns every session of this instance read-only (true) or writable again (false): the
-   * `prisma-readonly-window` chaos fault (docs/chaos.md). Reads keep working; a write fails with
+   * `prisma-readonly-window` chaos fault (docs/chaos/README.md). Reads keep working; a write fails with
    * SQLSTATE 25006, which the API answers 503 `read-only`. Resolves once a fresh checkout shows
    * the new state; a transaction already open keeps the state it began with.
    */

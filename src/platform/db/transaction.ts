@@ -11,7 +11,7 @@ export function withTransaction<T>(db: Db, work: (tx: Db) => Promise<T>): Promis
 
 /**
  * `withTransaction`, writable even while the database is in its read-only window
- * (Database.setReadOnly, docs/chaos.md): the window only changes each session's default, which a
+ * (Database.setReadOnly, docs/chaos/README.md): the window only changes each session's default, which a
  * transaction may override as its first statement. For the chaos runner's own records, which must
  * be written while it holds the window open; nothing else uses it.
  */

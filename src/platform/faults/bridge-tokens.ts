@@ -5,7 +5,7 @@ import type { BridgeTokens } from './index.ts';
  * The bridge tokens of this process (OBSERVATORY_BRIDGE_TOKEN and OBSERVATORY_BRIDGE_TOKEN_NEXT):
  * bridge calls carrying either are accepted, and outgoing bridge calls carry the current one, or
  * the staged one while a `bridge-token-rotate-rehearsal` chaos run holds `useStaged(true)`
- * (docs/chaos.md). Callers read `outgoing()` at each call, so the switch reaches calls made after
+ * (docs/chaos/README.md). Callers read `outgoing()` at each call, so the switch reaches calls made after
  * it. With no current token, nothing is accepted (bridge calls are refused, peers are not asked),
  * as without the staged one.
  */

@@ -44,8 +44,8 @@ describe('runtime flags', () => {
     expect(b.enabled('outbound-dispatch')).toBe(true);
   });
 
-  it('are the rows of the table in docs/chaos.md, "Runtime flags"', () => {
-    const doc = readFileSync(new URL('../../../docs/chaos.md', import.meta.url), 'utf8');
+  it('are the rows of the table in docs/chaos/README.md, "Runtime flags"', () => {
+    const doc = readFileSync(new URL('../../../docs/chaos/README.md', import.meta.url), 'utf8');
     const section = doc.split('## Runtime flags')[1]!.split('\n## ')[0]!;
     const rows = [...section.matchAll(/^\| `([a-z0-9-]+)` \| (on|off) \|/gm)].map((m) => [m[1], m[2] === 'on']);
     expect(rows).toEqual(RUNTIME_FLAGS.map((f) => [f.name, f.default]));

@@ -5,7 +5,7 @@ export const AGENT_API_SEARCH_FLAG = 'agent-api-search';
 export const OUTBOUND_DISPATCH_FLAG = 'outbound-dispatch';
 
 /**
- * The runtime flags (docs/chaos.md, "Runtime flags"): switches a feature-flag-flip experiment may
+ * The runtime flags (docs/chaos/README.md, "Runtime flags"): switches a feature-flag-flip experiment may
  * hold off for its window. Each has a real effect where it is read; none is configuration, and
  * nothing persists them: a restart brings every flag back to its default.
  */

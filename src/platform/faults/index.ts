@@ -1,6 +1,6 @@
 /**
  * Faults this service can have injected into itself, on purpose and for a bounded window: the
- * levers the chaos domain pulls (docs/chaos.md). Platform code consults them at the one place each
+ * levers the chaos domain pulls (docs/chaos/README.md). Platform code consults them at the one place each
  * fault acts (the HTTP server, the scheduler, the database client, the bridge client, the flags
  * read by domains); the chaos domain decides when a fault is on and undoes it. Nothing here knows
  * about experiments or runs.
@@ -20,7 +20,7 @@ export interface LatencyFaults {
   isTarget(target: string): boolean;
 }
 
-/** A documented runtime flag (docs/chaos.md, "Runtime flags"). */
+/** A documented runtime flag (docs/chaos/README.md, "Runtime flags"). */
 export interface RuntimeFlagDefinition {
   name: string;
   description: string;

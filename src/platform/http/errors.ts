@@ -2,7 +2,7 @@ import type { FastifyError } from 'fastify';
 import { ServiceError } from '../errors.ts';
 import { isDatabaseUnavailable, isReadOnlyRefusal } from '../db/transaction.ts';
 
-/** Retry-After of a write refused during a read-only window: the window lasts seconds (docs/chaos.md). */
+/** Retry-After of a write refused during a read-only window: the window lasts seconds (docs/chaos/README.md). */
 export const READ_ONLY_RETRY_AFTER_SEC = 5;
 
 export interface ErrorBody {
@@ -122,7 +122,7 @@ export function renderError(error: unknown, requestId: string, route: RouteLimit
   if (error instanceof SyntaxError || fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
     return expected(400, 'malformed-json', 'The request body is not valid JSON.');
   }
-  // The database's read-only window (a chaos experiment, docs/chaos.md): the write's transaction
+  // The database's read-only window (a chaos experiment, docs/chaos/README.md): the write's transaction
   // was refused and rolled back whole.
   if (isReadOnlyRefusal(error)) {
     const refused = expected(

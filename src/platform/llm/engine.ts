@@ -1,5 +1,5 @@
 /**
- * The model layer every agent speaks (spec D8; docs/triage.md, "Engines"): one request shape, two
+ * The model layer every agent speaks (spec D8; docs/triage/README.md, "Engines"): one request shape, two
  * engines. The live engine sends the system prompt and user message to an OpenAI-compatible
  * Chat Completions server and asks for JSON that follows `responseSchema`; the built-in engine
  * needs no model: it answers with the agent's own deterministic reading of the same data

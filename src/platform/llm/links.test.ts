@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { dropForeignLinks, LINK_REMOVED, linkOriginOf } from './links.ts';
 
-// Links in model output are dropped unless they point at this service (docs/triage.md, "Untrusted input").
+// Links in model output are dropped unless they point at this service (docs/triage/README.md, "Untrusted input").
 
 const ORIGIN = 'https://observatory.example.com';
 const drop = (text: string, origin: string | null = ORIGIN) => dropForeignLinks(text, origin).text;
@@ -44,7 +44,7 @@ describe('dropForeignLinks', () => {
   });
 
   it('leaves text without links alone: event types, versions, times, paths, numbers', () => {
-    const text = 'crawl.page and honeypot.LIAR rose 3.5× at 10:30:00 on 2026-11-26; see docs/triage.md and /v1/empire, v1.2.0, 203.0.113.50.';
+    const text = 'crawl.page and honeypot.LIAR rose 3.5× at 10:30:00 on 2026-11-26; see docs/triage/README.md and /v1/empire, v1.2.0, 203.0.113.50.';
     expect(dropForeignLinks(text, ORIGIN)).toEqual({ text, dropped: 0 });
   });
 

@@ -1,5 +1,5 @@
 /**
- * Links in model output (docs/triage.md, "Untrusted input"): a model that read hostile data may
+ * Links in model output (docs/triage/README.md, "Untrusted input"): a model that read hostile data may
  * repeat a link from it (a phishing page dressed as a runbook), and an operator reading a proposal
  * or a postmortem trusts what Observatory shows. So every link in model-written text is dropped
  * unless it points at this service: its origin (scheme, host, port) is the origin of

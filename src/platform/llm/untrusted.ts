@@ -1,7 +1,7 @@
 import { canonicalJson } from '../crypto.ts';
 
 /**
- * Untrusted text is data to a model, never instructions (docs/triage.md, "Untrusted input").
+ * Untrusted text is data to a model, never instructions (docs/triage/README.md, "Untrusted input").
  *
  * What the agents read is written by the parties Observatory watches: an empire event's
  * `eventType` and tenant come from any `write:events` holder (unsigned in compatibility mode),

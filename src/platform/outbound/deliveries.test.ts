@@ -6,7 +6,7 @@ import { ManualClock } from '../clock.ts';
 import { closedPort, type Receiver, startReceiver } from '../../../test/helpers/http-receiver.ts';
 
 /**
- * The delivery listings (docs/outbound.md, "Delivery listings"): what each rule's notifications
+ * The delivery listings (docs/platform/outbound.md, "Delivery listings"): what each rule's notifications
  * became, per destination, for honeypot and empire rules alike.
  */
 

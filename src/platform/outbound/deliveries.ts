@@ -6,7 +6,7 @@ import { type Destination, RedactedDestination } from './destinations.ts';
 import type { DeliveryView, Outbound } from './service.ts';
 
 /**
- * The delivery listings of alert rules (docs/outbound.md, "Delivery listings"): what a rule's
+ * The delivery listings of alert rules (docs/platform/outbound.md, "Delivery listings"): what a rule's
  * notifications became, per destination. Shared by honeypot and empire rules, which fan out
  * through the same queue; each domain decides which rules a caller may see and passes them here.
  */

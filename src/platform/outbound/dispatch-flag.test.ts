@@ -4,7 +4,7 @@ import { ManualClock } from '../clock.ts';
 import { withTransaction } from '../db/transaction.ts';
 import { type Receiver, startReceiver } from '../../../test/helpers/http-receiver.ts';
 
-// The outbound-dispatch runtime flag (docs/chaos.md, "Runtime flags"): while it is held off the
+// The outbound-dispatch runtime flag (docs/chaos/README.md, "Runtime flags"): while it is held off the
 // dispatcher sends nothing and leaves the delivery pending; released, the next run sends it.
 let rx: Receiver;
 let t: TestApp;

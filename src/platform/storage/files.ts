@@ -12,7 +12,7 @@ import { privateDir } from '../private-dir.ts';
 /**
  * The service's file store: a directory (OBSERVATORY_BACKUP_DIR, by default DATA_DIR/backups) or
  * an S3-compatible bucket (OBSERVATORY_BACKUP_S3_BUCKET). Backup snapshots and compliance evidence
- * bundles both keep their files here, each under keys of its own (docs/backups.md, "Where files
+ * bundles both keep their files here, each under keys of its own (docs/backups/README.md, "Where files
  * go"); a record in the database names every file by its full key, and only that record's owner
  * ever deletes it, so one feature's retention never touches another's files.
  *

@@ -1,5 +1,5 @@
 /**
- * The pure part of the analytics cohorts (docs/analytics-cohorts.md): members, their follow days
+ * The pure part of the analytics cohorts (docs/analytics/cohorts.md): members, their follow days
  * and today's UTC day in, the retention buckets out. Days are UTC day numbers (days since
  * 1970-01-01, src/platform/days.ts).
  */

@@ -3,7 +3,7 @@ import { DayParam, defineEndpoint, type Endpoint, type Principal, StringEnum, V1
 import { COHORT_DAYS } from './compute.ts';
 import { COHORT_KEYS, COHORT_RANGE_MAX_DAYS, type CohortService } from './service.ts';
 
-/** The analytics cohorts (spec B group 4 `GET analytics/cohort`; docs/analytics-cohorts.md). */
+/** The analytics cohorts (spec B group 4 `GET analytics/cohort`; docs/analytics/cohorts.md). */
 
 const generatedAt = '2026-11-26T08:00:00.000Z';
 
@@ -20,7 +20,7 @@ export function analyticsCohortEndpoints(service: CohortService): Endpoint[] {
       id: 'readAnalyticsCohort',
       title: 'Analytics cohort',
       description:
-        `A retention cohort over UTC calendar days (docs/analytics-cohorts.md). \`from\` and \`to\` are days YYYY-MM-DD, \`to\` exclusive, at most ${COHORT_RANGE_MAX_DAYS} days apart. ` +
+        `A retention cohort over UTC calendar days (docs/analytics/cohorts.md). \`from\` and \`to\` are days YYYY-MM-DD, \`to\` exclusive, at most ${COHORT_RANGE_MAX_DAYS} days apart. ` +
         'The cohort is the members whose anchor event falls on a UTC day of [from, to); `cohortSize` counts them. ' +
         `\`buckets\` always holds ${COHORT_DAYS} entries, \`day\` 0 to ${COHORT_DAYS - 1} ascending: UTC calendar days after each member's own anchor day (day 0 is the anchor day itself). ` +
         'A bucket\'s `eligible` counts the members whose day anchorDay + day has begun by now (its UTC day is today or earlier); `retained` counts only eligible members; `pct` is retained / eligible rounded to 4 decimals, 0 when none is eligible, so a cohort still running is never shown as churned. ' +

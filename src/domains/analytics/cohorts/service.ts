@@ -9,7 +9,7 @@ import type { PostmortemService } from '../../triage/index.ts';
 import { type CohortBucket, cohortBuckets, COHORT_DAYS, type CohortMember, type FollowMode } from './compute.ts';
 
 /**
- * The analytics cohorts (spec B group 4 `GET analytics/cohort`; docs/analytics-cohorts.md): a
+ * The analytics cohorts (spec B group 4 `GET analytics/cohort`; docs/analytics/cohorts.md): a
  * cohort is the members whose anchor event falls on a UTC day of [from, to); bucket k (0..7)
  * counts those whose day anchorDay + k has begun (`eligible`) and, of them, those the follow event
  * retains on that day. The members and their follow events are read through the owning domains'

@@ -5,7 +5,7 @@ import { DIMENSIONS } from '../metrics.ts';
 import { type AnalyticsQueryService, QUERY_RANGE_DAYS_MAX } from './query.ts';
 import { ROLLUP_PRODUCER } from './rollup.ts';
 
-/** The warehouse reads (spec B group 4 `analytics/metrics`, `analytics/query`; docs/analytics.md). */
+/** The warehouse reads (spec B group 4 `analytics/metrics`, `analytics/query`; docs/analytics/README.md). */
 
 const TAG = 'analytics';
 const UI_PATH = '/analytics';
@@ -39,7 +39,7 @@ export function analyticsWarehouseEndpoints(service: AnalyticsQueryService): End
     defineEndpoint({
       id: 'listAnalyticsMetrics',
       title: 'Analytics metrics',
-      description: 'The metrics the warehouse keeps (docs/analytics.md): key, title, what each counts, the dimensions it carries and the unit of its value. The list is fixed by the deployment; every metric answers `analytics/query`.',
+      description: 'The metrics the warehouse keeps (docs/analytics/README.md): key, title, what each counts, the dimensions it carries and the unit of its value. The list is fixed by the deployment; every metric answers `analytics/query`.',
       method: 'GET',
       path: `${V1}/analytics/metrics`,
       auth: 'session-or-bearer',

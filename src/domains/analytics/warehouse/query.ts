@@ -9,7 +9,7 @@ import * as repo from './repository.ts';
 import { ROLLUP_PRODUCER } from './rollup.ts';
 
 /**
- * `GET analytics/query` and `analytics/metrics` (spec B group 4; docs/analytics.md, "Query"). The
+ * `GET analytics/query` and `analytics/metrics` (spec B group 4; docs/analytics/README.md, "Query"). The
  * answer is a pure function of the warehouse rows and the request: series sorted by day, then by
  * each requested dimension by UTF-16 code units; values formatted from exact integers. So the same
  * warehouse state answers the same bytes apart from `generatedAt`.

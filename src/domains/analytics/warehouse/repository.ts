@@ -5,7 +5,7 @@ import type { FactRow } from './sources.ts';
 import { toolsetInReach } from '../../../platform/db/reach.ts';
 
 /**
- * The only SQL of the warehouse tables (docs/analytics.md): `analytics_daily` and the per-source
+ * The only SQL of the warehouse tables (docs/analytics/README.md): `analytics_daily` and the per-source
  * watermarks in `analytics_sources`. Values and counts travel as decimal text of integers.
  */
 

@@ -14,7 +14,7 @@ import { compareSeries, createAnalyticsQueryService, resolveDims } from './query
 import { createRollupService, dayRanges, ROLLUP_LAG_MS } from './rollup.ts';
 import { factSources } from './sources.ts';
 
-// The rollup and the query below HTTP (docs/analytics.md): the pure rules, then a property on a
+// The rollup and the query below HTTP (docs/analytics/README.md): the pure rules, then a property on a
 // real database: after any sequence of writes and incremental runs, the warehouse holds exactly
 // what one run from scratch writes, and its sums equal a plain reference sum.
 

@@ -9,7 +9,7 @@ import * as repo from './repository.ts';
 import type { FactSource } from './sources.ts';
 
 /**
- * The `analytics-rollup` job (spec D5; docs/analytics.md, "Rollup"). Each source keeps a
+ * The `analytics-rollup` job (spec D5; docs/analytics/README.md, "Rollup"). Each source keeps a
  * watermark; a run asks the source for the days whose facts changed after it (less a lag, for
  * writes whose change time was stamped before they committed), recomputes those whole days from
  * the facts and replaces them, then moves the watermark to the run's time, all in one transaction

@@ -19,7 +19,7 @@ export interface FactRow {
 }
 
 /**
- * A fact source the rollup reads (docs/analytics.md, "Sources"): the days whose facts changed after
+ * A fact source the rollup reads (docs/analytics/README.md, "Sources"): the days whose facts changed after
  * a time, and every fact of its metrics for a range of days, both read through the owning
  * domain's service on the rollup's transaction.
  */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PEER_REASONS, reasonText } from './reasons.ts';
 import { bridgeEndpointProblem, judgeReply, overallOf, readVerifyAnswer, rowBadge } from './service.ts';
 
-/** The cross-toolset view's rules (docs/backups.md, "Cross-toolset restore"), without a network. */
+/** The cross-toolset view's rules (docs/backups/README.md, "Cross-toolset restore"), without a network. */
 
 describe('overallOf and rowBadge', () => {
   it('is unknown with no toolsets, red with any error, yellow with drift or skipped, green when all are ok', () => {

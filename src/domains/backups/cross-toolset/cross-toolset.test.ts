@@ -11,7 +11,7 @@ import { ADMIN_TOKEN, runJob, startTestApp, type TestApp, V1 } from '../../../..
 import { tokenBoundTo } from '../../../../test/helpers/empire.ts';
 
 /**
- * The cross-toolset restore view (docs/backups.md, "Cross-toolset restore") against real peers:
+ * The cross-toolset restore view (docs/backups/README.md, "Cross-toolset restore") against real peers:
  * this service's own listening port (its bridge verify endpoint restores its newest snapshot), a
  * dead port, peers that never answer, answer something else, lie in their text or redirect. The
  * GET shows stored rows only; POST …/cross-toolset/verify (and the daily job) asks, at most once per

@@ -4,7 +4,7 @@ import { PEER_REASON_NAMES } from './reasons.ts';
 import { BRIDGE_VERIFY_PATH, type CrossToolsetService, DATABASE_PATTERN, MAX_TOOLSETS } from './service.ts';
 import { TOOLSET_PATTERN } from '../../../platform/toolset-name.ts';
 
-/** Cross-toolset restore (spec B group 5, D7; docs/backups.md, "Cross-toolset restore"). */
+/** Cross-toolset restore (spec B group 5, D7; docs/backups/README.md, "Cross-toolset restore"). */
 
 const generatedAt = '2026-11-24T08:00:00.000Z';
 const TAG = 'backups';
@@ -53,7 +53,7 @@ const Row = Type.Object({
   lastVerifiedAt: Nullable(IsoDate),
   errorText: Nullable(Type.String({ description: 'The fixed sentence of `reason` (never the toolset\'s own words); null when ok.' })),
   badge: Badge,
-  reason: Nullable(StringEnum(PEER_REASON_NAMES, { description: 'Why the row is not ok, from a fixed vocabulary (docs/backups.md, "The view"); null when ok.' })),
+  reason: Nullable(StringEnum(PEER_REASON_NAMES, { description: 'Why the row is not ok, from a fixed vocabulary (docs/backups/README.md, "The view"); null when ok.' })),
   checkedAt: Nullable(IsoDate),
 });
 const ViewFields = {
@@ -216,7 +216,7 @@ export function crossToolsetEndpoints(service: CrossToolsetService): Endpoint[] 
         'What a peer\'s cross-toolset check asks (spec D7): restores this deployment\'s newest snapshot into a scratch database now and answers the outcome (`skipped` when no snapshot exists yet); recorded as a verification with trigger `bridge`. At most once per OBSERVATORY_BRIDGE_MIN_INTERVAL_SEC after the last such verification: sooner is 429 `rate-limited` with Retry-After. 409 `conflict` while another snapshot or verification runs on this deployment; concurrent calls to one instance share one restore. Accepts the bridge credential, header X-Observatory-Bridge with OBSERVATORY_BRIDGE_TOKEN (a wrong or missing token is 401; with no token configured, bridge calls are refused), as well as an operator credential (a token bound to toolsets is refused: 403). `database`, when given, must be this deployment\'s database (404 otherwise).',
       method: 'POST',
       path: `${V1}/backups/bridge/verify`,
-      // A dump or a restore of the whole database: minutes on a large one (docs/backups.md).
+      // A dump or a restore of the whole database: minutes on a large one (docs/backups/README.md).
       timeoutMs: LONG_WORK_TIMEOUT_MS,
       auth: 'session-or-bearer',
       scope: 'write:alerts',

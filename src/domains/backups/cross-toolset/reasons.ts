@@ -1,5 +1,5 @@
 /**
- * Why a cross-toolset row is what it is, from a fixed vocabulary (docs/backups.md, "The view").
+ * Why a cross-toolset row is what it is, from a fixed vocabulary (docs/backups/README.md, "The view").
  * A peer's own words (its errorText, an error body, a connection error naming addresses) never
  * reach the view: they are written to the log, and the row carries one of these reasons and its
  * fixed sentence. A peer can choose which reason it earns, never the text an operator reads.

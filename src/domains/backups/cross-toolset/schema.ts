@@ -3,7 +3,7 @@ import { jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 /**
- * What the last check of a toolset found (docs/backups.md, "Cross-toolset restore"): only values
+ * What the last check of a toolset found (docs/backups/README.md, "Cross-toolset restore"): only values
  * this deployment checked or chose, never a peer's own text. Times are ISO 8601.
  */
 export interface StoredCheck {

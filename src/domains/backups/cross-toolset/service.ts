@@ -16,7 +16,7 @@ import type { StoredCheck } from './schema.ts';
 export type { RowOutcome } from './reasons.ts';
 
 /**
- * Cross-toolset restore (spec B `backups/cross-toolset`, D7; docs/backups.md, "Cross-toolset
+ * Cross-toolset restore (spec B `backups/cross-toolset`, D7; docs/backups/README.md, "Cross-toolset
  * restore"). Operators register toolsets with a bridge-gated verify endpoint. Checking them is a
  * write (`verify`: POST {v1}/backups/cross-toolset/verify, or the daily job): each toolset is asked
  * at most once per OBSERVATORY_BRIDGE_MIN_INTERVAL_SEC, at once and with a timeout, and what it

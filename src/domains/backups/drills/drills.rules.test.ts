@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { badgeOf, classifyDrill, type DrillMeasurements } from './service.ts';
 
-/** The drill outcome rule (docs/backups.md, "Failover drills"), without a database. */
+/** The drill outcome rule (docs/backups/README.md, "Failover drills"), without a database. */
 
 const clean: DrillMeasurements = { errors: [], verificationOutcome: 'ok', verificationErrorText: null, dataLossWindowSec: 3600, dataLossTargetSec: 7200 };
 

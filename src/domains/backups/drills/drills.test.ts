@@ -11,7 +11,7 @@ import * as repo from './repository.ts';
 import { FEDERATION_UNMEASURED, STALE_RUNNING_MS } from './service.ts';
 
 /**
- * Region failover drills through the HTTP API (docs/backups.md, "Failover drills"), on whichever
+ * Region failover drills through the HTTP API (docs/backups/README.md, "Failover drills"), on whichever
  * driver the run uses (PGlite; PostgreSQL with DATABASE_URL: pg_dump and pg_restore for real).
  * Each drill really restores a snapshot into a scratch database. Time is the injected clock.
  */

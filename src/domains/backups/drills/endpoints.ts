@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { LONG_WORK_TIMEOUT_MS, defineEndpoint, EmptyBody, type Endpoint, IsoDate, Nullable, PageLimitParam, type Principal, StringEnum, V1 } from '../../../platform/http/registry.ts';
 import { type DrillService, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, LIST_WEEKS_DEFAULT, LIST_WEEKS_MAX } from './service.ts';
 
-/** Region failover drills (spec B group 5; docs/backups.md, "Failover drills"). */
+/** Region failover drills (spec B group 5; docs/backups/README.md, "Failover drills"). */
 
 const generatedAt = '2026-11-23T04:00:09.000Z';
 const TAG = 'backups';
@@ -103,7 +103,7 @@ export function drillEndpoints(drills: DrillService): Endpoint[] {
         'Runs the same orchestrator as the weekly job: restores the newest snapshot into a scratch database, measures recovery time and the data-loss window, checks a live write, and records the drill as an audit fact. Refused with 200 `skipped` true and `skipReason` while an unresolved error drill of this region from the last 24 hours exists, or while another drill is running. Waits for a backup snapshot or verification in progress to end (one runs at a time). Audited as backup.drill-run. A token bound to toolsets is refused (403).',
       method: 'POST',
       path: `${V1}/backups/drills/run`,
-      // A dump or a restore of the whole database: minutes on a large one (docs/backups.md).
+      // A dump or a restore of the whole database: minutes on a large one (docs/backups/README.md).
       timeoutMs: LONG_WORK_TIMEOUT_MS,
       auth: 'session-or-bearer',
       scope: 'write:alerts',

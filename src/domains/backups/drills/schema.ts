@@ -8,7 +8,7 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
  * deployment's region, with what it measured. A row is inserted `running` (ended_at null) when the
  * drill starts and finished in place; at most one drill per region runs at a time (the partial
  * unique index), which is how two concurrent starts are told apart on every instance.
- * docs/backups.md, "Failover drills".
+ * docs/backups/README.md, "Failover drills".
  */
 export const regionFailoverDrills = pgTable(
   'region_failover_drills',

@@ -9,7 +9,7 @@ import type { VerificationTrigger } from '../service.ts';
 import * as repo from './repository.ts';
 
 /**
- * Region failover drills (spec A, B group 5, C Limits; docs/backups.md, "Failover drills"): a real
+ * Region failover drills (spec A, B group 5, C Limits; docs/backups/README.md, "Failover drills"): a real
  * rehearsal of losing this deployment's region. One orchestrator serves the weekly job and
  * `drills/run`: it refuses while an unresolved error drill of the region from the last 24 hours
  * exists, restores the newest snapshot of the service's database into a scratch copy, measures the
@@ -25,7 +25,7 @@ export const LIST_WEEKS_DEFAULT = 12;
 export const LIST_WEEKS_MAX = 104;
 export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 500;
-/** Why federationLagSec is null: the drill does not ask the other regions (docs/backups.md). */
+/** Why federationLagSec is null: the drill does not ask the other regions (docs/backups/README.md). */
 export const FEDERATION_UNMEASURED = 'federationLagSec: the drill rehearses the restore of this deployment only and does not ask the other regions, so no lag was measured';
 
 export type DrillOutcome = 'ok' | 'drift' | 'error';
@@ -134,7 +134,7 @@ export function toDrillView(row: repo.DrillRow): DrillView {
   };
 }
 
-/** The drill's own badge from its outcome (docs/backups.md: until a trust snapshot exists). */
+/** The drill's own badge from its outcome (docs/backups/README.md: until a trust snapshot exists). */
 export function badgeOf(outcome: DrillOutcome): Badge {
   return outcome === 'ok' ? 'green' : outcome === 'drift' ? 'yellow' : 'red';
 }

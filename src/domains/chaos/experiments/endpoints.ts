@@ -19,7 +19,7 @@ import {
   TARGET_MAX,
 } from './service.ts';
 
-/** The chaos experiment registry (spec B group 5 `chaos/experiments` rows; docs/chaos.md, "Experiments"). */
+/** The chaos experiment registry (spec B group 5 `chaos/experiments` rows; docs/chaos/README.md, "Experiments"). */
 
 const generatedAt = '2026-11-28T08:00:00.000Z';
 export const CHAOS_TAG = 'chaos';
@@ -35,7 +35,7 @@ export const Experiment = Type.Object({
   id: Type.String({ format: 'uuid' }),
   slug: Type.String(),
   kind: StringEnum(CHAOS_KINDS),
-  target: Type.String({ description: 'What the kind acts on (docs/chaos.md, "Kinds and targets").' }),
+  target: Type.String({ description: 'What the kind acts on (docs/chaos/README.md, "Kinds and targets").' }),
   description: Type.String(),
   blastRadius: StringEnum(FAULT_CATEGORIES, { description: 'The kind\'s category: what OBSERVATORY_CHAOS_ALLOW must list (or `*`) for it to run.' }),
   recoverySloSec: Type.Integer({ minimum: 1, description: 'The recovery objective: a run whose measured recovery takes longer ends `sla-breach`.' }),
@@ -134,7 +134,7 @@ export function experimentEndpoints(experiments: ExperimentService): Endpoint[] 
       id: 'registerChaosExperiment',
       title: 'Register a chaos experiment',
       description:
-        'Registers an experiment, active at once (the chaos-schedule job may pick it; docs/chaos.md). `blastRadius` is the kind\'s category. ' +
+        'Registers an experiment, active at once (the chaos-schedule job may pick it; docs/chaos/README.md). `blastRadius` is the kind\'s category. ' +
         'recoverySloSec defaults to the category\'s default and is capped at the category\'s maximum window; cooldownMinutes defaults to ' +
         `${COOLDOWN_DEFAULT}, severity to ${SEVERITY_DEFAULT}. A request breaking a rule answers 400 with ok false, reason (${REASONS}) and human. Audited as chaos.register. A token bound to toolsets is refused (403).`,
       method: 'POST',
@@ -151,7 +151,7 @@ export function experimentEndpoints(experiments: ExperimentService): Endpoint[] 
           // Checked by the endpoint, so a missing or bad one is refused with ok false (spec C, Errors item 3); the documents say required.
           slug: checkedByEndpoint(Type.Optional(Type.String({ description: `1 to 128 characters of a-z, 0-9 and - (${SLUG_PATTERN}); unique.` }))),
           kind: checkedByEndpoint(Type.Optional(Type.String({ description: `One of ${CHAOS_KINDS.join(', ')}.` }))),
-          target: checkedByEndpoint(Type.Optional(Type.String({ description: `1 to ${TARGET_MAX} characters naming what the kind acts on (docs/chaos.md, "Kinds and targets").` }))),
+          target: checkedByEndpoint(Type.Optional(Type.String({ description: `1 to ${TARGET_MAX} characters naming what the kind acts on (docs/chaos/README.md, "Kinds and targets").` }))),
           description: Type.Optional(Type.String({ description: `At most ${DESCRIPTION_MAX} characters.` })),
           recoverySloSec: Type.Optional(Type.Number({ description: 'A whole number of seconds, at least 1; capped at the category\'s maximum window. Default: the category\'s.' })),
           cooldownMinutes: Type.Optional(Type.Number({ description: `A whole number from ${COOLDOWN_MIN} to ${COOLDOWN_MAX}; default ${COOLDOWN_DEFAULT}.` })),

@@ -5,7 +5,7 @@ import { ManualClock } from '../../../platform/clock.ts';
 import { rowsOf } from '../../../platform/db/client.ts';
 
 /**
- * The chaos experiment registry over HTTP on a real database (docs/chaos.md, "Experiments"):
+ * The chaos experiment registry over HTTP on a real database (docs/chaos/README.md, "Experiments"):
  * every registration rule and its refusal, the defaults and the cap of the recovery objective,
  * newest-first paging through rows that share a creation time, the filters, and the pause, resume
  * and retire transitions with their audit rows. Targets are checked against this deployment's own

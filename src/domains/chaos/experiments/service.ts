@@ -141,7 +141,7 @@ const ACTIONS: Record<Action, { to: ExperimentStatus; verb: string; unchangedFro
   retire: { to: 'retired', verb: 'chaos.retire', unchangedFrom: 'retired' },
 };
 
-/** The experiment registry (docs/chaos.md, "Experiments"). */
+/** The experiment registry (docs/chaos/README.md, "Experiments"). */
 export function createExperimentService(deps: { db: Db; clock: Clock; audit: AuditLog; targetProblem: TargetProblem }) {
   const { db, clock, audit } = deps;
 

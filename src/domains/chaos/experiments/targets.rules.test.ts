@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type TargetCatalogue, targetProblem } from './targets.ts';
 
-/** What each kind's target may name (docs/chaos.md, "Kinds and targets"), over a catalogue given here. */
+/** What each kind's target may name (docs/chaos/README.md, "Kinds and targets"), over a catalogue given here. */
 
 const known: TargetCatalogue = {
   endpointIds: ['searchTopics', 'getHealth'],

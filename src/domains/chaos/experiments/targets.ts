@@ -2,7 +2,7 @@ import { V1 } from '../../../platform/http/registry.ts';
 import type { ChaosKind } from '../kinds.ts';
 
 /**
- * Whether an experiment's `target` names a thing its kind can act on (docs/chaos.md, "Kinds and
+ * Whether an experiment's `target` names a thing its kind can act on (docs/chaos/README.md, "Kinds and
  * targets"), checked at registration so a typo is refused then rather than found by a run. Pure:
  * what exists (endpoint ids, scheduled jobs, runtime flags) is passed in.
  */
@@ -38,7 +38,7 @@ export function targetProblem(kind: ChaosKind, target: string, known: TargetCata
       return null;
     }
     case 'feature-flag-flip':
-      return known.flagNames.includes(target) ? null : `There is no runtime flag named ${target} (docs/chaos.md, "Runtime flags").`;
+      return known.flagNames.includes(target) ? null : `There is no runtime flag named ${target} (docs/chaos/README.md, "Runtime flags").`;
     case 'prisma-readonly-window':
       return target === PRIMARY_DATABASE ? null : `A read-only window acts on this deployment's database only: the target must be ${PRIMARY_DATABASE}.`;
     case 'bridge-token-rotate-rehearsal':

@@ -3,7 +3,7 @@ import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } 
 import { CHAOS_TAG } from '../experiments/endpoints.ts';
 import { FREEZE_SCOPE, type FreezeService, type FreezeView, REASON_MAX } from './service.ts';
 
-/** The freeze switch (spec B group 5 `chaos/freeze` row; docs/chaos.md, "Freeze"). */
+/** The freeze switch (spec B group 5 `chaos/freeze` row; docs/chaos/README.md, "Freeze"). */
 
 const generatedAt = '2026-11-28T08:00:00.000Z';
 const UI_PATH = '/chaos/freeze';

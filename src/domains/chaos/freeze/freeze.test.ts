@@ -7,7 +7,7 @@ import type { Principal } from '../../../platform/http/registry.ts';
 import { createFreezeService, freezeAbortReason } from './service.ts';
 
 /**
- * The chaos freeze switch over HTTP on a real database (docs/chaos.md, "Freeze"): the seeded
+ * The chaos freeze switch over HTTP on a real database (docs/chaos/README.md, "Freeze"): the seeded
  * switch, freezing and thawing with their audit verbs, the limits of the body; and, through the
  * service with a stand-in runner, that freezing aborts the open run before the switch is written.
  */

@@ -47,7 +47,7 @@ export interface FreezeServiceDeps {
   abortOpenRun(reason: string): Promise<void>;
 }
 
-/** The freeze switch (docs/chaos.md, "Freeze"): while on, the schedule starts nothing and manual runs are refused. */
+/** The freeze switch (docs/chaos/README.md, "Freeze"): while on, the schedule starts nothing and manual runs are refused. */
 export function createFreezeService(deps: FreezeServiceDeps) {
   const { db, clock, audit } = deps;
 

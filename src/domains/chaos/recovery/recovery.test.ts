@@ -7,7 +7,7 @@ import { chaosRuns } from '../schema.ts';
 
 /**
  * The recovery record and the compliance control that reads it (chaos-recovery-within-slo, soc2
- * CC7.5 and iso27001 A.5.29; docs/compliance.md): fails while no run measured its recovery in 90
+ * CC7.5 and iso27001 A.5.29; docs/compliance/README.md): fails while no run measured its recovery in 90
  * days (saying so when chaos is switched off), passes once one ended ok, fails again when the last
  * breached its objective. Runs are written straight to chaos_runs, as the runner would leave them.
  */

@@ -23,7 +23,7 @@ export interface RecoveryRecord {
   latest: MeasuredRunView | null;
 }
 
-/** Measured recovery over chaos runs (docs/chaos.md, "Recovery"); aborted and partial runs measured nothing and are left out. */
+/** Measured recovery over chaos runs (docs/chaos/README.md, "Recovery"); aborted and partial runs measured nothing and are left out. */
 export function createRecoveryService(deps: { db: Db }) {
   const { db } = deps;
   return {

@@ -4,7 +4,7 @@ import { CHAOS_TAG } from '../experiments/endpoints.ts';
 import { CHAOS_KINDS } from '../kinds.ts';
 import { RUNS_LIMIT_DEFAULT, RUNS_LIMIT_MAX, type RunService } from './service.ts';
 
-/** Chaos runs (spec B group 5 `chaos/runs`; docs/chaos.md): the record, and a run started by hand. */
+/** Chaos runs (spec B group 5 `chaos/runs`; docs/chaos/README.md): the record, and a run started by hand. */
 
 const generatedAt = '2026-11-28T10:00:00.000Z';
 const RUNS_SPAN = 'the chaos runs, which act on the whole deployment';

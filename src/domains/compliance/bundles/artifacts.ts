@@ -1,7 +1,7 @@
 import type { ControlView, FrameworkView, PostureView } from '../frameworks/views.ts';
 
 /**
- * The files of an evidence bundle, as bytes (docs/compliance.md, "Evidence bundles"): a JSON
+ * The files of an evidence bundle, as bytes (docs/compliance/README.md, "Evidence bundles"): a JSON
  * snapshot of the framework, a CSV of its controls, and the manifest over them and the PDF summary
  * (pdf.ts). Pure: the same framework read, bundle id and time give the same bytes.
  */

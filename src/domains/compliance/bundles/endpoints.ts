@@ -6,7 +6,7 @@ import { COMPLIANCE_TAG, POSTURE_SPANS } from '../frameworks/endpoints.ts';
 import { ARTIFACT_KINDS } from './artifacts.ts';
 import { BUNDLE_KEEP_DAYS, BUNDLE_KEEP_MAX, type BundleService, type EvidenceLink } from './service.ts';
 
-/** Evidence bundles and the signed download of their files (spec B group 4; docs/compliance.md, "Evidence bundles"). */
+/** Evidence bundles and the signed download of their files (spec B group 4; docs/compliance/README.md, "Evidence bundles"). */
 
 const generatedAt = '2026-11-28T04:20:00.000Z';
 const exampleBundleId = '3f1d2c4b-5a69-4e7f-8a9b-0c1d2e3f4a5b';

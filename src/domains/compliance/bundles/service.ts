@@ -12,7 +12,7 @@ import { summaryPdf } from './pdf.ts';
 import * as repo from './repository.ts';
 
 /**
- * Evidence bundles (docs/compliance.md, "Evidence bundles"): a framework as read now, written as a
+ * Evidence bundles (docs/compliance/README.md, "Evidence bundles"): a framework as read now, written as a
  * JSON snapshot, a CSV of its controls and a PDF summary, with a manifest of their SHA-256 digests,
  * into the service's file store (the one backups use), and handed out as signed, expiring links.
  */

@@ -4,7 +4,7 @@ import { OUTCOMES } from '../frameworks/catalogue.ts';
 import { COMPLIANCE_TAG, POSTURE_SPANS } from '../frameworks/endpoints.ts';
 import { type EvaluationService, NOTE_MAX } from './service.ts';
 
-/** Overrides and replay (spec B group 4; docs/compliance.md, "Overrides" and "Replay"). */
+/** Overrides and replay (spec B group 4; docs/compliance/README.md, "Overrides" and "Replay"). */
 
 const generatedAt = '2026-11-28T04:20:00.000Z';
 const UI_PATH = '/compliance/controls';

@@ -7,7 +7,7 @@ import { ManualClock } from '../../../platform/clock.ts';
 
 /**
  * The compliance evaluation end to end: each control flips with the live state it reads, changed
- * through the API (docs/compliance.md, "Controls and predicates"); overrides hold until the
+ * through the API (docs/compliance/README.md, "Controls and predicates"); overrides hold until the
  * automatic outcome changes; replay recomputes from the stored input and notices an edited row;
  * every evaluation is a fact of the audit chain.
  */

@@ -2,7 +2,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 
 /**
- * The predicates controls point at (docs/compliance.md, "Controls and predicates"). Each is a pure
+ * The predicates controls point at (docs/compliance/README.md, "Controls and predicates"). Each is a pure
  * function of its `observed` input: everything it decides on, the evaluation time included, is in
  * that payload, so replaying a stored evaluation recomputes the same outcome and summary. What a
  * predicate reads from the live system is gathered by observe.ts; an input the deployment does not

@@ -12,7 +12,7 @@ import { evaluatePredicate, PREDICATES, type PredicateKey } from './predicates.t
 import * as repo from './repository.ts';
 
 /**
- * Compliance evaluations (docs/compliance.md, "Evaluation", "Overrides", "Replay"): the pass the
+ * Compliance evaluations (docs/compliance/README.md, "Evaluation", "Overrides", "Replay"): the pass the
  * `compliance-evaluate` job runs, operator overrides, the outcome in force per control, and replay
  * of a stored evaluation from its own `observed` payload.
  */

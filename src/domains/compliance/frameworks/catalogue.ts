@@ -5,7 +5,7 @@ import { Value } from '@sinclair/typebox/value';
 import { PREDICATE_KEYS } from '../evaluation/predicates.ts';
 
 /**
- * The shipped frameworks (docs/compliance.md): one JSON data file each, read and checked once at
+ * The shipped frameworks (docs/compliance/README.md): one JSON data file each, read and checked once at
  * start. A control names the predicate that decides it; several controls (of one framework or
  * of both) may share a predicate, which is then observed once per evaluation pass.
  */

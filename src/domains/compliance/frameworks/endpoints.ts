@@ -3,7 +3,7 @@ import { defineEndpoint, type Endpoint, IsoDate, Nullable, StringEnum, V1 } from
 import { OUTCOMES, SEVERITIES } from './catalogue.ts';
 import { BADGES, type ComplianceReads } from './views.ts';
 
-/** The framework read and the posture (spec B group 4; docs/compliance.md). */
+/** The framework read and the posture (spec B group 4; docs/compliance/README.md). */
 
 const generatedAt = '2026-11-28T04:11:02.000Z';
 export const COMPLIANCE_TAG = 'compliance';
@@ -16,7 +16,7 @@ export const ControlView = Type.Object({
   category: Type.String(),
   title: Type.String(),
   description: Type.String({ description: 'The criterion, then what this service checks for it ("Here: …").' }),
-  predicateKey: Type.String({ description: 'The predicate that decides it (docs/compliance.md lists them).' }),
+  predicateKey: Type.String({ description: 'The predicate that decides it (docs/compliance/README.md lists them).' }),
   severity: StringEnum(SEVERITIES),
   latestOutcome: Nullable(StringEnum(OUTCOMES, { description: 'The outcome in force: an open override, else the newest evaluation; null before the first.' })),
   latestRunAt: Nullable(IsoDate),
@@ -94,7 +94,7 @@ export function frameworkEndpoints(reads: ComplianceReads): Endpoint[] {
       id: 'getCompliancePosture',
       title: 'Compliance posture',
       description:
-        'Per framework: controls in all, passing, failing, awaiting manual review and not applicable, as of the newest evaluation, with a badge (cut-offs in the badge field and docs/compliance.md) and the pass rate over the controls that apply. A token bound to toolsets is refused (403).',
+        'Per framework: controls in all, passing, failing, awaiting manual review and not applicable, as of the newest evaluation, with a badge (cut-offs in the badge field and docs/compliance/README.md) and the pass rate over the controls that apply. A token bound to toolsets is refused (403).',
       method: 'GET',
       path: `${V1}/compliance/posture`,
       auth: 'session-or-bearer',

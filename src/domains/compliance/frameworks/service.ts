@@ -4,7 +4,7 @@ import type { Catalogue, Framework, Outcome } from './catalogue.ts';
 import type { Badge, ComplianceReads, ControlView, FrameworkView, PostureView } from './views.ts';
 
 /**
- * The framework read and the posture (docs/compliance.md, "Posture"): each control with the
+ * The framework read and the posture (docs/compliance/README.md, "Posture"): each control with the
  * evaluation in force, and per framework the counts and a badge.
  */
 

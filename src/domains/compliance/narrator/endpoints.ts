@@ -4,7 +4,7 @@ import { MODEL_CALL, STUB_RUN_ID } from '../../triage/index.ts';
 import { COMPLIANCE_TAG, POSTURE_SPANS } from '../frameworks/endpoints.ts';
 import type { NarratorService } from './service.ts';
 
-/** The compliance narrator (spec B `compliance/narrator`; docs/compliance.md, "Narrator"). */
+/** The compliance narrator (spec B `compliance/narrator`; docs/compliance/README.md, "Narrator"). */
 
 const generatedAt = '2026-11-28T04:30:00.000Z';
 const UI_PATH = '/compliance/narrator';

@@ -1,5 +1,5 @@
 /**
- * Which frameworks and which controls a text names (docs/compliance.md, "Narrator"), in the forms
+ * Which frameworks and which controls a text names (docs/compliance/README.md, "Narrator"), in the forms
  * a model writes them. Pure.
  *
  * Text is first read as NFKC (full-width `ＨＩＰＡＡ` is `HIPAA`) with invisible format characters

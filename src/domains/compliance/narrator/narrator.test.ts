@@ -10,7 +10,7 @@ import { DATA_CLOSE, DATA_OPEN, readDataMessage, UNTRUSTED_DATA_RULES } from '..
 import { definitionOf, STUB_RUN_ID } from '../../triage/index.ts';
 
 /**
- * The compliance narrator over HTTP (spec B `compliance/narrator`; docs/compliance.md,
+ * The compliance narrator over HTTP (spec B `compliance/narrator`; docs/compliance/README.md,
  * "Narrator"), on whichever database the run uses: the built-in template after a real evaluation
  * pass, the GET form that writes nothing, the POST form recorded as a replayable triage run and
  * deferred by the budget, and a live model (test/helpers/fake-llm.ts) whose foreign frameworks and

@@ -1,7 +1,7 @@
 import { mentionReader, type NarrationInput, readable } from './mentions.ts';
 
 /**
- * The narrator's guard (docs/compliance.md, "Narrator"): a paragraph may name no framework and no
+ * The narrator's guard (docs/compliance/README.md, "Narrator"): a paragraph may name no framework and no
  * control its input does not hold. A sentence that names one is removed whole, since a sentence
  * about a framework the service is not evaluated against (or a control it has no outcome for)
  * cannot be trusted in part, and it is reported: `scrubbedText` holds the removed sentences, and

@@ -9,7 +9,7 @@ import type { ComplianceReads } from '../frameworks/views.ts';
 import { scrubNarration } from './scrub.ts';
 
 /**
- * The compliance narrator (spec B `compliance/narrator`; docs/compliance.md, "Narrator"): one
+ * The compliance narrator (spec B `compliance/narrator`; docs/compliance/README.md, "Narrator"): one
  * paragraph of posture for a person, written by the triage agent `compliance-narrator` from each
  * framework's posture and its controls' outcomes in force, then scrubbed (scrub.ts) of every
  * sentence naming a framework or control that input does not hold.

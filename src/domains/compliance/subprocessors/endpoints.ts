@@ -17,7 +17,7 @@ import {
 /**
  * The subprocessor registry: list, upsert by name, review and archive. Subprocessors belong to no
  * toolset, so a token bound to toolsets is treated like any other (its scopes decide).
- * docs/compliance.md, "Subprocessors".
+ * docs/compliance/README.md, "Subprocessors".
  */
 
 const generatedAt = '2026-11-24T08:00:00.000Z';

@@ -11,7 +11,7 @@ import * as repo from './repository.ts';
  * role, what it can reach, where, and when an operator last reviewed it. Operators upsert rows by
  * name, review and archive them; every change is an operator audit row in the transaction that
  * makes it. The compliance predicate `subprocessors-reviewed` reads `reviewState`. Subprocessors
- * belong to no toolset: scopes alone decide who reads and changes them. docs/compliance.md,
+ * belong to no toolset: scopes alone decide who reads and changes them. docs/compliance/README.md,
  * "Subprocessors".
  */
 

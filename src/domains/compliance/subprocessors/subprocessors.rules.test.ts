@@ -3,7 +3,7 @@ import { ServiceError } from '../../../platform/errors.ts';
 import type { SubprocessorRow } from './repository.ts';
 import { actedRow, checkName, checkUpsert, checkUrl, createdRow, reviewCutoff, upsertedRow, URL_MAX } from './service.ts';
 
-// The registry's pure rules (docs/compliance.md, "Subprocessors"): names, links, what an upsert
+// The registry's pure rules (docs/compliance/README.md, "Subprocessors"): names, links, what an upsert
 // and an action change, and when nothing changes.
 
 const T0 = new Date('2026-11-20T10:00:00.000Z');

@@ -4,7 +4,7 @@ import { ManualClock } from '../../../platform/clock.ts';
 import { runJob, startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
 
 /**
- * The subprocessor registry through the HTTP API of the real app (docs/compliance.md,
+ * The subprocessor registry through the HTTP API of the real app (docs/compliance/README.md,
  * "Subprocessors"), on whichever driver the run uses: upsert by name, review and archive, the
  * list and its filter, the audit rows, refusals and scopes. Time is the injected clock.
  */

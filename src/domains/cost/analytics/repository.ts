@@ -3,7 +3,7 @@ import { type Db, rowsOf } from '../../../platform/db/client.ts';
 import { changedAfter } from '../../../platform/db/days.ts';
 
 /**
- * The cost center's daily facts for the analytics warehouse (docs/analytics.md): spend per (day,
+ * The cost center's daily facts for the analytics warehouse (docs/analytics/README.md): spend per (day,
  * workspace, toolset, region) in exact micro-dollars, and which days changed since a time.
  */
 

@@ -1,6 +1,6 @@
 import * as repo from './repository.ts';
 
-/** What the cost center offers the analytics warehouse (docs/analytics.md). Reads take the executor they run on. */
+/** What the cost center offers the analytics warehouse (docs/analytics/README.md). Reads take the executor they run on. */
 export const costAnalyticsFacts = {
   recordDaysUpdatedSince: repo.recordDaysUpdatedSince,
   costPerDay: repo.costPerDay,

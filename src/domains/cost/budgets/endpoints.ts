@@ -20,7 +20,7 @@ import {
 
 /**
  * Cost budgets and alerts (spec B group 4 `cost/budgets`, `cost/alerts`, `cost/alerts/{id}/ack`
- * and `/resolve`; D6 `POST cost/budgets`). docs/cost-alerts.md.
+ * and `/resolve`; D6 `POST cost/budgets`). docs/cost/alerts.md.
  */
 
 const generatedAt = '2026-11-24T08:00:00.000Z';
@@ -120,7 +120,7 @@ export function costBudgetEndpoints(service: CostBudgetService): Endpoint[] {
       description:
         `Creates or changes the monthly budget of one scope (upsert by scope and scopeKey): \`empire\` with scopeKey \`${EMPIRE_SCOPE_KEY}\` (every cost record), \`toolset\` with a toolset name, \`workspace\` with a workspace key. ` +
         `\`monthlyUsd\` is dollars above 0 with at most 6 decimals (400 \`invalid-amount\`); \`alertAtPct\` 1 to ${THRESHOLDS_MAX} distinct whole percentages from ${THRESHOLD_MIN} to ${THRESHOLD_MAX}, stored ascending. ` +
-        '`destinations` (0 to 10, shared with alert rules; docs/outbound.md) receive fired alerts; one that cannot be used is 400 `invalid-destinations`; [] sends nothing; omitted, a new budget takes the configured chat webhook and metrics forwarder and an existing one keeps its own. ' +
+        '`destinations` (0 to 10, shared with alert rules; docs/platform/outbound.md) receive fired alerts; one that cannot be used is 400 `invalid-destinations`; [] sends nothing; omitted, a new budget takes the configured chat webhook and metrics forwarder and an existing one keeps its own. ' +
         `The \`${JOB_NAME}\` job opens the alerts. A token bound to toolsets sets toolset budgets of its toolsets only. Audited as \`cost.budget-set\` (a call that changes nothing is not). Answers the budget with the current month's figures.`,
       method: 'POST',
       path: `${V1}/cost/budgets`,

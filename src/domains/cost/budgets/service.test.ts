@@ -22,7 +22,7 @@ import {
   transition,
 } from './service.ts';
 
-// Cost budgets and alerts (docs/cost-alerts.md): the figures, the evaluator (idempotent, one alert
+// Cost budgets and alerts (docs/cost/alerts.md): the figures, the evaluator (idempotent, one alert
 // per budget, month and threshold even when two run at once), the state table, audit facts,
 // notifications and the reach of toolset-bound tokens.
 

@@ -24,7 +24,7 @@ import { percentOf, reaches } from './percent.ts';
  * monthly amount for one scope with percentage thresholds; the evaluator opens one alert per
  * (budget, month, threshold) crossed, records it as an audit fact and enqueues its notification
  * in the same transaction; operators acknowledge and resolve alerts. Spend comes from the cost
- * records through the `spend` dependency. See docs/cost-alerts.md.
+ * records through the `spend` dependency. See docs/cost/alerts.md.
  */
 
 export const BUDGET_SCOPES = ['empire', 'toolset', 'workspace'] as const;

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { DayParam, defineEndpoint, type Endpoint, Nullable, type Principal, StringEnum, V1 } from '../../../platform/http/registry.ts';
 import { type CostRecordService, RANGE_MAX_DAYS, RECORDS_MAX, ROLLUP_GROUPS, TEXT_MAX } from './service.ts';
 
-/** Cost records and their rollups (spec D6 `POST cost/records`; B group 4 `cost/rollup`, `cost/by-toolset`; docs/cost.md). */
+/** Cost records and their rollups (spec D6 `POST cost/records`; B group 4 `cost/rollup`, `cost/by-toolset`; docs/cost/README.md). */
 
 const TAG = 'cost';
 const UI_PATH = '/cost';
@@ -54,7 +54,7 @@ export function costRecordEndpoints(service: CostRecordService): Endpoint[] {
       id: 'upsertCostRecords',
       title: 'Upsert cost records',
       description:
-        `Writes 1 to ${RECORDS_MAX} daily cost records (FOCUS mapping in docs/cost.md). A record is keyed by (date, toolset, vendor, sku, workspace, region); a key already stored has its \`amountUsd\` and \`units\` replaced, and when one request names a key twice the later record wins. ` +
+        `Writes 1 to ${RECORDS_MAX} daily cost records (FOCUS mapping in docs/cost/README.md). A record is keyed by (date, toolset, vendor, sku, workspace, region); a key already stored has its \`amountUsd\` and \`units\` replaced, and when one request names a key twice the later record wins. ` +
         '`amountUsd` and `units` are exact: at most 6 decimal places (400 `invalid-amount` otherwise); `amountUsd` may be negative (credits, refunds), `units` may not. ' +
         '`upserted` counts the distinct keys written. All or nothing, in one statement; a token bound to toolsets writes its own toolsets only. Audited as `cost.records-upsert` with counts.',
       method: 'POST',

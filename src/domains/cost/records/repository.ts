@@ -4,7 +4,7 @@ import { executePrepared } from '../../../platform/db/prepared.ts';
 import { toolsetInReach } from '../../../platform/db/reach.ts';
 
 /**
- * The only SQL of cost records (docs/cost.md). Money and quantities travel as decimal text of
+ * The only SQL of cost records (docs/cost/README.md). Money and quantities travel as decimal text of
  * integer millionths in both directions (a bigint parameter, a `numeric` sum read back as text),
  * so no value passes through a double on its way.
  */

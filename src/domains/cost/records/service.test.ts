@@ -10,7 +10,7 @@ import { formatMicro } from '../../../platform/money.ts';
 import { dayNumber, dayText } from '../../../platform/days.ts';
 import { compareRollupRows, type CostRecordInput, createCostRecordService, RANGE_MAX_DAYS } from './service.ts';
 
-// Cost records and rollups (docs/cost.md): the upsert, the rollup's grouping, order, filters and
+// Cost records and rollups (docs/cost/README.md): the upsert, the rollup's grouping, order, filters and
 // totals, the per-day series, the budgets' spend, and exact money over thousands of records.
 
 describe('compareRollupRows (pure)', () => {

@@ -11,7 +11,7 @@ import * as repo from './repository.ts';
 
 /**
  * Cost records and their rollups (spec D6 `POST cost/records`; B group 4 `cost/rollup`,
- * `cost/by-toolset`; docs/cost.md). A record is one day's cost of one (toolset, vendor, sku,
+ * `cost/by-toolset`; docs/cost/README.md). A record is one day's cost of one (toolset, vendor, sku,
  * workspace, region), FOCUS's BilledCost for a one-day charge period; the same key posted again
  * replaces amount and units. Money is exact: integers of millionths end to end (src/platform/money.ts).
  */

@@ -148,8 +148,8 @@ export function empireAlertEndpoints(deps: { alerts: EmpireAlertService }): Endp
       id: 'createEmpireAlert',
       title: 'Create an empire alert rule',
       description:
-        'Creates an alert rule on a toolset\'s events. `predicate` is one of `empire_count_gte`, `cross_toolset_join`, `graph_lag_gte` (docs/empire-alerts.md): a wrong shape is 400 `invalid-body`, a value outside its range (or a join of the toolset with itself) 400 `invalid-predicate`. ' +
-        '`tenant` restricts the rule to one source tenant. `destinations` are 1 to 10 of slack, webhook (HMAC-signed), metrics and ci_dispatch, shared with honeypot rules (docs/outbound.md); one that cannot be used is 400 `invalid-destinations`. ' +
+        'Creates an alert rule on a toolset\'s events. `predicate` is one of `empire_count_gte`, `cross_toolset_join`, `graph_lag_gte` (docs/empire/alerts.md): a wrong shape is 400 `invalid-body`, a value outside its range (or a join of the toolset with itself) 400 `invalid-predicate`. ' +
+        '`tenant` restricts the rule to one source tenant. `destinations` are 1 to 10 of slack, webhook (HMAC-signed), metrics and ci_dispatch, shared with honeypot rules (docs/platform/outbound.md); one that cannot be used is 400 `invalid-destinations`. ' +
         'The `empire-alert-evaluate` job evaluates enabled rules every minute. Audited as `empire-alert.create` with redacted destinations.',
       method: 'POST',
       path: `${V1}/empire/{toolset}/alerts`,

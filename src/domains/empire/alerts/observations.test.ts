@@ -4,7 +4,7 @@ import { describeFiring, matches } from './observations.ts';
 import { checkPredicate, type EmpirePredicate, GRAPH_LAG_RENOTIFY_MINUTES, normalizePredicate, parseStoredPredicate, windowMsOf } from './predicates.ts';
 
 // Empire predicates as the engine plans and matches them, and how a firing is worded
-// (docs/empire-alerts.md): every kind is windowed, thresholds are inclusive, an unknown lag never
+// (docs/empire/alerts.md): every kind is windowed, thresholds are inclusive, an unknown lag never
 // matches.
 
 const MINUTE = 60_000;

@@ -4,7 +4,7 @@ import type { JoinedTenant } from './repository.ts';
 
 /**
  * What an empire rule observed over its window, whether its predicate holds, and how a firing is
- * worded (docs/empire-alerts.md, "Predicates" and "Notifications"). Pure: the service reads the
+ * worded (docs/empire/alerts.md, "Predicates" and "Notifications"). Pure: the service reads the
  * observation (repository.ts, the graph lag) and the engine (platform/alerting/engine.ts) runs the
  * rest.
  */

@@ -16,7 +16,7 @@ import {
   windowMsOf,
 } from './predicates.ts';
 
-// The empire alert predicates' allowed values and defaults (docs/empire-alerts.md).
+// The empire alert predicates' allowed values and defaults (docs/empire/alerts.md).
 
 type Of<K extends EmpirePredicate['kind']> = Extract<EmpirePredicate, { kind: K }>;
 const countGte = (over: Partial<Of<'empire_count_gte'>> = {}): EmpirePredicate => ({ kind: 'empire_count_gte', count: 10, windowMinutes: 15, ...over });
@@ -173,7 +173,7 @@ describe('the request validator on EmpirePredicateBody', () => {
 });
 
 // The manifest and OpenAPI serve these descriptions to clients: each states a rule, and must keep
-// stating it (docs/empire-alerts.md).
+// stating it (docs/empire/alerts.md).
 describe('the rules the served schemas state, exactly', () => {
   it('for each field', () => {
     expect(EmpireCountGte.properties.count.description).toBe('Fires when at least this many events arrive in the window: 1 to 100000000.');
@@ -190,9 +190,9 @@ describe('the rules the served schemas state, exactly', () => {
     expect(EmpireCountGte.description).toBe("At least `count` events of the rule's toolset (only of `eventType` when given; only of the rule's tenant when it has one) were received in the window.");
     expect(CrossToolsetJoin.description).toContain('At least `minTenants` source tenants');
     expect(GraphLagGte.description).toContain('The knowledge-graph materialiser lags by at least `lagSec` seconds');
-    expect(EmpirePredicate.description).toBe('An empire alert predicate, discriminated by `kind` (docs/empire-alerts.md).');
+    expect(EmpirePredicate.description).toBe('An empire alert predicate, discriminated by `kind` (docs/empire/alerts.md).');
     expect((EmpirePredicateBody as { description?: string }).description).toBe(
-      'One of `empire_count_gte` {count, windowMinutes, eventType?}, `cross_toolset_join` {otherToolset, windowMinutes, eventType?, otherEventType?, minTenants?}, `graph_lag_gte` {lagSec, nodeKind?} (docs/empire-alerts.md).',
+      'One of `empire_count_gte` {count, windowMinutes, eventType?}, `cross_toolset_join` {otherToolset, windowMinutes, eventType?, otherEventType?, minTenants?}, `graph_lag_gte` {lagSec, nodeKind?} (docs/empire/alerts.md).',
     );
   });
 });

@@ -7,7 +7,7 @@ import { isToolsetName, TOOLSET_PATTERN } from '../../../platform/toolset-name.t
 
 /**
  * The empire alert predicate union (spec A "Empire alert rule"), discriminated by `kind`. The exact
- * semantics are in docs/empire-alerts.md; in short, at an evaluation that covers events received up
+ * semantics are in docs/empire/alerts.md; in short, at an evaluation that covers events received up
  * to `to`, for a rule of toolset T (and of tenant N when the rule names one):
  *
  * - `empire_count_gte`: at least `count` events of T (of `eventType` when given; of N) were
@@ -17,7 +17,7 @@ import { isToolsetName, TOOLSET_PATTERN } from '../../../platform/toolset-name.t
  *   received in (to − windowMinutes, to];
  * - `graph_lag_gte`: the knowledge-graph materialiser lags by at least `lagSec` seconds (for
  *   `nodeKind` when given, else the worst kind); while the lag is unknown (the graph was never
- *   materialised) the rule does not fire (docs/empire-alerts.md, docs/graph-materialiser.md).
+ *   materialised) the rule does not fire (docs/empire/alerts.md, docs/graph/materialiser.md).
  *
  * The schemas give the shape (wrong shapes are 400 `invalid-body`); `checkPredicate` gives the
  * allowed values (400 `invalid-predicate` with a sentence naming the field). Defaults are filled in
@@ -77,20 +77,20 @@ export const GraphLagGte = Type.Object(
   {
     additionalProperties: false,
     description:
-      'The knowledge-graph materialiser lags by at least `lagSec` seconds (of `nodeKind`, else of the worst kind). While the graph has never been materialised the lag is unknown and the rule does not fire (docs/empire-alerts.md).',
+      'The knowledge-graph materialiser lags by at least `lagSec` seconds (of `nodeKind`, else of the worst kind). While the graph has never been materialised the lag is unknown and the rule does not fire (docs/empire/alerts.md).',
   },
 );
 
 const VARIANTS = [EmpireCountGte, CrossToolsetJoin, GraphLagGte] as const;
 
 /** The stored and returned form (after `normalizePredicate`, every defaulted field is present). */
-export const EmpirePredicate = Type.Union([...VARIANTS], { description: 'An empire alert predicate, discriminated by `kind` (docs/empire-alerts.md).' });
+export const EmpirePredicate = Type.Union([...VARIANTS], { description: 'An empire alert predicate, discriminated by `kind` (docs/empire/alerts.md).' });
 export type EmpirePredicate = Static<typeof EmpirePredicate>;
 export type EmpirePredicateKind = EmpirePredicate['kind'];
 export const EMPIRE_PREDICATE_KINDS: readonly EmpirePredicateKind[] = ['empire_count_gte', 'cross_toolset_join', 'graph_lag_gte'];
 
 /** The request form of the same union: the 400 for a wrong shape names the field of the variant `kind` names. */
-export const EmpirePredicateBody = KindUnionBody<EmpirePredicate>(VARIANTS, 'One of `empire_count_gte` {count, windowMinutes, eventType?}, `cross_toolset_join` {otherToolset, windowMinutes, eventType?, otherEventType?, minTenants?}, `graph_lag_gte` {lagSec, nodeKind?} (docs/empire-alerts.md).');
+export const EmpirePredicateBody = KindUnionBody<EmpirePredicate>(VARIANTS, 'One of `empire_count_gte` {count, windowMinutes, eventType?}, `cross_toolset_join` {otherToolset, windowMinutes, eventType?, otherEventType?, minTenants?}, `graph_lag_gte` {lagSec, nodeKind?} (docs/empire/alerts.md).');
 
 const opt = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } => (value === undefined ? {} : ({ [key]: value } as { [P in K]: V }));
 

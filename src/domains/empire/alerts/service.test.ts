@@ -18,7 +18,7 @@ const clock = new ManualClock('2026-11-24T10:00:00.000Z');
 // What empire rules add to the engine's lifecycle (src/platform/alerting/lifecycle.test.ts runs
 // that for every kind): rules per toolset and tenant, the predicate union and what each kind reads
 // (counts by event type, the cross-toolset join, the knowledge graph's lag), and how a firing is
-// worded (docs/empire-alerts.md).
+// worded (docs/empire/alerts.md).
 /** The receiver's random port joins the outbound port allow-list once it is listening (beforeAll). */
 const ENV: Record<string, string> = { OBSERVATORY_ALLOW_PRIVATE_OUTBOUND: '1', OBSERVATORY_OUTBOUND_TIMEOUT_MS: '2000' };
 const HOOK_SECRET = 'empire-hook-secret-0123456789';

@@ -24,7 +24,7 @@ import * as repo from './repository.ts';
  * tenant, what a predicate reads (the toolsets' events, the knowledge graph's lag), and the rule's
  * public form. The `empire-alert-evaluate` job evaluates them off the ingest path; a firing
  * commits, in one transaction, the rule's `lastFiredAt` and `evaluatedUntil` and one outbound
- * delivery per destination, which the `outbound-dispatch` job sends. See docs/empire-alerts.md.
+ * delivery per destination, which the `outbound-dispatch` job sends. See docs/empire/alerts.md.
  */
 
 export const OUTBOUND_SOURCE = 'empire-rule';
@@ -182,7 +182,7 @@ export function createEmpireAlertService(deps: EmpireAlertServiceDeps) {
 
     /**
      * The deliveries of a toolset's rules (with `tenant`, of the rules made for it), newest first
-     * (docs/outbound.md, "Delivery listings"). A token bound to other toolsets is refused (403).
+     * (docs/platform/outbound.md, "Delivery listings"). A token bound to other toolsets is refused (403).
      */
     async deliveries(
       toolset: string,

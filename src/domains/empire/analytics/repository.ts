@@ -4,7 +4,7 @@ import { changedAfter, utcDayStart, utcDayText } from '../../../platform/db/days
 import { distinctToolsets } from '../../../platform/db/distinct-toolsets.ts';
 
 /**
- * The empire's daily facts for the analytics warehouse (docs/analytics.md): events per (day,
+ * The empire's daily facts for the analytics warehouse (docs/analytics/README.md): events per (day,
  * source tenant, toolset), incidents opened and resolved per (day, toolset, severity). Days are UTC
  * calendar days as `YYYY-MM-DD`; sums travel as decimal text and come back as bigint.
  */

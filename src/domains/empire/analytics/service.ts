@@ -1,7 +1,7 @@
 import * as repo from './repository.ts';
 
 /**
- * What the empire offers the analytics warehouse (docs/analytics.md): events per UTC day, source
+ * What the empire offers the analytics warehouse (docs/analytics/README.md): events per UTC day, source
  * tenant and toolset; incidents opened and resolved per day, toolset and severity; and which days
  * changed since a time. Every read takes the executor it runs on (the rollup's transaction).
  */

@@ -27,7 +27,7 @@ export function empireForecastEndpoints(deps: { forecaster: Forecaster; clock: C
       id: 'empireForecasts',
       title: 'Latest forecasts',
       description:
-        'The latest forecaster score of every toolset (docs/empire.md, "Forecasts"); of the token\'s toolsets only when it is bound to toolsets. ' +
+        'The latest forecaster score of every toolset (docs/empire/README.md, "Forecasts"); of the token\'s toolsets only when it is bound to toolsets. ' +
         'The job `forecast` scores every 15 minutes the complete hours before it runs: `freshness.asOf` is the end of the newest run\'s window (an event counts once its hour has ended and a run followed; null, with `reason`, before any forecast).',
       method: 'GET',
       path: `${V1}/empire/forecast`,

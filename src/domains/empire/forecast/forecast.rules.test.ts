@@ -6,7 +6,7 @@ import { ManualClock } from '../../../platform/clock.ts';
 import { type Database, rowsOf } from '../../../platform/db/client.ts';
 import { createForecaster, type Forecaster, forecastJobs, STUB_RUN_ID } from './service.ts';
 
-// The forecaster run against a database (docs/empire.md, "Forecasts"): hourly buckets of the 7 days
+// The forecaster run against a database (docs/empire/README.md, "Forecasts"): hourly buckets of the 7 days
 // before the current hour, one stored score per toolset per run, and the latch that opens one minor
 // incident on the third consecutive run above 0.7 and none while that incident is open.
 
@@ -73,7 +73,7 @@ afterAll(async () => {
 
 describe('a forecaster run', () => {
   it('passes stub runs through without writing anything', async () => {
-    // The fixed run id docs/empire.md names.
+    // The fixed run id docs/empire/README.md names.
     expect(STUB_RUN_ID).toBe('00000000-0000-4000-8000-000000000000');
     expect(await forecaster.run(clock.now(), true)).toEqual({ ok: true, runId: STUB_RUN_ID, forecastsCreated: 0, latchedIncidentIds: [] });
     expect(rowsOf(await database.db.execute(sql`SELECT id FROM empire_forecasts`))).toEqual([]);

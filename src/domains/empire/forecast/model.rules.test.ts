@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ALERT_ABOVE, HOURS, LATCH_RUNS, latchFires, levelOf, RECENT_HOURS, scoreSeries, WATCH_AT } from './model.ts';
 
-// The edges of the forecast model and its latch (spec A "Forecast", docs/empire.md "Forecasts").
+// The edges of the forecast model and its latch (spec A "Forecast", docs/empire/README.md "Forecasts").
 
 const flat = (value: number) => Array.from({ length: HOURS }, () => value);
 const withRecent = (base: readonly number[], recent: readonly number[]) => [...base.slice(0, HOURS - recent.length), ...recent];

@@ -1,5 +1,5 @@
 /**
- * The forecaster's model (docs/empire.md, "Forecasts"): a pure function from a toolset's last
+ * The forecaster's model (docs/empire/README.md, "Forecasts"): a pure function from a toolset's last
  * 7 days of hourly event counts to an anomaly score in 0..1.
  *
  * - The last RECENT_HOURS buckets are "recent"; the 165 before them are the baseline.

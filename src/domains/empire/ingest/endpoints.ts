@@ -11,7 +11,7 @@ export const EMPIRE_INGEST_PATH = '/api/observatory/empire/ingest';
 const answered = new WeakMap<FastifyRequest, { outcome: EmpireIngestOutcome; receivedAt: Date }>();
 
 /**
- * The outcome an empire ingest request is sampled with for the SLO (docs/empire.md, "SLO
+ * The outcome an empire ingest request is sampled with for the SLO (docs/empire/README.md, "SLO
  * samples"). An unsigned event admitted although its toolset has an active key outranks refused
  * events: a sender could otherwise hide a downgrade behind one badly signed event per batch.
  */

@@ -3,7 +3,7 @@ import { eventTimeProblem } from '../../../platform/event-time.ts';
 
 /**
  * What a toolset event must be, beyond its JSON Schema, before it is canonicalised, hashed and
- * stored (docs/empire.md, "Security model"). JSON.parse accepts documents that RFC 8785 refuses
+ * stored (docs/empire/README.md, "Security model"). JSON.parse accepts documents that RFC 8785 refuses
  * (`1e999` parses to Infinity, `"\ud800"` to a lone surrogate) or that overflow a recursive walk
  * (thousands of nested arrays), and PostgreSQL's jsonb refuses lone surrogates too: each would be a
  * 500. They are refused here as 400 `invalid-body`, naming the event and field.

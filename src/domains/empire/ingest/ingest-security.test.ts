@@ -8,7 +8,7 @@ import { EVENT_TS_MAX_FUTURE_MS, EVENT_TS_MAX_PAST_MS } from '../../../platform/
 import { MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH } from './event-checks.ts';
 
 /**
- * Attacks on the empire ingest (docs/empire.md, "Security model"): each is reproduced through the
+ * Attacks on the empire ingest (docs/empire/README.md, "Security model"): each is reproduced through the
  * API and must end in a 400 or 403 that stores nothing, or in a visible SLO count; never a 500.
  */
 

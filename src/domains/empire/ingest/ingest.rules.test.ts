@@ -10,7 +10,7 @@ import { rowsOf } from '../../../platform/db/client.ts';
 import { ingestJobs } from './jobs.ts';
 import { ATTESTATION_SOURCE, type EmpireEvent, needsFreshKeys, sentSpelling, SIGNED_MEMBER, signedBytesOf, signedMembersOf } from './service.ts';
 
-// The empire ingest rules (spec D4, docs/empire.md "Ingest"): the signed bytes, admission under the
+// The empire ingest rules (spec D4, docs/empire/README.md "Ingest"): the signed bytes, admission under the
 // toolset's keys, one attestation per new event, duplicates, and what each stored row keeps.
 
 const clock = new ManualClock('2026-11-24T12:00:00.000Z');

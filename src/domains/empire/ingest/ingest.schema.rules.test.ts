@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import { buildValidatorFactory } from '../../../platform/http/validation.ts';
 
-// The limits of the empire ingest body (spec D4, docs/empire.md "Ingest") as the server's request
+// The limits of the empire ingest body (spec D4, docs/empire/README.md "Ingest") as the server's request
 // validator applies them, and the descriptions that tell clients those limits. The schemas are
 // imported inside each test, so that a schema broken at load fails these tests (a failure at import
 // would fail only the collection of the files that import it).

@@ -5,7 +5,7 @@ import type { Forecaster } from '../forecast/service.ts';
 import * as repo from './repository.ts';
 
 /**
- * The per-toolset dashboard and the overview of every toolset (spec B group 2; docs/empire.md,
+ * The per-toolset dashboard and the overview of every toolset (spec B group 2; docs/empire/README.md,
  * "Dashboard and overview"). Windows are whole UTC hours by event time (`ts`): the current hour
  * (still filling) and the hours before it, so a 24-hour window is 24 buckets ending with the
  * current hour. Events stamped later than the current hour are not counted anywhere.
@@ -43,7 +43,7 @@ export interface Kpi {
 const round = (value: number, precision: number) => Math.round(value * 10 ** precision) / 10 ** precision;
 const share = (part: number, whole: number) => (whole === 0 ? null : round((part * 100) / whole, 1));
 
-/** The dashboard's KPIs (the table in docs/empire.md), from its counts. */
+/** The dashboard's KPIs (the table in docs/empire/README.md), from its counts. */
 export function dashboardKpis(counts: repo.DashboardCounts, perHour: readonly number[]): Kpi[] {
   const { count, signed, linked } = counts.total;
   const namedTenants = counts.tenants.filter((t) => t.tenant !== null).length;

@@ -66,7 +66,7 @@ export const OverviewRowSchema = Type.Object({
   sparkline24h: Type.Array(Count, { minItems: 24, maxItems: 24 }),
 });
 
-/** The federation's merged overview (docs/federation.md, "Federated overview"), injected late: federation is built on the empire. */
+/** The federation's merged overview (docs/federation/README.md, "Federated overview"), injected late: federation is built on the empire. */
 export type FederatedOverviewProvider = (caller: Principal | null) => Promise<{
   windowEndIso: string;
   participatingRegions: string[];
@@ -78,7 +78,7 @@ export type FederatedOverviewProvider = (caller: Principal | null) => Promise<{
 export const FederatedOverviewFields = {
   participatingRegions: Type.Array(Type.String(), { description: 'The regions whose overview is merged: this deployment first, then the peers that answered, by key.' }),
   failedRegions: Type.Array(
-    Type.Object({ region: Type.String(), reason: Type.String({ description: 'A fixed reason word (docs/federation.md, "Bridge"); the region\'s own words go to the log only.' }) }),
+    Type.Object({ region: Type.String(), reason: Type.String({ description: 'A fixed reason word (docs/federation/README.md, "Bridge"); the region\'s own words go to the log only.' }) }),
     { description: 'Active regions that could not be asked or did not answer; reported, never thrown.' },
   ),
 };
@@ -92,7 +92,7 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
       title: 'Toolset dashboard',
       description:
         'One toolset\'s events in the window (`24h`, `7d` or `30d` of whole UTC hours by event time, the current hour last; default `24h`), of one source tenant when `tenant` is given: ' +
-        `hourly counts (zeros included), the KPIs of docs/empire.md, and the ${BREAKDOWN_LIMIT} largest event types and tenants (a tenant of null counts events that named none). ` +
+        `hourly counts (zeros included), the KPIs of docs/empire/README.md, and the ${BREAKDOWN_LIMIT} largest event types and tenants (a tenant of null counts events that named none). ` +
         'A toolset that never sent an event answers zeros and says so in `blurb`. A token bound to other toolsets is refused (403).',
       method: 'GET',
       path: `${V1}/empire/{toolset}/dashboard`,
@@ -158,7 +158,7 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
       description:
         'Every toolset that has sent an event (of a bound token, its own toolsets only), by name: events in the last 24 hours and 7 days (whole UTC hours by event time, the current hour included), the time of its latest event, ' +
         'a 24-value hourly sparkline (oldest first; it sums to `events24h`) and a sentence comparing the last day with its 7-day average. ' +
-        '`federated=1` answers the federated overview instead (the same answer as `GET {v1}/empire/overview/federated`, under this schema id): every active region of the registry is asked through the bridge and the rows are merged by toolset, with `participatingRegions`, `failedRegions` and per row `perRegion` (docs/federation.md, "Federated overview"). ' +
+        '`federated=1` answers the federated overview instead (the same answer as `GET {v1}/empire/overview/federated`, under this schema id): every active region of the registry is asked through the bridge and the rows are merged by toolset, with `participatingRegions`, `failedRegions` and per row `perRegion` (docs/federation/README.md, "Federated overview"). ' +
         'A peer deployment may call this read with the bridge token, without `federated=1` only: a bridge call asking for a fan-out is refused (403), so regions never ask each other in a loop.',
       method: 'GET',
       path: `${V1}/empire/overview`,
@@ -211,7 +211,7 @@ export function empireInsightEndpoints(deps: { dashboards: DashboardService; slo
       description:
         'Per toolset, the outcomes and latency of its ingest requests received in the window (`1h`, `24h` or `7d`, default `24h`): every toolset sampled in the last 7 days is listed, by name (of a bound token, its own toolsets only). ' +
         `Latency percentiles are exact over every sample. Badge: \`unknown\` under ${SLO_BADGE_THRESHOLDS.minSamples} samples; \`green\` at an ok rate of at least ${SLO_BADGE_THRESHOLDS.green.okRatePct}% and p95 at most ${SLO_BADGE_THRESHOLDS.green.p95Ms} ms; ` +
-        `\`yellow\` at ${SLO_BADGE_THRESHOLDS.yellow.okRatePct}% and ${SLO_BADGE_THRESHOLDS.yellow.p95Ms} ms; else \`red\` (docs/empire.md). \`ok\` is a request whose every event was admitted or a duplicate, none of them unsigned while the toolset had an active key; such a request is \`compat-unsigned-with-keys\` (a signing downgrade), one with refused events \`rejected-events\`, a refused request its error reason.`,
+        `\`yellow\` at ${SLO_BADGE_THRESHOLDS.yellow.okRatePct}% and ${SLO_BADGE_THRESHOLDS.yellow.p95Ms} ms; else \`red\` (docs/empire/README.md). \`ok\` is a request whose every event was admitted or a duplicate, none of them unsigned while the toolset had an active key; such a request is \`compat-unsigned-with-keys\` (a signing downgrade), one with refused events \`rejected-events\`, a refused request its error reason.`,
       method: 'GET',
       path: `${V1}/empire/slo`,
       auth: 'session-or-bearer',

@@ -11,7 +11,7 @@ import * as repo from './repository.ts';
 /**
  * Replay of stored empire events (spec B group 2 `{v1}/empire/{toolset}/replay`, C Events 3):
  * the signed bytes are rebuilt from the stored row, and what ingest derived from them is derived
- * again and compared (docs/empire.md, "Replay").
+ * again and compared (docs/empire/README.md, "Replay").
  */
 
 /** The fields replay derives again, in this order. */

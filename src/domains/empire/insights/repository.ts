@@ -5,7 +5,7 @@ import { andToolsetInReach } from '../../../platform/db/reach.ts';
 
 /**
  * The SQL of the empire's read views: the per-toolset dashboard, the overview, the ingest SLO and
- * event replay (docs/empire.md, "Reads"). Event-time windows are [from, to) over `ts`.
+ * event replay (docs/empire/README.md, "Reads"). Event-time windows are [from, to) over `ts`.
  */
 
 const at = (date: Date) => sql`${date.toISOString()}::timestamptz`;

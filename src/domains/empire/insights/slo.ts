@@ -6,7 +6,7 @@ import * as repo from './repository.ts';
 
 /**
  * The empire ingest SLO (spec B group 2, `{v1}/empire/slo`): per toolset, the outcomes and latency
- * of its ingest requests in the window, and a badge (docs/empire.md, "Ingest SLO").
+ * of its ingest requests in the window, and a badge (docs/empire/README.md, "Ingest SLO").
  */
 
 export const EMPIRE_SLO_WINDOWS = { '1h': HOUR_MS, '24h': 24 * HOUR_MS, '7d': 168 * HOUR_MS } as const;

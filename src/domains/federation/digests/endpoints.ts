@@ -16,7 +16,7 @@ import { NO_GRAPH_DIGEST } from './rules.ts';
 import type { DigestService } from './service.ts';
 
 /**
- * Digest tuples, the federation digest and federation replay (spec B group 3; docs/federation.md,
+ * Digest tuples, the federation digest and federation replay (spec B group 3; docs/federation/README.md,
  * "Digests", "Replay"). They span every toolset: a token bound to toolsets is refused (403).
  */
 

@@ -2,7 +2,7 @@ import { canonicalJson, sha256Hex } from '../../../platform/crypto.ts';
 import type { DigestTuple, MigrationParity } from '../index.ts';
 
 /**
- * The pure rules of federation digests (docs/federation.md, "Digests"): every function here is a
+ * The pure rules of federation digests (docs/federation/README.md, "Digests"): every function here is a
  * function of its arguments, with no clock and no database.
  */
 

@@ -18,7 +18,7 @@ import {
 } from './rules.ts';
 
 /**
- * Digest tuples (docs/federation.md, "Digests"): this deployment's own, the fan-out over every
+ * Digest tuples (docs/federation/README.md, "Digests"): this deployment's own, the fan-out over every
  * active region with the federation digest and migration parity, and federation replay.
  */
 

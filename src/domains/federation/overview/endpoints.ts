@@ -4,7 +4,7 @@ import { defineEndpoint, type Endpoint, IsoDate, V1 } from '../../../platform/ht
 import { FEDERATION_TAG, generatedAt, OVERVIEW_UI_PATH } from '../schemas.ts';
 import type { FederatedOverviewService } from './service.ts';
 
-/** The federated overview (spec B group 2; docs/federation.md, "Federated overview"). */
+/** The federated overview (spec B group 2; docs/federation/README.md, "Federated overview"). */
 
 export function federatedOverviewEndpoints(overview: FederatedOverviewService): Endpoint[] {
   return [

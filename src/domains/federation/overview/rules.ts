@@ -1,7 +1,7 @@
 import type { OverviewRow } from '../../empire/index.ts';
 
 /**
- * The federated overview's merge (docs/federation.md, "Federated overview"): pure, over each
+ * The federated overview's merge (docs/federation/README.md, "Federated overview"): pure, over each
  * region's overview rows.
  */
 

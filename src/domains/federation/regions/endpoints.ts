@@ -16,7 +16,7 @@ import {
 } from './service.ts';
 
 /**
- * The regions registry (spec B group 3, D6; docs/federation.md, "Regions"). Regions belong to no
+ * The regions registry (spec B group 3, D6; docs/federation/README.md, "Regions"). Regions belong to no
  * toolset: a token bound to toolsets is treated like any other (its scopes decide).
  */
 

@@ -7,7 +7,7 @@ import { type BridgePeer, FANOUT_REASONS, type FanOutPolicy, peerOriginProblem }
 import * as repo from './repository.ts';
 
 /**
- * The regions registry (spec A "Region", D6; docs/federation.md, "Regions"): one row per
+ * The regions registry (spec A "Region", D6; docs/federation/README.md, "Regions"): one row per
  * deployment of the service, keyed by its OBSERVATORY_REGION. An empty registry answers the
  * built-in seed: this deployment alone.
  */

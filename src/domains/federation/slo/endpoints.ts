@@ -7,7 +7,7 @@ import { FailedRegionSchema, FEDERATION_TAG, generatedAt, REGIONS_UI_PATH } from
 import { LAG_YELLOW_TIER_FACTOR } from './rules.ts';
 import type { RegionSloService } from './service.ts';
 
-/** The region SLO (spec B group 3; docs/federation.md, "Region SLO"). */
+/** The region SLO (spec B group 3; docs/federation/README.md, "Region SLO"). */
 
 const Row = Type.Object({
   regionKey: Type.String(),

@@ -1,7 +1,7 @@
 import { type Badge, sloBadge } from '../../empire/index.ts';
 
 /**
- * The region SLO's pure rules (docs/federation.md, "Region SLO"): the worst lag and the badge.
+ * The region SLO's pure rules (docs/federation/README.md, "Region SLO"): the worst lag and the badge.
  */
 
 /** A region's lag is `yellow` up to this many times its latency tier, `red` beyond. */

@@ -7,7 +7,7 @@ import type { RegionService, RegionStatus, RegionView } from '../regions/service
 import { regionBadgeOf, type ReplayParity, worstLagOf } from './rules.ts';
 
 /**
- * The region SLO (docs/federation.md, "Region SLO"): this deployment's row from its own figures,
+ * The region SLO (docs/federation/README.md, "Region SLO"): this deployment's row from its own figures,
  * and with a fan-out every active region's row as the region answers it over the bridge (`local=1`).
  */
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * The materialisation digest (docs/graph-materialiser.md, "Digest"): a hash of the SET of node and
+ * The materialisation digest (docs/graph/materialiser.md, "Digest"): a hash of the SET of node and
  * edge identities the graph holds, never of their props (counts and statuses change without the
  * graph's shape changing). It is kept incrementally so a run costs what it changes, not what the
  * graph holds: the accumulator is the sum, modulo 2^256, of SHA-256 of every present identity, so

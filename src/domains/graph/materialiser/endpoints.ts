@@ -7,7 +7,7 @@ import { type GraphMaterialiser, REPLAY_LIST_CAP } from './service.ts';
 export const RECENT_DEFAULT = 10;
 export const RECENT_MAX = 100;
 
-/** The knowledge-graph materialiser's reads (spec B group 3; docs/graph-materialiser.md). */
+/** The knowledge-graph materialiser's reads (spec B group 3; docs/graph/materialiser.md). */
 
 const generatedAt = '2026-11-26T08:00:00.000Z';
 const TAG = 'graph';

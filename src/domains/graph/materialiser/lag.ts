@@ -1,7 +1,7 @@
 import { NODE_KINDS, type NodeKind } from '../kinds.ts';
 
 /**
- * Lag and its badges (docs/graph-materialiser.md, "Lag"). A node kind's lag is how far behind now
+ * Lag and its badges (docs/graph/materialiser.md, "Lag"). A node kind's lag is how far behind now
  * the instant is up to which its source is reflected in the graph; null when it never was.
  */
 

@@ -4,7 +4,7 @@ import type { NodeKind } from '../kinds.ts';
 import type { AttestationRow, EdgeSpec, EmpireEventRow, HoneypotEventRow, IncidentRow, KeyRow, NodeRef, NodeSpec, TenantRow, WriteMode } from './sources.ts';
 import { refKey, SUMMED_PROPS } from './sources.ts';
 
-/** The only SQL of the graph materialiser (docs/graph-materialiser.md). */
+/** The only SQL of the graph materialiser (docs/graph/materialiser.md). */
 
 const asDate = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
 const asDateOrNull = (value: unknown): Date | null => (value === null || value === undefined ? null : asDate(value));
@@ -306,7 +306,7 @@ const firstRunOnConflict = (table: 'graph_nodes' | 'graph_edges', seq: number) =
 
 /**
  * Every write to a graph row takes the next `change_seq` (the query replica catches up by it,
- * docs/graph-query.md "Where a query runs"); an insert takes it from the column's default.
+ * docs/graph/query.md "Where a query runs"); an insert takes it from the column's default.
  */
 const NEXT_CHANGE = `change_seq = nextval('graph_change_seq')`;
 
@@ -502,7 +502,7 @@ export interface ReplayInputs {
  * Every node and edge identity the materialiser produces from the sources: stream rows at or
  * before the run's watermarks, small sources (tenants, keys, incidents, the vendor registry) as
  * they are now. The same rules as the incremental writes in sources.ts and service.ts, in one
- * statement (docs/graph-materialiser.md, "Replay").
+ * statement (docs/graph/materialiser.md, "Replay").
  */
 export function liveIdentities(inputs: ReplayInputs): { nodes: SQL; edges: SQL } {
   const ctes = sql`

@@ -275,7 +275,7 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
     return { Incident: incidentStats, Key: keyStats, Tenant: tenantStats, Vendor: vendorStats, derivedRemoved };
   }
 
-  /** One run at `now` (docs/graph-materialiser.md, "Runs"). */
+  /** One run at `now` (docs/graph/materialiser.md, "Runs"). */
   async function run(now: Date, trigger: 'schedule' | 'manual'): Promise<JobStats> {
     const id = randomUUID();
     const began = performance.now();
@@ -447,7 +447,7 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
   }
 
   /**
-   * Rebuilds from the sources the identity set run `materialisationId` produced (docs/graph-materialiser.md,
+   * Rebuilds from the sources the identity set run `materialisationId` produced (docs/graph/materialiser.md,
    * "Replay") and compares it with the digest the run stored and with the graph rows as of that run.
    */
   async function replay(materialisationId: string) {

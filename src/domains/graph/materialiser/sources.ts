@@ -1,7 +1,7 @@
 import type { EdgeKind, NodeKind } from '../kinds.ts';
 
 /**
- * What each source row becomes in the graph (docs/graph-materialiser.md, "Kinds and sources"):
+ * What each source row becomes in the graph (docs/graph/materialiser.md, "Kinds and sources"):
  * pure functions from rows the repository read to the nodes and edges to write. Props hold only
  * strings, numbers, booleans and ISO timestamps: never a secret, a token hash, an IP hash or an IP.
  */
@@ -52,7 +52,7 @@ export const edgeKey = (edge: Pick<EdgeSpec, 'kind' | 'src' | 'dst'>) => `${edge
 
 /**
  * A Fingerprint node's key: the fingerprint id itself. It hashes JA4 and user agent only
- * (docs/enrichment.md), so one client seen by several honeypots is one node with a SEEN_ON edge
+ * (docs/honeypot/enrichment.md), so one client seen by several honeypots is one node with a SEEN_ON edge
  * to each tenant: "which fingerprints were seen on two tenants" is a pattern, not a join.
  */
 export const fingerprintKey = (fingerprintId: string) => fingerprintId;

@@ -1,5 +1,5 @@
 /**
- * The parsed form of a graph query (docs/graph-query.md, "The AST"). The parser
+ * The parsed form of a graph query (docs/graph/query.md, "The AST"). The parser
  * (cypher.peggy) builds exactly these shapes: plain JSON, no positions, no classes, so the
  * endpoint can return it as `ast` and a saved query can be compared by value. Changing a shape
  * changes a public response: add fields, do not rename them.

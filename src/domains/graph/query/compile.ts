@@ -18,7 +18,7 @@ import type {
 import { type VariableSort, isAggregate, orderNamesItem, returnItemsOf, variableSorts } from './check.ts';
 
 /**
- * A checked AST → one parameterised SELECT over graph_nodes and graph_edges (docs/graph-query.md,
+ * A checked AST → one parameterised SELECT over graph_nodes and graph_edges (docs/graph/query.md,
  * "Semantics"). Pure: no database, no clock.
  *
  * Every value that comes from the query text (labels, types, property names, literals, lists)
@@ -39,7 +39,7 @@ export interface CompileOptions {
 /**
  * The most matches of the pattern one query enumerates (before DISTINCT, grouping, ORDER BY, SKIP
  * and LIMIT see them). A query that would enumerate more is cut there and answered with what the
- * first MATCH_ROW_CAP matches give, marked `truncated` (docs/graph-query.md, "Limits"). This bounds
+ * first MATCH_ROW_CAP matches give, marked `truncated` (docs/graph/query.md, "Limits"). This bounds
  * the rows a count, a sort or a cross product works through however large the graph is.
  */
 export const MATCH_ROW_CAP = 100_000;
@@ -51,7 +51,7 @@ export const MATCH_ROW_CAP = 100_000;
  */
 export const WALK_ROW_CAP = 10_000;
 
-/** Which cap cut an answer (docs/graph-query.md, "Limits"): the match cap or a walk's. */
+/** Which cap cut an answer (docs/graph/query.md, "Limits"): the match cap or a walk's. */
 export const TRUNCATION_CAUSES = ['match-rows', 'walk-rows'] as const;
 export type TruncationCause = (typeof TRUNCATION_CAUSES)[number];
 
@@ -95,7 +95,7 @@ export interface CompiledQuery {
  * follows the anchor's neighbourhood and stops at the LIMIT. Left to itself the planner misjudges
  * such patterns: it cannot know that every SEEN_ON edge ends on a Tenant, estimates the
  * neighbourhood a few rows, and picks a merge or hash join that scans every edge of the type in
- * the hope of finding the few early (docs/graph-query.md, "Performance").
+ * the hope of finding the few early (docs/graph/query.md, "Performance").
  */
 export const ANCHORED_PLAN_SETTINGS: Readonly<Record<string, string>> = {
   join_collapse_limit: '1',

@@ -5,17 +5,17 @@ import { GRAPH_QUERY_EXAMPLES } from './examples.ts';
 import { parseQueryText } from './parser.ts';
 
 /**
- * The worked examples the registry and the console offer are the ones docs/graph-query.md shows,
+ * The worked examples the registry and the console offer are the ones docs/graph/query.md shows,
  * word for word (whitespace aside), and each is a query the service accepts.
  */
-const doc = readFileSync(new URL('../../../../docs/graph-query.md', import.meta.url), 'utf8');
+const doc = readFileSync(new URL('../../../../docs/graph/query.md', import.meta.url), 'utf8');
 const words = (text: string) => text.split(/\s+/).filter(Boolean).join(' ');
 
 /** The code block under "n. …" of the worked examples, as the doc shows it. */
 function documented(n: number): string {
   const section = doc.slice(doc.indexOf('## Worked examples'), doc.indexOf('## The AST'));
   const start = section.indexOf(`\n${n}. `);
-  expect(start, `example ${n} in docs/graph-query.md`).toBeGreaterThan(-1);
+  expect(start, `example ${n} in docs/graph/query.md`).toBeGreaterThan(-1);
   return /```\n([\s\S]*?)```/.exec(section.slice(start))![1]!;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The query language's worked examples, as docs/graph-query.md ("Worked examples") numbers them,
+ * The query language's worked examples, as docs/graph/query.md ("Worked examples") numbers them,
  * each with a short title. One list read three ways: the registry shows them as the body examples
  * of POST {v1}/empire/graph/query, the console's graph page offers them as buttons that fill its
  * query box, and examples.test.ts holds each to the text the docs show and to the parser.
@@ -7,7 +7,7 @@
  * Plain data without imports, so the console's build can read it as it is.
  */
 export interface GraphQueryExample {
-  /** Its number in docs/graph-query.md. */
+  /** Its number in docs/graph/query.md. */
   n: number;
   title: string;
   query: string;

@@ -3,7 +3,7 @@ import { FULL_VISIBILITY, NODE_KINDS, type Visibility } from '../kinds.ts';
 import { parseQueryText } from './parser.ts';
 import { kindsRead } from './service.ts';
 
-// The node kinds whose materialisation a query's answer depends on (docs/graph-query.md, "Freshness").
+// The node kinds whose materialisation a query's answer depends on (docs/graph/query.md, "Freshness").
 
 const kinds = (text: string, visibility: Visibility = FULL_VISIBILITY) => kindsRead(parseQueryText(text), visibility);
 

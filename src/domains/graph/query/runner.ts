@@ -5,7 +5,7 @@ import { badRequest, type ServiceError } from '../../../platform/errors.ts';
 import { ANCHORED_PLAN_SETTINGS, type CompiledQuery, CUT_SETTINGS, PLAN_SETTINGS, TRUNCATION_CAUSES, type TruncationCause } from './compile.ts';
 
 /**
- * Where a compiled query runs (docs/graph-query.md, "Where a query runs"): on a PostgreSQL server
+ * Where a compiled query runs (docs/graph/query.md, "Where a query runs"): on a PostgreSQL server
  * in a read-only transaction with a statement timeout (this file), or on the embedded database in a
  * worker thread over a copy of the graph that is abandoned when it runs too long (replica/).
  * Both run the same three statements, in one transaction: the settings, the query, and the read of

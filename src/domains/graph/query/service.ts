@@ -51,7 +51,7 @@ export const GraphNodeView = GraphNodeViewSchema;
 export const GraphEdgeView = GraphEdgeViewSchema;
 
 export const QueryAstSchema = Type.Unknown({
-  description: 'The parsed query (docs/graph-query.md, "The AST"): {type: "query", match, where, return, orderBy, skip, limit}.',
+  description: 'The parsed query (docs/graph/query.md, "The AST"): {type: "query", match, where, return, orderBy, skip, limit}.',
 });
 
 export interface GraphQueryResult {

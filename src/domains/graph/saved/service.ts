@@ -7,7 +7,7 @@ import { badRequest, conflict, notFound, ServiceError } from '../../../platform/
 import * as repo from './repository.ts';
 
 /**
- * Saved graph queries (spec A "Saved graph query"; docs/graph.md "Saved queries"). A name is
+ * Saved graph queries (spec A "Saved graph query"; docs/graph/README.md "Saved queries"). A name is
  * unique per owner, and among shared queries: `private` queries are seen and run by their owner
  * only, `workspace` and `public` ones by every operator of this deployment (this service has one
  * workspace; `public` additionally marks a query meant to be shared beyond it, which no surface

@@ -110,8 +110,8 @@ export function alertEndpoints(deps: { alerts: AlertService }): Endpoint[] {
       id: 'createHoneypotAlert',
       title: 'Create a honeypot alert rule',
       description:
-        'Creates an alert rule for a tenant (spec D6). `predicate` is one of the documented union (docs/honeypot-alerts.md): a wrong shape is 400 `invalid-body`, a value outside its range 400 `invalid-predicate`. ' +
-        '`destinations` are 1 to 10 of slack, webhook (HMAC-signed), metrics and ci_dispatch (docs/outbound.md); one that cannot be used (an unconfigured integration, a refused URL) is 400 `invalid-destinations`. ' +
+        'Creates an alert rule for a tenant (spec D6). `predicate` is one of the documented union (docs/honeypot/alerts.md): a wrong shape is 400 `invalid-body`, a value outside its range 400 `invalid-predicate`. ' +
+        '`destinations` are 1 to 10 of slack, webhook (HMAC-signed), metrics and ci_dispatch (docs/platform/outbound.md); one that cannot be used (an unconfigured integration, a refused URL) is 400 `invalid-destinations`. ' +
         'The `alert-evaluate` job evaluates enabled rules every minute. 404 for an unknown tenant. Audited with redacted destinations.',
       method: 'POST',
       path: `${V1}/honeypot/alerts`,

@@ -3,7 +3,7 @@ import { isSilenced, planEvaluation, SETTLE_MS } from '../../../platform/alertin
 import { describeFiring, matches } from './observations.ts';
 import { checkPredicate, normalizePredicate, type Predicate, windowMsOf } from './predicates.ts';
 
-// Honeypot predicates as the engine plans and matches them (docs/honeypot-alerts.md): windowed
+// Honeypot predicates as the engine plans and matches them (docs/honeypot/alerts.md): windowed
 // kinds read a sliding window and cool down, incremental kinds read their period; the thresholds
 // are strict.
 

@@ -4,7 +4,7 @@ import type { NewFingerprint, OpenedTarpit } from './repository.ts';
 
 /**
  * What a honeypot rule observed over its scope, whether its predicate holds, and how a firing is
- * worded (docs/honeypot-alerts.md, "Predicates" and "Notifications"). Pure: the service reads the
+ * worded (docs/honeypot/alerts.md, "Predicates" and "Notifications"). Pure: the service reads the
  * observation (repository.ts) and the engine (platform/alerting/engine.ts) runs the rest.
  */
 

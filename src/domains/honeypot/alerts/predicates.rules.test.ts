@@ -18,7 +18,7 @@ import {
 } from './predicates.ts';
 import { UA_CLASS_VALUES } from '../vendors/classify.ts';
 
-// The honeypot alert predicates' allowed values and defaults (docs/honeypot-alerts.md).
+// The honeypot alert predicates' allowed values and defaults (docs/honeypot/alerts.md).
 
 const liar = (over: Partial<Extract<Predicate, { kind: 'liar_rate_above' }>> = {}): Predicate => ({ kind: 'liar_rate_above', pct: 50, windowMinutes: 15, ...over });
 const count = (over: Partial<Extract<Predicate, { kind: 'event_count_above' }>> = {}): Predicate => ({ kind: 'event_count_above', count: 100, windowMinutes: 15, ...over });
@@ -173,13 +173,13 @@ describe('checkPredicate and normalizePredicate, exactly', () => {
 });
 
 // The manifest and OpenAPI serve these descriptions to clients: each states a rule, and must keep
-// stating it (docs/honeypot-alerts.md).
+// stating it (docs/honeypot/alerts.md).
 describe('the rules the served schemas state', () => {
   it('for each field', () => {
     expect(LiarRateAbove.properties.pct.description).toBe("Fires when the LIAR share of the window's events is above this percentage: 0 ≤ pct < 100.");
     expect(LiarRateAbove.properties.minEvents.description).toBe('The window must hold at least this many events (of any class) before the rate counts: 1 to 100000; default 20.');
     expect(EventCountAbove.properties.count.description).toBe('Fires when more than this many events arrive in the window: 0 to 100000000.');
-    expect(EventCountAbove.properties.uaClass.description).toBe('Count only events of this user-agent class (docs/vendors.md).');
+    expect(EventCountAbove.properties.uaClass.description).toBe('Count only events of this user-agent class (docs/honeypot/vendors.md).');
     expect(NewFingerprintCluster.properties.minEvents.description).toBe('A fingerprint counts as new when its minEvents-th event ever arrives: 1 to 1000; default 1 (its first event).');
   });
 
@@ -188,9 +188,9 @@ describe('the rules the served schemas state', () => {
     expect(EventCountAbove.description).toBe('More than `count` events (only those of `uaClass` when it is given) were received in the window.');
     expect(NewFingerprintCluster.description).toBe('A client fingerprint (JA4 + normalised user agent) new to the tenant reached `minEvents` events since the last evaluation.');
     expect(TarpitTriggered.description).toBe("A tarpit was opened for one of the tenant's fingerprints since the last evaluation.");
-    expect(Predicate.description).toBe('An alert predicate, discriminated by `kind` (docs/honeypot-alerts.md).');
+    expect(Predicate.description).toBe('An alert predicate, discriminated by `kind` (docs/honeypot/alerts.md).');
     expect((PredicateBody as { description?: string }).description).toBe(
-      'One of `liar_rate_above` {pct, windowMinutes, minEvents?}, `event_count_above` {count, windowMinutes, uaClass?}, `new_fingerprint_cluster` {minEvents?}, `tarpit_triggered` {} (docs/honeypot-alerts.md).',
+      'One of `liar_rate_above` {pct, windowMinutes, minEvents?}, `event_count_above` {count, windowMinutes, uaClass?}, `new_fingerprint_cluster` {minEvents?}, `tarpit_triggered` {} (docs/honeypot/alerts.md).',
     );
   });
 });

@@ -6,7 +6,7 @@ import { UA_CLASS_VALUES } from '../vendors/classify.ts';
 
 /**
  * The honeypot alert predicate union (spec D6 `predicate`), discriminated by `kind`. The exact
- * semantics are in docs/honeypot-alerts.md; in short, at an evaluation that covers events received
+ * semantics are in docs/honeypot/alerts.md; in short, at an evaluation that covers events received
  * up to `to`:
  *
  * - `liar_rate_above`: of the events received in (to − windowMinutes, to], at least `minEvents`,
@@ -30,7 +30,7 @@ const COUNT_MAX = 100_000_000;
 
 // `enum` is enforced by the request validator (Ajv); TypeBox's own checks ignore it, so
 // `checkPredicate` tests membership again for stored values and direct callers.
-const uaClassSchema = Type.String({ enum: [...UA_CLASS_VALUES], description: 'Count only events of this user-agent class (docs/vendors.md).' });
+const uaClassSchema = Type.String({ enum: [...UA_CLASS_VALUES], description: 'Count only events of this user-agent class (docs/honeypot/vendors.md).' });
 
 export const LiarRateAbove = Type.Object(
   {
@@ -79,13 +79,13 @@ export const TarpitTriggered = Type.Object(
 const VARIANTS = [LiarRateAbove, EventCountAbove, NewFingerprintCluster, TarpitTriggered] as const;
 
 /** The stored and returned form (after `normalizePredicate`, every optional field is present). */
-export const Predicate = Type.Union([...VARIANTS], { description: 'An alert predicate, discriminated by `kind` (docs/honeypot-alerts.md).' });
+export const Predicate = Type.Union([...VARIANTS], { description: 'An alert predicate, discriminated by `kind` (docs/honeypot/alerts.md).' });
 export type Predicate = Static<typeof Predicate>;
 export type PredicateKind = Predicate['kind'];
 export const PREDICATE_KINDS: readonly PredicateKind[] = ['liar_rate_above', 'event_count_above', 'new_fingerprint_cluster', 'tarpit_triggered'];
 
 /** The request form of the same union: the 400 for a wrong shape names the field of the variant `kind` names. */
-export const PredicateBody = KindUnionBody<Predicate>(VARIANTS, 'One of `liar_rate_above` {pct, windowMinutes, minEvents?}, `event_count_above` {count, windowMinutes, uaClass?}, `new_fingerprint_cluster` {minEvents?}, `tarpit_triggered` {} (docs/honeypot-alerts.md).');
+export const PredicateBody = KindUnionBody<Predicate>(VARIANTS, 'One of `liar_rate_above` {pct, windowMinutes, minEvents?}, `event_count_above` {count, windowMinutes, uaClass?}, `new_fingerprint_cluster` {minEvents?}, `tarpit_triggered` {} (docs/honeypot/alerts.md).');
 
 /** Fills in the defaults, so stored predicates are explicit. */
 export function normalizePredicate(p: Predicate): Predicate {

@@ -10,7 +10,7 @@ import { CHROME_UA, GPTBOT_UA, signedIngest } from '../../../../test/helpers/hon
 // What honeypot rules add to the engine's lifecycle (src/platform/alerting/lifecycle.test.ts runs
 // that for every kind): rules per tenant, the predicate union and what each kind reads (liar rate,
 // counts by class, fingerprints reaching n events, tarpits), and how a firing is worded
-// (docs/honeypot-alerts.md).
+// (docs/honeypot/alerts.md).
 
 const ALERTS = `${V1}/honeypot/alerts`;
 const MINUTE = 60_000;

@@ -22,7 +22,7 @@ import * as repo from './repository.ts';
  * reads from the tenant's events, fingerprints and tarpits, and the rule's public form. The
  * `alert-evaluate` job evaluates them off the ingest path; a firing commits, in one transaction,
  * the rule's `lastFiredAt` and `evaluatedUntil` and one outbound delivery per destination, which
- * the `outbound-dispatch` job sends with retries. See docs/honeypot-alerts.md.
+ * the `outbound-dispatch` job sends with retries. See docs/honeypot/alerts.md.
  */
 
 export const OUTBOUND_SOURCE = 'honeypot-rule';
@@ -137,7 +137,7 @@ export function createAlertService(deps: AlertServiceDeps) {
     },
 
     /**
-     * The deliveries of the rules of one tenant (or of all), newest first (docs/outbound.md,
+     * The deliveries of the rules of one tenant (or of all), newest first (docs/platform/outbound.md,
      * "Delivery listings"); 404 for an unknown tenant. Honeypot rules belong to no toolset, so the
      * read scope alone decides who sees them.
      */

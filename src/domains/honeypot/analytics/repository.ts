@@ -3,7 +3,7 @@ import { type Db, rowsOf } from '../../../platform/db/client.ts';
 import { changedAfter, utcDayStart, utcDayText } from '../../../platform/db/days.ts';
 
 /**
- * The honeypot's daily facts for the analytics warehouse (docs/analytics.md). Days are UTC
+ * The honeypot's daily facts for the analytics warehouse (docs/analytics/README.md). Days are UTC
  * calendar days as `YYYY-MM-DD`; counts travel as decimal text and come back as bigint.
  */
 

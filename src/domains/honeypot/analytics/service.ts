@@ -1,7 +1,7 @@
 import * as repo from './repository.ts';
 
 /**
- * What the honeypot offers the analytics warehouse (docs/analytics.md): its events, LIAR events
+ * What the honeypot offers the analytics warehouse (docs/analytics/README.md): its events, LIAR events
  * and opened tarpits per UTC day and tenant, and which days changed since a time. Every read takes
  * the executor it runs on, so the rollup reads inside its own transaction.
  */

@@ -357,7 +357,7 @@ describe('fleet and heartbeat', () => {
     const res = await get(`${V1}/honeypot/fleet`);
     expect(res.statusCode, res.body).toBe(200);
     const bySlug = new Map<string, Record<string, unknown>>(res.json().tenants.map((x: { slug: string }) => [x.slug, x]));
-    // agent-api is the public agent API's recording tenant, created at start-up (docs/agent-api.md).
+    // agent-api is the public agent API's recording tenant, created at start-up (docs/agent-api/README.md).
     expect([...bySlug.keys()]).toEqual(['agent-api', 'alpha', 'beta', 'busy', 'gone', 'quiet', 'steady']);
     // steady's daily events are 24.1 h to 191.3 h old: 180 of them in the 7d window (at most 167.5 h), all 210 in the 7 days before.
     expect(bySlug.get('steady')).toMatchObject({ disabled: false, events24h: 2, events7d: 182, events30d: 212, cadenceAlarm: true, baselineDailyAvg: 30 });

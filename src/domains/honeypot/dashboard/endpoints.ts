@@ -3,7 +3,7 @@ import { freshAtRead, Freshness } from '../../../platform/freshness.ts';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, V1 } from '../../../platform/http/registry.ts';
 import { CADENCE_MIN_DAILY, CADENCE_RATIO, CLUSTER_LIMIT, type DashboardService, SILENCE_MINUTES, TOP_N } from './service.ts';
 
-/** The dashboard, clusters, fleet, heartbeat and db-health reads of spec B group 1 (docs/honeypot-dashboard.md). */
+/** The dashboard, clusters, fleet, heartbeat and db-health reads of spec B group 1 (docs/honeypot/dashboard.md). */
 
 const generatedAt = '2026-11-23T08:00:00.000Z';
 const Count = Type.Integer({ minimum: 0 });
@@ -36,7 +36,7 @@ export function dashboardEndpoints(deps: { dashboard: DashboardService }): Endpo
     defineEndpoint({
       id: 'getHoneypotDashboard',
       title: 'Honeypot dashboard',
-      description: `KPIs and top lists of one tenant or of every tenant over a window of whole UTC hours (the current hour included), read from the rollups. totalEvents: events in the window; uniqueFingerprints: distinct fingerprints with an event in it; liarCount: events classed LIAR; liarRatePct: liarCount / totalEvents; knownVerifiedCount: events classed KNOWN_LLM_AGENT or VERIFIED_CRAWLER; attributionCoveragePct: share of events with a country or an AS number. Top lists hold at most ${TOP_N} entries, most events first (ties by value); topVerifiedVendors lists the user agents of KNOWN_LLM_AGENT and VERIFIED_CRAWLER events. eventsPerHour has one entry per hour of the window, oldest first, zeros included. See docs/honeypot-dashboard.md.` + AT_READ,
+      description: `KPIs and top lists of one tenant or of every tenant over a window of whole UTC hours (the current hour included), read from the rollups. totalEvents: events in the window; uniqueFingerprints: distinct fingerprints with an event in it; liarCount: events classed LIAR; liarRatePct: liarCount / totalEvents; knownVerifiedCount: events classed KNOWN_LLM_AGENT or VERIFIED_CRAWLER; attributionCoveragePct: share of events with a country or an AS number. Top lists hold at most ${TOP_N} entries, most events first (ties by value); topVerifiedVendors lists the user agents of KNOWN_LLM_AGENT and VERIFIED_CRAWLER events. eventsPerHour has one entry per hour of the window, oldest first, zeros included. See docs/honeypot/dashboard.md.` + AT_READ,
       method: 'GET',
       path: `${V1}/honeypot/dashboard`,
       auth: 'session-or-bearer',

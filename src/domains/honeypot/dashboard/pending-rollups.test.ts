@@ -8,7 +8,7 @@ import { CHROME_UA, createTenant, GPTBOT_IP, GPTBOT_UA, signedIngest } from '../
 import { newFingerprints } from '../alerts/repository.ts';
 
 // Ingest stores events with a pending row; the rollups and fingerprint counters take them in when
-// the pending row is applied (docs/honeypot-dashboard.md, "Pending rollups"). This app holds its
+// the pending row is applied (docs/honeypot/dashboard.md, "Pending rollups"). This app holds its
 // pending rows (the background applier waits ten minutes), so each test decides when they apply.
 const clock = new ManualClock('2026-11-23T10:30:00.000Z');
 let t: TestApp;

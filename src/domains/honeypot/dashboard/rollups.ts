@@ -1,5 +1,5 @@
 /**
- * The windows of the honeypot rollups (docs/honeypot-dashboard.md, "Rollups"). Pure: no I/O, no
+ * The windows of the honeypot rollups (docs/honeypot/dashboard.md, "Rollups"). Pure: no I/O, no
  * clock. What each rollup counts is defined once, in SQL (repository.ts): the applier
  * of pending events and the rebuild share those statements, and dashboard.test.ts checks both
  * against the events table.
@@ -20,7 +20,7 @@ export type WindowStarts = Record<Window, Date>;
 /** How far ahead of its receive time an event's `ts` may be (spec D3). */
 export const MAX_TS_AHEAD_MS = EVENT_TS_MAX_FUTURE_MS;
 
-/** The classes counted as "known and verified" (docs/vendors.md). */
+/** The classes counted as "known and verified" (docs/honeypot/vendors.md). */
 export const VERIFIED_CLASSES: readonly string[] = ['KNOWN_LLM_AGENT', 'VERIFIED_CRAWLER'];
 
 /** Stand-ins for "none" in rollup keys (primary-key columns cannot be null). */

@@ -19,7 +19,7 @@ import {
 } from './rollups.ts';
 
 /**
- * The dashboard, clusters, fleet, heartbeat and db-health reads (docs/honeypot-dashboard.md).
+ * The dashboard, clusters, fleet, heartbeat and db-health reads (docs/honeypot/dashboard.md).
  * Every read comes from the rollups; none scans the event history.
  */
 

@@ -3,7 +3,7 @@ import { memoizeByText } from '../../../platform/memo.ts';
 import { normaliseIp } from './ip.ts';
 
 /**
- * Client fingerprints (docs/enrichment.md, "Fingerprint"). Pure functions: no I/O, no clock.
+ * Client fingerprints (docs/honeypot/enrichment.md, "Fingerprint"). Pure functions: no I/O, no clock.
  */
 
 /** What stands in for a version number in a normalised User-Agent. */
@@ -83,7 +83,7 @@ export interface Fingerprint {
 
 /**
  * What tells one source of a client apart from another beside its JA4 and User-Agent
- * (docs/enrichment.md, "Fingerprint"): the facts ingest knows of the event when it keys it.
+ * (docs/honeypot/enrichment.md, "Fingerprint"): the facts ingest knows of the event when it keys it.
  */
 export interface SourceFacts {
   /** The vendor whose published proof verified the event (KNOWN_LLM_AGENT, VERIFIED_CRAWLER); null when not verified. */

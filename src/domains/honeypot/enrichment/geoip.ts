@@ -12,7 +12,7 @@ export { isValidIp, normaliseIp } from './ip.ts';
  * Offline country and AS-number lookup for client IPs (spec D3: "Missing country and asn are
  * derived from the IP with GeoIP data that ships with the project"). Both data sets come from npm
  * packages and are read from node_modules at start; nothing is fetched at run time. See
- * docs/enrichment.md for the sources, licences and what was measured.
+ * docs/honeypot/enrichment.md for the sources, licences and what was measured.
  */
 export interface GeoIpResult {
   /** ISO 3166-1 alpha-2, upper case, or null. */
@@ -167,7 +167,7 @@ let shared: Promise<GeoIp> | undefined;
 
 /**
  * Reads the shipped data into memory (about 0.65 s; about 53 MB stay resident: 35 MB of JS heap
- * and 18 MB of buffers; see docs/enrichment.md).
+ * and 18 MB of buffers; see docs/honeypot/enrichment.md).
  * Without arguments the result is shared: every caller in the process gets the same instance, so
  * the data is read once. With `files` (tests, or an operator pointing at other copies) a fresh
  * instance is built. Rejects when a file is missing or malformed: the service should not start

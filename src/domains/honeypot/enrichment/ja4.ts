@@ -2,7 +2,7 @@ import { normaliseJa4 } from './fingerprint.ts';
 
 /**
  * JA4 TLS client fingerprints (FoxIO, "JA4: TLS Client Fingerprinting"): parsing, a UA/JA4
- * consistency heuristic and JA4 drift. Pure functions. See docs/enrichment.md for the heuristics
+ * consistency heuristic and JA4 drift. Pure functions. See docs/honeypot/enrichment.md for the heuristics
  * and their limits.
  *
  * A JA4 is `a_b_c`:

@@ -9,7 +9,7 @@ import { CHROME_UA, createTenant, GPTBOT_UA, signedIngest } from '../../../../te
 import { signatureHeader } from './signature.ts';
 
 /**
- * Group commit end to end (docs/honeypot.md, "Group commit"): concurrent requests share one
+ * Group commit end to end (docs/honeypot/README.md, "Group commit"): concurrent requests share one
  * statement, and still each get exactly their own answer, duplicates included.
  */
 let t: TestApp;

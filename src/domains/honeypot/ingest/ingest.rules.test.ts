@@ -6,7 +6,7 @@ import { ManualClock } from '../../../platform/clock.ts';
 import { rowsOf } from '../../../platform/db/client.ts';
 import { signatureHeader, signPayload } from './signature.ts';
 
-// Ingest rules against a database (docs/honeypot.md, "Ingest" and "Tarpit"): a tarpit ends at its
+// Ingest rules against a database (docs/honeypot/README.md, "Ingest" and "Tarpit"): a tarpit ends at its
 // expiry, whether or not the expire job has run yet, and a signature header is checked in full.
 
 const clock = new ManualClock('2026-11-23T10:00:00.000Z');

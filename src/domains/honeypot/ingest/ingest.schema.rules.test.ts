@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../platform/errors.ts';
 import { buildValidatorFactory } from '../../../platform/http/validation.ts';
 
-// The limits of the honeypot ingest body (docs/honeypot.md, "Ingest") as the server's request
+// The limits of the honeypot ingest body (docs/honeypot/README.md, "Ingest") as the server's request
 // validator applies them, the descriptions that tell clients those limits, and the refusals of
 // `parseIngestBody` (the test event's path). The schemas are imported inside each test, so that a
 // schema broken at load fails these tests (a failure at import would fail only the collection of

@@ -16,7 +16,7 @@ import * as repo from './repository.ts';
 import { derivedEventId, replayKeyOf, signatureHeader } from './signature.ts';
 import { findTenantBySlug, type TenantRow } from '../tenants/repository.ts';
 
-// The ingest service's own rules (docs/honeypot.md, "Ingest"), on a real database but with its
+// The ingest service's own rules (docs/honeypot/README.md, "Ingest"), on a real database but with its
 // ports under the test's control: which tenant row each read returns, what the classifier and the
 // GeoIP data say, and whether the rollup applier is told. The app only creates the tenants.
 
@@ -167,7 +167,7 @@ describe('verify', () => {
       status: 401,
       reason: 'bad-signature',
       message:
-        'The signature does not verify under the tenant\'s signing secret. v1 is the hex HMAC-SHA256 of "<t>.<raw body>" keyed by the whole whsec_… secret as text, not base64-decoded as Standard Webhooks does; see docs/honeypot.md.',
+        'The signature does not verify under the tenant\'s signing secret. v1 is the hex HMAC-SHA256 of "<t>.<raw body>" keyed by the whole whsec_… secret as text, not base64-decoded as Standard Webhooks does; see docs/honeypot/README.md.',
       details: {},
     });
     expect(reads).toEqual([false, true]);
@@ -398,7 +398,7 @@ describe('sender ids and duplicates', () => {
     const result = await ingest.ingest(tenant, { events: [ev('f-1', { ua: uaA }), ev('f-2', { ua: uaB }), ev('f-3', { ua: uaA })] });
     const [row] = await query<{ fingerprints: unknown }>(sql`SELECT fingerprints FROM honeypot_rollup_pending WHERE ${result.events[0]!.eventId}::uuid = ANY(event_ids)`);
     const fingerprints = typeof row!.fingerprints === 'string' ? JSON.parse(row!.fingerprints) : row!.fingerprints;
-    // No JA4, no AS number: keyed by the address's keyed hash (docs/enrichment.md, "Fingerprint").
+    // No JA4, no AS number: keyed by the address's keyed hash (docs/honeypot/enrichment.md, "Fingerprint").
     const source = { verifiedVendorId: null, asn: null, ipHash: hashIp('test-ip-hash-key', '203.0.113.9') };
     const fp = (ua: string) => fingerprintOf({ ja4: null, ua, source });
     expect(fingerprints).toEqual([

@@ -8,7 +8,7 @@ import { CHROME_UA, createTenant, GPTBOT_UA, INGEST_PATH, signedIngest } from '.
 import { derivedEventId, replayKeyOf, signatureHeader, signPayload } from './signature.ts';
 
 /**
- * Replayed ingest requests (spec D3, docs/honeypot.md "Replayed requests"): a signature stays
+ * Replayed ingest requests (spec D3, docs/honeypot/README.md "Replayed requests"): a signature stays
  * valid for 300 s, so a captured request can be sent again inside that window. Events without a
  * sender id take an id derived from the signed request, so the replay is a duplicate.
  */

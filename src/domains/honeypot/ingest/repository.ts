@@ -134,7 +134,7 @@ const pairsOf = (value: unknown): [string, string, unknown][] => (typeof value =
 /**
  * Stores a group of events with the pending row that queues them for the rollups and fingerprint
  * counters (dashboard/repository.ts `applyPending`), and reads the tarpit state its answers need,
- * in one prepared statement and so one round trip and one commit (docs/honeypot.md, "Group
+ * in one prepared statement and so one round trip and one commit (docs/honeypot/README.md, "Group
  * commit"). A statement is atomic: all of it is stored or none.
  *
  * The events are inserted plainly: a sender id the tenant already stored (or another writer is
@@ -155,7 +155,7 @@ export async function storeGroup(db: Db, w: GroupWrite): Promise<GroupWritten> {
         RETURNING 1
       ),
       -- Share-locked so that the window advance and the rebuild (FOR UPDATE) never run while a
-      -- group is between storing its events and committing (docs/honeypot-dashboard.md).
+      -- group is between storing its events and committing (docs/honeypot/dashboard.md).
       rollup_state AS (SELECT 1 FROM honeypot_rollup_state WHERE id = 1 FOR SHARE),
       tarpit_keys AS (${keysOf(keysJson(w.tarpitKeys))}),
       active_tarpits AS (

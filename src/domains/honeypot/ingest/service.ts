@@ -69,7 +69,7 @@ export function parseIngestBody(rawBody: string): IngestBody {
   return parsed;
 }
 
-/** What the vendor registry says of one request (see docs/vendors.md). */
+/** What the vendor registry says of one request (see docs/honeypot/vendors.md). */
 export interface Verdict {
   uaClass: string;
   vendorId: string | null;
@@ -85,7 +85,7 @@ export interface GeoLookup {
   lookup(ip: string): { country: string | null; asn: number | null };
 }
 export interface Fingerprinter {
-  /** `source` tells sources apart beside the JA4 and UA (docs/enrichment.md, "Fingerprint"). */
+  /** `source` tells sources apart beside the JA4 and UA (docs/honeypot/enrichment.md, "Fingerprint"). */
   fingerprintOf(input: { ja4: string | null; ua: string; source: SourceFacts }): { fingerprintId: string; uaNormalized: string };
   /** Keyed hash of the normalised IP, so every spelling of one address hashes alike. */
   hashIp(key: string, ip: string): string;
@@ -129,7 +129,7 @@ export interface IngestDeps {
 const INGEST_REFUSALS = {
   'unknown-tenant': 'No tenant has that slug.',
   'bad-signature':
-    'The signature does not verify under the tenant\'s signing secret. v1 is the hex HMAC-SHA256 of "<t>.<raw body>" keyed by the whole whsec_… secret as text, not base64-decoded as Standard Webhooks does; see docs/honeypot.md.',
+    'The signature does not verify under the tenant\'s signing secret. v1 is the hex HMAC-SHA256 of "<t>.<raw body>" keyed by the whole whsec_… secret as text, not base64-decoded as Standard Webhooks does; see docs/honeypot/README.md.',
   'stale-signature': 'The signature timestamp is more than 300 seconds from the server clock.',
 } as const;
 
@@ -149,7 +149,7 @@ export interface IngestOptions {
   replayKey?: string;
 }
 
-/** Events one group commit holds at most (docs/honeypot.md, "Group commit"). */
+/** Events one group commit holds at most (docs/honeypot/README.md, "Group commit"). */
 export const GROUP_MAX_EVENTS = 2000;
 /** Group commits written at the same time by one instance. */
 export const GROUPS_IN_FLIGHT = 2;

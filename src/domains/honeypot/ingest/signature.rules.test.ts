@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkSignature, parseSignatureHeader, SIGNATURE_WINDOW_SEC, signatureHeader, signPayload } from './signature.ts';
 
-// The edges of the ingest signature rule (spec D3, docs/honeypot.md "Ingest"), written so that a
+// The edges of the ingest signature rule (spec D3, docs/honeypot/README.md "Ingest"), written so that a
 // change to any one of them fails a test (docs/testing.md, "Mutation testing").
 
 const NOW = Date.parse('2026-11-23T10:00:00Z');

@@ -56,7 +56,7 @@ export function checkSignature(parsed: ParsedSignature | null, secrets: string[]
 
 /**
  * The replay key of a verified request: lowercase hex SHA-256 of `<t>.<raw body>`, the exact
- * message the signature covers (docs/honeypot.md, "Replayed requests").
+ * message the signature covers (docs/honeypot/README.md, "Replayed requests").
  *
  * Why the signed message and not a `v1` value: the header may carry several `v1` values and only
  * one has to verify, so a replayer can add junk values or, during a secret rotation, drop one of

@@ -3,7 +3,7 @@ import { fingerprintOf, fingerprintSource, hashIp, type SourceFacts } from '../e
 import { decideTarpit, isVerifiedClass, TARPIT_DELAY_MS, TARPIT_WINDOW_MS, tarpitAnswer, tarpitExpiresAt } from './tarpit.ts';
 import { UA_CLASS_VALUES } from '../vendors/classify.ts';
 
-// The tarpit rule (spec A, docs/honeypot.md "Tarpit"). That a tarpit ends once expired is shown
+// The tarpit rule (spec A, docs/honeypot/README.md "Tarpit"). That a tarpit ends once expired is shown
 // against the database in ingest.rules.test.ts.
 
 describe('decideTarpit', () => {
@@ -58,7 +58,7 @@ describe('tarpitAnswer', () => {
   });
 });
 
-// The keying that keeps a verified agent's fingerprint apart from its impostors' (docs/enrichment.md, "Fingerprint").
+// The keying that keeps a verified agent's fingerprint apart from its impostors' (docs/honeypot/enrichment.md, "Fingerprint").
 describe('fingerprintSource', () => {
   const ipHash = hashIp('key', '52.230.153.9');
   const facts = (over: Partial<SourceFacts> = {}): SourceFacts => ({ verifiedVendorId: null, asn: 8075, ipHash, ...over });

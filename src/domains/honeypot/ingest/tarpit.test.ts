@@ -3,7 +3,7 @@ import { startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts'
 import { createTenant, GPTBOT_UA, signedIngest } from '../../../../test/helpers/honeypot.ts';
 import { ManualClock } from '../../../platform/clock.ts';
 
-// A verified agent is never tarpitted (docs/honeypot.md, "Tarpit"; docs/enrichment.md,
+// A verified agent is never tarpitted (docs/honeypot/README.md, "Tarpit"; docs/honeypot/enrichment.md,
 // "Fingerprint"), through the signed ingest API as a honeypot sends it: an impostor with the
 // verified agent's User-Agent is tarpitted, the agent itself keeps being answered active: false.
 

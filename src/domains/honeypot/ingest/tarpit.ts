@@ -20,13 +20,13 @@ export function decideTarpit(liarCount: number, liarThreshold: number): TarpitDe
 /**
  * When a tarpit opened at `triggeredAt` ends: `OBSERVATORY_TARPIT_TTL_MINUTES` later. From that
  * instant it no longer delays its fingerprint, the `tarpit-expire` job marks it ended, and a new
- * flood may open another (docs/honeypot.md, "Tarpit").
+ * flood may open another (docs/honeypot/README.md, "Tarpit").
  */
 export function tarpitExpiresAt(triggeredAt: Date, ttlMinutes: number): Date {
   return new Date(triggeredAt.getTime() + ttlMinutes * 60_000);
 }
 
-/** Whether an event of this class proved who it is (KNOWN_LLM_AGENT, VERIFIED_CRAWLER; docs/vendors.md). */
+/** Whether an event of this class proved who it is (KNOWN_LLM_AGENT, VERIFIED_CRAWLER; docs/honeypot/vendors.md). */
 export const isVerifiedClass = (uaClass: string): boolean => VERIFIED_CLASSES.includes(uaClass);
 
 /**

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { defineEndpoint, type Endpoint, IsoDate, Nullable, V1 } from '../../../platform/http/registry.ts';
 import type { ReadService } from './service.ts';
 
-/** The honeypot reads of spec B group 1 (docs/honeypot-reads.md). */
+/** The honeypot reads of spec B group 1 (docs/honeypot/reads.md). */
 
 const generatedAt = '2026-11-23T08:00:00.000Z';
 
@@ -12,7 +12,7 @@ const TenantQuery = Type.Optional(
 const TenantField = Nullable(Type.String({ description: 'The tenant slug asked for, or null when the read covers every tenant.' }));
 const FingerprintId = Type.String({
   pattern: '^[0-9a-f]{16}$',
-  description: '16 lower-case hex digits (see docs/enrichment.md).',
+  description: '16 lower-case hex digits (see docs/honeypot/enrichment.md).',
   examples: ['9f86d081884c7d65'],
 });
 const Uuid = Type.String({ pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' });

@@ -14,7 +14,7 @@ import { reclassify } from '../vendors/classify.ts';
 import type { RegistryHolder, VendorRegistry } from '../vendors/registry.ts';
 
 /**
- * The honeypot reads (docs/honeypot-reads.md): recent events, single-fingerprint investigation,
+ * The honeypot reads (docs/honeypot/reads.md): recent events, single-fingerprint investigation,
  * replay, lure and bait-sitemap statistics, tarpits and the ingest SLO. Rules only; the SQL is in
  * repository.ts.
  */

@@ -45,7 +45,7 @@ export function verifyingSecrets(tenant: repo.TenantRow, now: Date): string[] {
 }
 
 /**
- * How long ingest may verify against a tenant row it read before (docs/honeypot.md, "Tenant
+ * How long ingest may verify against a tenant row it read before (docs/honeypot/README.md, "Tenant
  * lookups"). Every change made on this instance takes effect at once; one made on another
  * instance within this long. A signature that fails against a cached row is checked again against
  * a fresh read, so a rotated secret is never refused.

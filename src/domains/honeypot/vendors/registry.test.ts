@@ -82,8 +82,8 @@ describe('the shipped registry', () => {
     expect(registry.vendors.some((v) => v.ua.test('Google-Extended'))).toBe(false);
   });
 
-  it('is documented in docs/vendors.md, vendor by vendor and class by class', () => {
-    const doc = readFileSync(join(here, '../../../../docs/vendors.md'), 'utf8');
+  it('is documented in docs/honeypot/vendors.md, vendor by vendor and class by class', () => {
+    const doc = readFileSync(join(here, '../../../../docs/honeypot/vendors.md'), 'utf8');
     for (const v of registry.vendors) expect(doc, v.id).toContain(`| \`${v.id}\` |`);
     for (const c of UA_CLASS_VALUES) expect(doc, c).toContain(`| \`${c}\` |`);
   });

@@ -166,7 +166,7 @@ export async function deleteExpiredSessions(db: Db, now: Date): Promise<number> 
 }
 
 /**
- * Token hygiene for the compliance predicates (docs/compliance.md): live tokens, those neither used
+ * Token hygiene for the compliance predicates (docs/compliance/README.md): live tokens, those neither used
  * nor created since `idleBefore` (tokens here never expire), and live first-start tokens. The
  * tokens table is small (operators' tokens), so one pass over it is the index.
  */

@@ -168,7 +168,7 @@ export function createIdentityService(deps: { db: Db; clock: Clock; audit: Audit
 
   /**
    * A credential's use stamps (last used, the day's activity), skipped while the database is in a
-   * read-only window (docs/chaos.md) so reads keep answering; the first request after the window
+   * read-only window (docs/chaos/README.md) so reads keep answering; the first request after the window
    * stamps them, since the last stamp is still old.
    */
   async function unlessReadOnly(stamp: () => Promise<void>): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * The rule backtest (docs/triage.md, "Backtest"): what a proposed `empire_count_gte` rule would
+ * The rule backtest (docs/triage/README.md, "Backtest"): what a proposed `empire_count_gte` rule would
  * have done over the lookback, told in the numbers an operator decides on (TP, FP, lead time).
  *
  * Only hourly totals per toolset are kept for the lookback, so the replay is an approximation of

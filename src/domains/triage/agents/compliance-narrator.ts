@@ -1,5 +1,5 @@
 /**
- * The compliance narrator (docs/triage.md, "Compliance narrator"): one paragraph, for a person, on
+ * The compliance narrator (docs/triage/README.md, "Compliance narrator"): one paragraph, for a person, on
  * the service's compliance posture, from each framework's posture and its controls' latest
  * outcomes.
  *

@@ -1,5 +1,5 @@
 /**
- * The incident classifier (docs/triage.md, "Incident classifier"): reads one window of the fleet
+ * The incident classifier (docs/triage/README.md, "Incident classifier"): reads one window of the fleet
  * and proposes incidents to open. The built-in engine is a handful of plain signals an operator
  * would check by hand, chosen so that a proposal is always explainable by the numbers in its own
  * summary:
@@ -258,7 +258,7 @@ export function floodSeverity(h: HoneypotWindow, p: IncidentClassifierParams): I
 }
 
 /**
- * The severity policy (docs/triage.md, "Severity policy"): the most severe level an incident
+ * The severity policy (docs/triage/README.md, "Severity policy"): the most severe level an incident
  * proposal may carry, from the classifier's own rules applied to the run's input. `critical` is
  * never allowed (one window is not enough to page anyone: an operator escalates). `major` only
  * when the signal's rule makes it major for the proposal's subject: a rate spike or a silence of

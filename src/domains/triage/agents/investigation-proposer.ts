@@ -1,5 +1,5 @@
 /**
- * The investigation proposer (docs/triage.md, "Investigation proposer"): suggests saved views an
+ * The investigation proposer (docs/triage/README.md, "Investigation proposer"): suggests saved views an
  * operator would want open next. A view is only worth saving when it is narrower than "everything
  * in the window", so each proposal pins the filters that isolate one story:
  *

@@ -22,7 +22,7 @@ import { POSTMORTEM_WRITER_VERSIONS, writePostmortem } from './postmortem-writer
 import { proposeRules, RULE_PROPOSER_VERSIONS } from './rule-proposer.ts';
 import { POSTMORTEM_SECTIONS, type InvestigationSnapshot, type PostmortemSnapshot, type RuleSnapshot, type ToolsetWindow, type TriageSnapshot } from './types.ts';
 
-// How an agent's answer is read (docs/triage.md, "Output"): the whole answer first, then each item.
+// How an agent's answer is read (docs/triage/README.md, "Output"): the whole answer first, then each item.
 
 const item = {
   kind: 'incident',

@@ -3,7 +3,7 @@ import { Value } from '@sinclair/typebox/value';
 import { POSTMORTEM_SECTIONS } from './types.ts';
 
 /**
- * The shapes an agent's answer must have (docs/triage.md, "Output"): one schema each, sent to the
+ * The shapes an agent's answer must have (docs/triage/README.md, "Output"): one schema each, sent to the
  * live model as its response format and checked against every answer, the built-in engine's
  * included. An answer that is not JSON, or not `{"proposals": [...]}`, is auto-rejected whole
  * (`malformed-output`); an item that breaks its schema is auto-rejected alone (`schema-violation`)

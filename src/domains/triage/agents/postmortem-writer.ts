@@ -1,5 +1,5 @@
 /**
- * The postmortem writer (docs/triage.md, "Postmortem writer"): drafts the five-section postmortem
+ * The postmortem writer (docs/triage/README.md, "Postmortem writer"): drafts the five-section postmortem
  * of one incident from its record and the events of its lineage.
  *
  * A draft is only useful if an operator can check every sentence, so each claim cites the lineage

@@ -6,7 +6,7 @@ import { POSTMORTEM_WRITER_VERSIONS, writePostmortem } from './postmortem-writer
 import { proposeRules, RULE_PROPOSER_VERSIONS } from './rule-proposer.ts';
 
 /**
- * The agents and their shipped versions (docs/triage.md, "Agents and versions"). A version is a
+ * The agents and their shipped versions (docs/triage/README.md, "Agents and versions"). A version is a
  * system prompt and the built-in engine's tuning; versions are listed oldest first, and the
  * newest one a deployment ships becomes active unless the watch job rolled it back. The
  * `forecaster` is the empire forecaster: it has no prompt, but the budget defers it like the

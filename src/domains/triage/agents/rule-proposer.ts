@@ -1,5 +1,5 @@
 /**
- * The rule proposer (docs/triage.md, "Rule proposer"): suggests `empire_count_gte` alert rules
+ * The rule proposer (docs/triage/README.md, "Rule proposer"): suggests `empire_count_gte` alert rules
  * learned from the lookback, each with the backtest an operator needs to judge it.
  *
  * A threshold worth proposing separates the hours that came before trouble from ordinary hours,

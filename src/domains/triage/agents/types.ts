@@ -1,5 +1,5 @@
 /**
- * What the triage agents read and write (docs/triage.md). Each agent gets one snapshot: the data
+ * What the triage agents read and write (docs/triage/README.md). Each agent gets one snapshot: the data
  * of its window, read by the triage repository and written into the user message as canonical
  * JSON. The live model and the built-in engine read the same snapshot and answer in the same shape
  * (`{"proposals": [...]}` or a postmortem draft), which the pipeline then parses and validates.
@@ -179,12 +179,12 @@ export interface RuleProposalDraft {
   kind: 'alert-rule';
   toolset: string;
   name: string;
-  /** An empire alert predicate (docs/empire-alerts.md); checked against the union before storing. */
+  /** An empire alert predicate (docs/empire/alerts.md); checked against the union before storing. */
   predicate: Record<string, unknown>;
   rationale: string;
 }
 
-/** What the backtest of a rule found over the lookback (docs/triage.md, "Backtest"). */
+/** What the backtest of a rule found over the lookback (docs/triage/README.md, "Backtest"). */
 export interface Backtest {
   /**
    * `hourly-count`: an `empire_count_gte` rule replayed over the toolset's hourly counts;

@@ -3,7 +3,7 @@ import { type Db, rowsOf } from '../../../platform/db/client.ts';
 import { changedAfter, utcDayStart, utcDayText } from '../../../platform/db/days.ts';
 
 /**
- * Triage's daily facts for the analytics warehouse (docs/analytics.md): proposals an operator
+ * Triage's daily facts for the analytics warehouse (docs/analytics/README.md): proposals an operator
  * decided (accepted or rejected; automatic rejections are not decisions) per UTC day of the
  * decision and toolset ('' for fleet-wide proposals).
  */

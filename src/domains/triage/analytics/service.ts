@@ -1,7 +1,7 @@
 import * as repo from './repository.ts';
 
 /**
- * What triage offers the analytics warehouse (docs/analytics.md): operator decisions per UTC day
+ * What triage offers the analytics warehouse (docs/analytics/README.md): operator decisions per UTC day
  * and toolset, and which days changed since a time. Reads take the executor they run on.
  */
 export const triageAnalyticsFacts = {

@@ -3,7 +3,7 @@ import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, V1 } 
 import { generatedAt, TAG, UI_METRICS } from '../schemas.ts';
 import { BUDGET_MAX_CENTS, type BudgetService } from './service.ts';
 
-/** The monthly model budget (spec B `GET`/`POST triage/budget`; docs/triage.md, "Budget"). */
+/** The monthly model budget (spec B `GET`/`POST triage/budget`; docs/triage/README.md, "Budget"). */
 
 const Budget = {
   month: Type.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])$' }),

@@ -11,7 +11,7 @@ import type { ModelPrice } from '../../../platform/llm/prices.ts';
 import { AGENT_NAMES, DEFERRABLE_AGENTS } from '../agents/registry.ts';
 import { budgetView, createBudgetService, EMPIRE_BUCKET } from './service.ts';
 
-// The monthly model budget (docs/triage.md, "Budget"): spend recomputed from the runs' token
+// The monthly model budget (docs/triage/README.md, "Budget"): spend recomputed from the runs' token
 // counts on every read, per month and bucket; deferral of the non-safety agents.
 
 describe('budgetView (pure)', () => {

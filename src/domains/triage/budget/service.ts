@@ -13,7 +13,7 @@ import * as repo from './repository.ts';
 import { monthOf, monthRange } from '../../../platform/days.ts';
 
 /**
- * The monthly model budget (spec A "Triage budget row", "Triage budget"; docs/triage.md,
+ * The monthly model budget (spec A "Triage budget row", "Triage budget"; docs/triage/README.md,
  * "Budget"). Spend is never stored: every read sums the month's run token counts per bucket and
  * prices them (platform/llm/prices.ts, overridable by OBSERVATORY_LLM_PRICES). The `*` bucket is
  * the whole empire (every run); a toolset's bucket holds the runs charged to it (postmortems of

@@ -3,7 +3,7 @@ import { defineEndpoint, type Endpoint, IsoDate, Nullable, StringEnum, V1 } from
 import { generatedAt, TAG, UI_METRICS } from '../schemas.ts';
 import { type AgentService, BADGE_GREEN_FROM, METRICS_DAYS, MIN_DECISIONS, ROLLBACK_BELOW } from './service.ts';
 
-/** Trust metrics of the agents (spec B `GET triage/metrics`; docs/triage.md, "Metrics and rollback"). */
+/** Trust metrics of the agents (spec B `GET triage/metrics`; docs/triage/README.md, "Metrics and rollback"). */
 export function metricsEndpoints(deps: { agents: AgentService }): Endpoint[] {
   const Pct = Nullable(Type.Number({ minimum: 0, maximum: 100 }));
   return [

@@ -8,7 +8,7 @@ import { type Database, rowsOf } from '../../../platform/db/client.ts';
 import { AGENT_NAMES, compareVersions, latestVersionOf } from '../agents/registry.ts';
 import { agentWatchJobs, badgeOf, createAgentService, METRICS_DAYS, shouldRollBack } from './service.ts';
 
-// Trust in the agents (docs/triage.md, "Metrics and rollback"): the badge and rollback rules, the
+// Trust in the agents (docs/triage/README.md, "Metrics and rollback"): the badge and rollback rules, the
 // agents' version state, the watch job and the metrics it is judged by.
 
 describe('badgeOf (pure)', () => {

@@ -7,7 +7,7 @@ import { AGENT_NAMES, type AgentName, agentVersionLabel, compareVersions, defini
 import * as repo from './repository.ts';
 
 /**
- * Trust in the agents (docs/triage.md, "Metrics and rollback"): which version of each agent is
+ * Trust in the agents (docs/triage/README.md, "Metrics and rollback"): which version of each agent is
  * active, how its proposals fared, and the `triage-agent-watch` job that rolls an agent back to
  * its previous version when operators stop accepting what it proposes.
  */
@@ -26,7 +26,7 @@ export const BADGE_GREEN_FROM = 0.6;
 
 export type Badge = 'green' | 'yellow' | 'red' | 'unknown';
 
-/** The badge of an accepted rate over `decided` decisions (docs/triage.md gives the cut-offs). */
+/** The badge of an accepted rate over `decided` decisions (docs/triage/README.md gives the cut-offs). */
 export function badgeOf(acceptedRate: number | null, decided: number): Badge {
   if (acceptedRate === null || decided < MIN_DECISIONS) return 'unknown';
   return acceptedRate >= BADGE_GREEN_FROM ? 'green' : acceptedRate >= ROLLBACK_BELOW ? 'yellow' : 'red';

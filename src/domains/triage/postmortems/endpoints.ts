@@ -3,7 +3,7 @@ import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, Strin
 import { Draft, EXAMPLE_EVENT_ID, EXAMPLE_INCIDENT_ID, EXAMPLE_RUN_ID, exampleDraft, generatedAt, MODEL_CALL, TAG, UI_POSTMORTEMS } from '../schemas.ts';
 import type { PostmortemService } from './service.ts';
 
-/** Incident postmortems (spec B `incidents/{id}/auto-draft`; docs/triage.md, "Postmortems"). */
+/** Incident postmortems (spec B `incidents/{id}/auto-draft`; docs/triage/README.md, "Postmortems"). */
 export function postmortemEndpoints(deps: { postmortems: PostmortemService }): Endpoint[] {
   const Params = Type.Object({ id: Type.String({ maxLength: 64 }) }, { examples: [{ id: EXAMPLE_INCIDENT_ID }] });
   return [

@@ -4,7 +4,7 @@ import { POSTMORTEM_SECTIONS, type PostmortemDraft } from '../agents/types.ts';
 import { dropForeignLinks } from '../../../platform/llm/links.ts';
 
 /**
- * The guard on a postmortem draft (spec B `incidents/{id}/auto-draft`; docs/triage.md,
+ * The guard on a postmortem draft (spec B `incidents/{id}/auto-draft`; docs/triage/README.md,
  * "Postmortems"): a draft may name no identifier its input does not contain. A claim that does is
  * removed whole, since a sentence resting on a foreign event cannot be trusted in part; a title
  * that does is replaced. Links that do not point at this service are dropped from what is kept.

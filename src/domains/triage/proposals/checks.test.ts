@@ -6,7 +6,7 @@ import type { IncidentItem, InvestigationItem, RuleItem } from '../agents/output
 import type { ResolvedIncident, ToolsetHistory } from '../agents/types.ts';
 import { canonicalPredicate, checkIncident, checkInvestigation, checkRule, evidenceProblem, type IncidentContext, OTHER_TOOLSET, refusedCandidate, type RuleContext, withoutOtherToolsets } from './checks.ts';
 
-// The automatic rejections of proposals (docs/triage.md, "Automatic rejection"), one rule at a time.
+// The automatic rejections of proposals (docs/triage/README.md, "Automatic rejection"), one rule at a time.
 
 const WINDOW_START = new Date('2024-05-01T11:45:00.000Z');
 const WINDOW_END = new Date('2024-05-01T12:00:00.000Z');

@@ -10,7 +10,7 @@ import { stripDraft } from '../postmortems/strip.ts';
 import { dropForeignLinks } from '../../../platform/llm/links.ts';
 
 /**
- * The automatic rejections (docs/triage.md, "Automatic rejection"), as pure rules over one valid
+ * The automatic rejections (docs/triage/README.md, "Automatic rejection"), as pure rules over one valid
  * item and what the run knows. Besides schema failures (output.ts) a proposal is auto-rejected when:
  * - `invalid-filters`: an investigation's `from`/`to` are not ISO 8601 times with from < to, or its
  *   `filters.toolset` is another toolset than its own;

@@ -6,7 +6,7 @@ import { LOOKBACK_DAYS_DEFAULT, LOOKBACK_DAYS_MAX, type RunService, WINDOW_MINUT
 import { EXAMPLE_EVENT_ID, EXAMPLE_PROPOSAL_ID, EXAMPLE_RUN_ID, exampleProposal, generatedAt, MODEL_CALL, Proposal, PROPOSAL_KINDS, TAG, UI_PATH, UI_PROPOSAL, UI_RUNS } from '../schemas.ts';
 import { BULK_IDS_MAX, PROPOSAL_STATUSES, PROPOSALS_LIMIT_DEFAULT, PROPOSALS_LIMIT_MAX, type ProposalService } from './service.ts';
 
-/** Triage proposals: the three agents' runs, the lists, decisions and bulk acceptance (spec B group 2; docs/triage.md). */
+/** Triage proposals: the three agents' runs, the lists, decisions and bulk acceptance (spec B group 2; docs/triage/README.md). */
 
 const who = (principal: Principal | null) => principal as Principal;
 /** A run reads and proposes across the whole fleet: a credential bound to toolsets may not start one. */
@@ -32,7 +32,7 @@ const RunFields = {
   ok: Type.Boolean(),
   runId: Type.String({ format: 'uuid' }),
   proposalCount: Type.Integer({ description: 'Proposals stored pending.' }),
-  autoRejected: Type.Integer({ description: 'Proposals rejected automatically (docs/triage.md, "Automatic rejection").' }),
+  autoRejected: Type.Integer({ description: 'Proposals rejected automatically (docs/triage/README.md, "Automatic rejection").' }),
 };
 const RUN_ERRORS = 'At or over the month\'s model budget the non-safety agents are deferred: 429 `budget-exhausted` with Retry-After. A live model that fails after its retries is 502 `model-unavailable` (the run is recorded).';
 

@@ -17,7 +17,7 @@ import type { ProposalKind } from './checks.ts';
 import * as repo from './repository.ts';
 
 /**
- * Operator decisions on proposals (spec A "Triage proposal" state table; docs/triage.md,
+ * Operator decisions on proposals (spec A "Triage proposal" state table; docs/triage/README.md,
  * "Decisions"). Accepting an incident proposal opens the incident and seeds its postmortem; an
  * investigation becomes a saved view; a rule becomes an empire alert rule with the destinations
  * given. The decision, what it created and their audit rows commit in one transaction; a decided

@@ -3,7 +3,7 @@ import { defineEndpoint, type Endpoint, IsoDate, Nullable, StringEnum, V1 } from
 import { EXAMPLE_PROPOSAL_ID, EXAMPLE_RUN_ID, generatedAt, TAG, UI_RUNS } from '../schemas.ts';
 import type { RunService } from './service.ts';
 
-/** A triage run's replay envelope (spec B `GET triage/replay/{runId}`; docs/triage.md, "Replay"). */
+/** A triage run's replay envelope (spec B `GET triage/replay/{runId}`; docs/triage/README.md, "Replay"). */
 export function runEndpoints(deps: { runs: RunService }): Endpoint[] {
   const userMessage = '{"crossToolset":[],"honeypot":[],"openIncidents":[],"toolsets":[],"windowEnd":"2026-11-26T08:00:00.000Z","windowMinutes":15,"windowStart":"2026-11-26T07:45:00.000Z"}';
   return [

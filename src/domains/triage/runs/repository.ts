@@ -6,7 +6,7 @@ import type { CrossToolsetWindow, ResolvedIncident, RuleExample } from '../agent
 
 /**
  * The triage runs' SQL: the run records, and the windowed reads the agents' snapshots are made of.
- * The empire reads still go straight to its tables (docs/triage.md, "What the agents read"); the
+ * The empire reads still go straight to its tables (docs/triage/README.md, "What the agents read"); the
  * honeypot's are its own (honeypot/triage, through its index.ts). Each is bounded by its window on a
  * `received_at` index, so a pass costs its window, not the history. Every write into those
  * domains goes through their services.

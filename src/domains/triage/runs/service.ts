@@ -21,7 +21,7 @@ import * as repo from './repository.ts';
 import { type HourlyCounts, investigationSnapshot, ruleSnapshot, shownEvents, snapshotToolsets, triageSnapshot } from './snapshots.ts';
 
 /**
- * An agent run, the same for every engine (docs/triage.md, "A run"): read the snapshot, send it
+ * An agent run, the same for every engine (docs/triage/README.md, "A run"): read the snapshot, send it
  * (system prompt + the snapshot's canonical JSON as a data block) to the engine, read the answer
  * against the agent's schema, check each proposal against the input (proposals/checks.ts), and
  * store the run with its replay envelope and the proposals, pending or auto-rejected, in one

@@ -7,7 +7,7 @@ import { honeypotTriageFacts } from '../../honeypot/index.ts';
 import * as repo from './repository.ts';
 
 /**
- * What each agent is shown (docs/triage.md, "What the agents read"): plain data, sorted, so the
+ * What each agent is shown (docs/triage/README.md, "What the agents read"): plain data, sorted, so the
  * same stored state always gives the same user message, byte for byte.
  */
 

@@ -3,7 +3,7 @@ import { defineEndpoint, type Endpoint, IsoDate, Nullable, PageLimitParam, TimeC
 import { EXAMPLE_PROPOSAL_ID, generatedAt, TAG, UI_PATH } from '../schemas.ts';
 import { type SavedViewService, VIEWS_LIMIT_DEFAULT, VIEWS_LIMIT_MAX } from './service.ts';
 
-/** Saved investigation views, made by accepting investigation proposals (docs/triage.md, "Decisions"). */
+/** Saved investigation views, made by accepting investigation proposals (docs/triage/README.md, "Decisions"). */
 export function savedViewEndpoints(deps: { views: SavedViewService }): Endpoint[] {
   const NullableString = Nullable(Type.String());
   const SavedView = Type.Object({

@@ -6,7 +6,7 @@ import type { Principal } from '../../../platform/http/registry.ts';
 import type { ViewFilters } from '../agents/types.ts';
 import * as repo from './repository.ts';
 
-/** Saved investigation views (created by accepting an investigation proposal; docs/triage.md). */
+/** Saved investigation views (created by accepting an investigation proposal; docs/triage/README.md). */
 
 export const VIEWS_LIMIT_DEFAULT = 50;
 export const VIEWS_LIMIT_MAX = 200;

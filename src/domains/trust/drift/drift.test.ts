@@ -8,7 +8,7 @@ import { ManualClock } from '../../../platform/clock.ts';
 import { rowsOf } from '../../../platform/db/client.ts';
 
 /**
- * The drift inbox over HTTP on a real database (docs/federation.md, "Drift inbox and detectors"):
+ * The drift inbox over HTTP on a real database (docs/federation/README.md, "Drift inbox and detectors"):
  * each detector's drift is made through the API (or the owning service), scanned, scanned again
  * (nothing new), acknowledged, cleared at its cause, and auto-resolved by drift-remediate.
  * region-parity needs several deployments: test/federation (three on loopback) makes it drift and

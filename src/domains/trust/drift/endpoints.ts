@@ -3,7 +3,7 @@ import { defineEndpoint, type Endpoint, IsoDate, Nullable, type Principal, Strin
 import { DRIFT_KINDS, DRIFT_SEVERITIES, DRIFT_STATUSES, LIST_STATUSES, RESOLVE_STATUSES } from './kinds.ts';
 import { type DriftEventView, type DriftService, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, NOTES_MAX, SINCE_HOURS_MAX } from './service.ts';
 
-/** The drift inbox (spec B group 3 `trust/drift` rows; docs/federation.md, "Drift inbox and detectors"). */
+/** The drift inbox (spec B group 3 `trust/drift` rows; docs/federation/README.md, "Drift inbox and detectors"). */
 
 const generatedAt = '2026-11-28T07:05:00.000Z';
 export const TRUST_TAG = 'trust';
@@ -14,7 +14,7 @@ export const DRIFT_SPANS = 'the drift inbox, whose detectors read every toolset\
 export const DriftEvent = Type.Object({
   id: Type.String({ format: 'uuid' }),
   kind: StringEnum(DRIFT_KINDS),
-  source: Type.String({ description: 'What the detector looked at (docs/federation.md lists the sources of each kind).' }),
+  source: Type.String({ description: 'What the detector looked at (docs/federation/README.md lists the sources of each kind).' }),
   sourceId: Type.String({ description: 'The thing in it: with kind and source, the slot one open event holds at a time.' }),
   description: Type.String(),
   severity: StringEnum(DRIFT_SEVERITIES),
@@ -99,7 +99,7 @@ export function driftEndpoints(drift: DriftService): Endpoint[] {
       id: 'autoOpenTrustDrift',
       title: 'Scan for drift now',
       description:
-        'Runs the five detectors (graph-drift, replay-drift, region-parity, compliance-fail, integrity-mismatch; docs/federation.md) now, as the drift-auto-open job does every 5 minutes, and opens an event for each breach whose (kind, source, sourceId) slot holds no open and no acknowledged event: scanning an unchanged system opens nothing. ' +
+        'Runs the five detectors (graph-drift, replay-drift, region-parity, compliance-fail, integrity-mismatch; docs/federation/README.md) now, as the drift-auto-open job does every 5 minutes, and opens an event for each breach whose (kind, source, sourceId) slot holds no open and no acknowledged event: scanning an unchanged system opens nothing. ' +
         '`openedNow` lists the events opened; `alreadyOpen` counts breaches whose slot was held; `acceptedWontFix` counts breaches whose slot\'s latest event is wont-fix and has not been seen clear since (an accepted divergence reopens only after it cleared and returned); `detectorErrors` names each detector that could not tell (its kind is left alone). Opening is audited as `trust.drift-auto-open` and each event chained as a drift fact. A token bound to toolsets is refused (403).',
       method: 'POST',
       path: `${V1}/trust/drift`,

@@ -1,5 +1,5 @@
 /**
- * The vocabulary of the drift inbox (spec A "Trust drift event"; docs/federation.md, "Drift inbox
+ * The vocabulary of the drift inbox (spec A "Trust drift event"; docs/federation/README.md, "Drift inbox
  * and detectors"): kinds, severities, statuses, and what a detector reports.
  */
 

@@ -18,7 +18,7 @@ import {
 import * as repo from './repository.ts';
 
 /**
- * The drift inbox (spec A "Trust drift event" and its state table; docs/federation.md, "Drift
+ * The drift inbox (spec A "Trust drift event" and its state table; docs/federation/README.md, "Drift
  * inbox and detectors"): the auto-open scan, ack, resolve, the remediation pass, and the reads
  * other domains take (counts by severity, events opened since).
  */

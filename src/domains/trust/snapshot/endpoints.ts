@@ -4,7 +4,7 @@ import { TRUST_TAG } from '../drift/endpoints.ts';
 import { DIMENSION_KEYS, SNAPSHOT_BADGES, SNAPSHOT_RULES } from './score.ts';
 import type { TrustSnapshotService } from './service.ts';
 
-/** GET {v1}/trust/snapshot (docs/trust.md, "Trust snapshot"). */
+/** GET {v1}/trust/snapshot (docs/trust/README.md, "Trust snapshot"). */
 
 /** Completes "… spans every toolset" (docs/operations.md, "Toolset binding"). */
 export const SNAPSHOT_SPANS = 'the trust snapshot, which is composed over the whole deployment,';
@@ -62,7 +62,7 @@ export function trustSnapshotEndpoints(service: TrustSnapshotService): Endpoint[
     defineEndpoint({
       id: 'getTrustSnapshot',
       title: 'Trust snapshot',
-      description: `Six dimensions (integrity, posture, freshness, incidents, audit, drift), each green, yellow, red or unknown (an input this deployment lacks is unknown and says so), with a summary and where to look in the console and the API; the headline numbers; and a weighted score 0–100 (weights integrity ${w.integrity}, posture ${w.posture}, freshness ${w.freshness}, incidents ${w.incidents}, audit ${w.audit}, drift ${w.drift}; unknown dimensions left out and the rest renormalised). Every cut-off is in docs/trust.md. Writes nothing. A token bound to toolsets is refused (403): the snapshot spans every toolset.`,
+      description: `Six dimensions (integrity, posture, freshness, incidents, audit, drift), each green, yellow, red or unknown (an input this deployment lacks is unknown and says so), with a summary and where to look in the console and the API; the headline numbers; and a weighted score 0–100 (weights integrity ${w.integrity}, posture ${w.posture}, freshness ${w.freshness}, incidents ${w.incidents}, audit ${w.audit}, drift ${w.drift}; unknown dimensions left out and the rest renormalised). Every cut-off is in docs/trust/README.md. Writes nothing. A token bound to toolsets is refused (403): the snapshot spans every toolset.`,
       method: 'GET',
       path: `${V1}/trust/snapshot`,
       auth: 'session-or-bearer',

@@ -1,5 +1,5 @@
 /**
- * The trust snapshot's rules (docs/trust.md, "Trust snapshot"): every cut-off in one constant, and
+ * The trust snapshot's rules (docs/trust/README.md, "Trust snapshot"): every cut-off in one constant, and
  * pure functions from observed inputs to badges and the weighted score. The service gathers the
  * inputs; nothing here reads the database or the clock.
  */

@@ -18,7 +18,7 @@ import {
 } from './score.ts';
 
 /**
- * The trust snapshot (docs/trust.md, "Trust snapshot"): six dimensions read from the other
+ * The trust snapshot (docs/trust/README.md, "Trust snapshot"): six dimensions read from the other
  * domains' services, each with a badge, a summary and where to look, the headline numbers and the
  * weighted score. It writes nothing.
  */

@@ -11,7 +11,7 @@ import { type DimensionKey, scoreOf, SNAPSHOT_RULES, type SnapshotBadge } from '
 import { createTrustSnapshotService } from './service.ts';
 
 /**
- * GET {v1}/trust/snapshot end to end on a real database (docs/trust.md, "Trust snapshot"): an empty
+ * GET {v1}/trust/snapshot end to end on a real database (docs/trust/README.md, "Trust snapshot"): an empty
  * instance answers unknown where it has no evidence and says so; each dimension then moves with the
  * live state, changed through the API or the owning domain's service, and the score follows its
  * arithmetic. The drift inbox's API is not part of this branch: drift events are inserted as rows.

@@ -9,7 +9,7 @@ import { canonicalJson, entryHashOf, verifyInclusionProof } from './verify';
  * holds `GET {v1}/audit/chain/{n}` for every fact of a 12-fact chain of a test app (tokens named
  * with quotes, a backslash, a tab, a newline, accents, CJK and an astral character; budgets with
  * six-decimal amounts), so every leaf position of a 12-leaf tree is folded. Then the worked example
- * of docs/audit.md, and tampered answers that must fail.
+ * of docs/audit-chain/README.md, and tampered answers that must fail.
  */
 
 type Answer = (typeof chain)[number];
@@ -114,7 +114,7 @@ describe('verifyInclusionProof refuses a tampered answer', () => {
   });
 });
 
-describe("docs/audit.md's worked example (a chain of 3 facts)", () => {
+describe("docs/audit-chain/README.md's worked example (a chain of 3 facts)", () => {
   const L0 = '0c273af6edd4b0d7fed2ad9237d92582fbd84d7a0e0bbed0b68614c6c46d4719';
   const L1 = 'cf9a16cb88d9a878d7a78c110bae7341e4304080cda51674d8ebbf38058ba271';
   const L2 = '4e6be26a7d7352991110dec9904f05940914505e52d0b9c663caa88f70da9f80';

@@ -4,7 +4,7 @@
  * validity is used: the fact's entryHash is recomputed from its fields, the siblings are folded
  * from that recomputed leaf, and only then compared with the root the answer publishes.
  *
- * The rules are docs/audit.md's ("Verifying a proof"), the same ones the offline verifier
+ * The rules are docs/audit-chain/README.md's ("Verifying a proof"), the same ones the offline verifier
  * (`npm run cli -- audit:verify-proof`) follows:
  * - entryHash = SHA-256 over the UTF-8 bytes of the RFC 8785 canonical JSON of
  *   {seqNo, source, sourceId, kind, actor, ts, payload, prevHash}, seqNo as the decimal string shown;

@@ -20,7 +20,7 @@ export default function Overview() {
         state={state}
         minHeight={260}
         isEmpty={(d) => d.toolsets.length === 0}
-        empty="No toolset has sent an event yet. A toolset appears here once it posts events to /api/observatory/empire/ingest (see docs/empire.md)."
+        empty="No toolset has sent an event yet. A toolset appears here once it posts events to /api/observatory/empire/ingest (see docs/empire/README.md)."
       >
         {(d) => (
           <>

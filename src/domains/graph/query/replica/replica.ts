@@ -10,7 +10,7 @@ import { cutsOf, type GraphQueryRunner, queryTimeout, READ_CUTS, transactionSett
 import * as repo from './repository.ts';
 
 /**
- * Graph queries on the embedded database (docs/graph-query.md, "Where a query runs"). PGlite runs
+ * Graph queries on the embedded database (docs/graph/query.md, "Where a query runs"). PGlite runs
  * each statement to its end on the thread that calls it and cannot cancel one, so a query that
  * runs for a minute would stop every request of the service for that minute. Here queries run on a
  * worker thread (worker.mjs) over its own in-memory copy of the live graph: the HTTP thread keeps

@@ -1,4 +1,4 @@
-// The embedded database's graph query replica (docs/graph-query.md, "Where a query runs"): a
+// The embedded database's graph query replica (docs/graph/query.md, "Where a query runs"): a
 // worker thread with its own in-memory PGlite holding the live rows of graph_nodes and
 // graph_edges. PGlite cannot cancel a running statement and runs on the thread that calls it, so
 // graph queries run here: however long one runs, the HTTP thread keeps answering, and a query

@@ -10,7 +10,7 @@ export type RunOutcome = (typeof RUN_OUTCOMES)[number];
 export const SEVERITIES = ['major', 'minor'] as const;
 export type ChaosSeverity = (typeof SEVERITIES)[number];
 
-/** What an experiment's target names, per kind (docs/chaos.md has the table). */
+/** What an experiment's target names, per kind (docs/chaos/README.md has the table). */
 export const TARGET_MEANS: Record<ChaosKind, string> = {
   'synthetic-latency': 'An endpoint id (searchTopics) or a path prefix starting with / (/v1/agent-api/).',
   'bridge-token-rotate-rehearsal': 'A region key, or * for every active peer region.',

@@ -15,7 +15,7 @@ export function RollupPanel({ from, to }: { from: string; to: string }) {
       state={state}
       minHeight={260}
       isEmpty={(d) => d.rows.length === 0}
-      empty="No cost records in this range. Records arrive through POST {v1}/cost/records (docs/cost.md)."
+      empty="No cost records in this range. Records arrive through POST {v1}/cost/records (docs/cost/README.md)."
       actions={
         <Segmented label="Group spend by" param="group" options={ROLLUP_GROUPS} fallback="toolset" />
       }

@@ -1,4 +1,4 @@
-/** An empire alert predicate as the service stores it (docs/empire-alerts.md). */
+/** An empire alert predicate as the service stores it (docs/empire/alerts.md). */
 export type EmpirePredicate =
   | { kind: 'empire_count_gte'; count: number; windowMinutes: number; eventType?: string }
   | { kind: 'cross_toolset_join'; otherToolset: string; windowMinutes: number; eventType?: string; otherEventType?: string; minTenants?: number }

@@ -1,6 +1,6 @@
 import type { UaClass } from './types';
 
-/** What each verdict class means (docs/vendors.md); a Record, so a class the service adds breaks the build. */
+/** What each verdict class means (docs/honeypot/vendors.md); a Record, so a class the service adds breaks the build. */
 export const UA_CLASS_MEANING: Record<UaClass, string> = {
   KNOWN_LLM_AGENT: 'Names an AI vendor, and one of its published proofs (IP range or Web Bot Auth signature) holds.',
   VERIFIED_CRAWLER: 'Names a non-AI vendor (search engine, archiver, fetcher), and one of its published proofs holds.',
