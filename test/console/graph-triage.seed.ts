@@ -9,7 +9,7 @@ import { CHROME_UA, createTenant, GPTBOT_IP, GPTBOT_UA, signedIngest } from '../
 
 /**
  * Data for the graph and triage pages, sent the way honeypots and toolsets send it (the graph as
- * test/graph.test.ts builds it, triage's datasets as test/triage.test.ts does), with the app's
+ * src/domains/graph/graph.http.test.ts builds it, triage's datasets as src/domains/triage/triage.http.test.ts does), with the app's
  * ManualClock moved on where a job or an agent reads "up to a minute ago".
  */
 

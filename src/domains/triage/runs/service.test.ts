@@ -16,7 +16,7 @@ import { createRunService, LOOKBACK_DAYS_DEFAULT, RUN_RETENTION_DAYS, runDigest,
  * The run pipeline against a real database, with engines written here: what a run stores when the
  * engine answers, when it fails, and when it answers something else than asked; the replay
  * envelope's digest and reach; retention. The agents' own rules are tested beside them
- * (agents/*.test.ts), the whole flow through HTTP in test/triage.test.ts and test/triage-live.test.ts.
+ * (agents/*.test.ts), the whole flow through HTTP in src/domains/triage/triage.http.test.ts and src/domains/triage/triage-live.http.test.ts.
  */
 
 let testDb: TestDatabase;

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertIncident } from '../src/domains/empire/incidents/repository.ts';
-import { empireForecasts } from '../src/domains/empire/schema.ts';
-import { ManualClock } from '../src/platform/clock.ts';
-import { readDataMessage } from '../src/platform/llm/untrusted.ts';
-import { runJob, startTestApp, type TestApp, V1 } from './helpers/app.ts';
-import { ingestEmpire, tokenBoundTo } from './helpers/empire.ts';
-import { CHROME_UA, createTenant, GPTBOT_UA, signedIngest } from './helpers/honeypot.ts';
+import { insertIncident } from '../../domains/empire/incidents/repository.ts';
+import { empireForecasts } from '../../domains/empire/schema.ts';
+import { ManualClock } from '../../platform/clock.ts';
+import { readDataMessage } from '../../platform/llm/untrusted.ts';
+import { runJob, startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
+import { ingestEmpire, tokenBoundTo } from '../../../test/helpers/empire.ts';
+import { CHROME_UA, createTenant, GPTBOT_UA, signedIngest } from '../../../test/helpers/honeypot.ts';
 
 // AI triage end to end through the HTTP API with the BUILT-IN engine (docs/triage/README.md; issue 17):
 // datasets with known answers for the incident classifier (a forecast rate spike, a honeypot liar

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { insertIncident } from '../src/domains/empire/incidents/repository.ts';
-import { insertProposals } from '../src/domains/triage/proposals/repository.ts';
-import { definitionOf } from '../src/domains/triage/agents/registry.ts';
-import { ManualClock } from '../src/platform/clock.ts';
-import { canonicalJson, sha256Hex } from '../src/platform/crypto.ts';
-import { LINK_REMOVED } from '../src/platform/llm/links.ts';
-import { DATA_CLOSE, DATA_OPEN, readDataMessage, UNTRUSTED_DATA_RULES } from '../src/platform/llm/untrusted.ts';
-import { ADMIN_TOKEN, runJob, startTestApp, type TestApp, V1 } from './helpers/app.ts';
-import { ingestEmpire, tokenBoundTo } from './helpers/empire.ts';
-import { type FakeAnswer, type FakeLlm, type FakeUsage, startFakeLlm } from './helpers/fake-llm.ts';
+import { insertIncident } from '../../domains/empire/incidents/repository.ts';
+import { insertProposals } from './proposals/repository.ts';
+import { definitionOf } from './agents/registry.ts';
+import { ManualClock } from '../../platform/clock.ts';
+import { canonicalJson, sha256Hex } from '../../platform/crypto.ts';
+import { LINK_REMOVED } from '../../platform/llm/links.ts';
+import { DATA_CLOSE, DATA_OPEN, readDataMessage, UNTRUSTED_DATA_RULES } from '../../platform/llm/untrusted.ts';
+import { ADMIN_TOKEN, runJob, startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
+import { ingestEmpire, tokenBoundTo } from '../../../test/helpers/empire.ts';
+import { type FakeAnswer, type FakeLlm, type FakeUsage, startFakeLlm } from '../../../test/helpers/fake-llm.ts';
 
 // AI triage end to end with the LIVE engine (issue 17; docs/triage/README.md): the whole app is started
 // with OBSERVATORY_LLM_BASE_URL pointing at a loopback OpenAI-compatible server

@@ -3,12 +3,12 @@ import addFormatsModule from 'ajv-formats';
 import { sql } from 'drizzle-orm';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../src/platform/clock.ts';
-import { rowsOf } from '../src/platform/db/client.ts';
-import { plainSchema } from '../src/platform/http/openapi.ts';
-import type { Endpoint } from '../src/platform/http/registry.ts';
-import { runJob, startTestApp, type TestApp, V1 } from './helpers/app.ts';
-import { tokenBoundTo } from './helpers/empire.ts';
+import { ManualClock } from '../../platform/clock.ts';
+import { rowsOf } from '../../platform/db/client.ts';
+import { plainSchema } from '../../platform/http/openapi.ts';
+import type { Endpoint } from '../../platform/http/registry.ts';
+import { runJob, startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
+import { tokenBoundTo } from '../../../test/helpers/empire.ts';
 
 /**
  * Cost budgets and alerts over HTTP (spec B group 4, D5, D6; docs/cost/alerts.md), through the app
@@ -23,7 +23,7 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 const clock = new ManualClock('2026-11-20T10:00:00.000Z');
 let t: TestApp;
-/** The wired registry's budget and alert entries (the records and rollups are test/cost-records.test.ts's). */
+/** The wired registry's budget and alert entries (the records and rollups are src/domains/cost/records.http.test.ts's). */
 let endpoints: Endpoint[];
 /** Bearer tokens by role; `admin` is ADMIN_TOKEN (operator admin). */
 const TOKENS: Record<'reader' | 'writer' | 'lab', string> = { reader: '', writer: '', lab: '' };

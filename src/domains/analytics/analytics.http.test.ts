@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertIncident } from '../src/domains/empire/incidents/repository.ts';
-import { triageProposals } from '../src/domains/triage/schema.ts';
-import { ManualClock } from '../src/platform/clock.ts';
-import { rowsOf } from '../src/platform/db/client.ts';
-import { runJob, startTestApp, type TestApp, V1 } from './helpers/app.ts';
-import { ingestEmpire, tokenBoundTo } from './helpers/empire.ts';
-import { CHROME_UA, createTenant, GPTBOT_UA, signedIngest } from './helpers/honeypot.ts';
+import { insertIncident } from '../../domains/empire/incidents/repository.ts';
+import { triageProposals } from '../../domains/triage/schema.ts';
+import { ManualClock } from '../../platform/clock.ts';
+import { rowsOf } from '../../platform/db/client.ts';
+import { runJob, startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
+import { ingestEmpire, tokenBoundTo } from '../../../test/helpers/empire.ts';
+import { CHROME_UA, createTenant, GPTBOT_UA, signedIngest } from '../../../test/helpers/honeypot.ts';
 
 /**
  * The analytics warehouse over HTTP (spec B group 4 `analytics/metrics`, `analytics/query`; D5

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertIncident } from '../src/domains/empire/incidents/repository.ts';
-import { ManualClock } from '../src/platform/clock.ts';
-import { runJob, startTestApp, type TestApp, V1 } from './helpers/app.ts';
-import { ingestEmpire, nodeKeyPair, registerKey, signWithNode, tokenBoundTo } from './helpers/empire.ts';
-import { CHROME_UA, createTenant, GPTBOT_IP, GPTBOT_UA, signedIngest } from './helpers/honeypot.ts';
+import { insertIncident } from '../../domains/empire/incidents/repository.ts';
+import { ManualClock } from '../../platform/clock.ts';
+import { runJob, startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
+import { ingestEmpire, nodeKeyPair, registerKey, signWithNode, tokenBoundTo } from '../../../test/helpers/empire.ts';
+import { CHROME_UA, createTenant, GPTBOT_IP, GPTBOT_UA, signedIngest } from '../../../test/helpers/honeypot.ts';
 
 // The knowledge graph end to end through the HTTP API of the whole app (docs/graph/README.md): events
 // ingested the way honeypots and toolsets send them, the graph-materialise job run on demand, and

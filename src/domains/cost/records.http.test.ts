@@ -4,12 +4,12 @@ import addFormatsModule from 'ajv-formats';
 import { sql } from 'drizzle-orm';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../src/platform/clock.ts';
-import { rowsOf } from '../src/platform/db/client.ts';
-import { buildOpenApi, plainSchema } from '../src/platform/http/openapi.ts';
-import type { Endpoint } from '../src/platform/http/registry.ts';
-import { startTestApp, type TestApp, V1 } from './helpers/app.ts';
-import { tokenBoundTo } from './helpers/empire.ts';
+import { ManualClock } from '../../platform/clock.ts';
+import { rowsOf } from '../../platform/db/client.ts';
+import { buildOpenApi, plainSchema } from '../../platform/http/openapi.ts';
+import type { Endpoint } from '../../platform/http/registry.ts';
+import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
+import { tokenBoundTo } from '../../../test/helpers/empire.ts';
 
 /**
  * The cost records and rollups over HTTP (docs/cost/README.md): validation, auth, the answers' shapes,
@@ -19,7 +19,7 @@ import { tokenBoundTo } from './helpers/empire.ts';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const clock = new ManualClock('2026-11-26T08:00:00.000Z');
 let t: TestApp;
-/** The wired registry's cost-record entries (the budgets and alerts are test/cost-alerts.test.ts's). */
+/** The wired registry's cost-record entries (the budgets and alerts are src/domains/cost/alerts.http.test.ts's). */
 let endpoints: Endpoint[];
 
 beforeAll(async () => {

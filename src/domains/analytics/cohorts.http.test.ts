@@ -2,12 +2,12 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../src/platform/clock.ts';
-import { withTransaction } from '../src/platform/db/transaction.ts';
-import { plainSchema } from '../src/platform/http/openapi.ts';
-import { type Endpoint, type Principal, SCOPES } from '../src/platform/http/registry.ts';
-import { startTestApp, type TestApp, V1 } from './helpers/app.ts';
-import { tokenBoundTo } from './helpers/empire.ts';
+import { ManualClock } from '../../platform/clock.ts';
+import { withTransaction } from '../../platform/db/transaction.ts';
+import { plainSchema } from '../../platform/http/openapi.ts';
+import { type Endpoint, type Principal, SCOPES } from '../../platform/http/registry.ts';
+import { startTestApp, type TestApp, V1 } from '../../../test/helpers/app.ts';
+import { tokenBoundTo } from '../../../test/helpers/empire.ts';
 
 /**
  * `GET {v1}/analytics/cohort` over HTTP (spec B group 4; docs/analytics/cohorts.md), through the
