@@ -3,6 +3,7 @@ import type { ForecastView, LineageEvent } from '../../empire/index.ts';
 import type { InvestigationSnapshot, PostmortemSnapshot, RuleSnapshot, ToolsetHistory, ToolsetWindow, TriageSnapshot } from '../agents/types.ts';
 import { cmp } from '../agents/text.ts';
 import { HONEYPOT_TOOLSET } from '../agents/types.ts';
+import { empireTriageFacts } from '../../empire/index.ts';
 import { honeypotTriageFacts } from '../../honeypot/index.ts';
 import * as repo from './repository.ts';
 
@@ -32,13 +33,13 @@ const POSTMORTEM_DEPTH = 50;
 /** The incident classifier's window: every toolset active in it or forecast, the honeypot tenants, cross-toolset tenants, open incidents. */
 export async function triageSnapshot(db: Db, from: Date, to: Date, forecasts: readonly ForecastView[]): Promise<TriageSnapshot> {
   const [totals, types, samples, cross, honeypot, tarpits, open] = await Promise.all([
-    repo.toolsetTotals(db, from, to),
-    repo.toolsetEventTypes(db, from, to),
-    repo.toolsetSamples(db, from, to, SAMPLES),
-    repo.crossToolsetTenants(db, from, to, CROSS_TOOLSET_TENANTS, CROSS_TOOLSET_SAMPLES),
+    empireTriageFacts.toolsetTotals(db, from, to),
+    empireTriageFacts.toolsetEventTypes(db, from, to),
+    empireTriageFacts.toolsetSamples(db, from, to, SAMPLES),
+    empireTriageFacts.crossToolsetTenants(db, from, to, CROSS_TOOLSET_TENANTS, CROSS_TOOLSET_SAMPLES),
     honeypotTriageFacts.tenantWindows(db, from, to, { fingerprints: TOP_FINGERPRINTS, samples: SAMPLES }),
     honeypotTriageFacts.tarpitsTriggered(db, from, to),
-    repo.openIncidents(db, OPEN_INCIDENTS),
+    empireTriageFacts.openIncidents(db, OPEN_INCIDENTS),
   ]);
   const names = new Set([...totals.map((t) => t.toolset), ...forecasts.map((f) => f.toolset)]);
   const toolsets: ToolsetWindow[] = [...names].sort(cmp).map((toolset) => {
@@ -156,9 +157,9 @@ export async function ruleSnapshot(db: Db, now: Date, lookbackDays: number, hour
   const hours = lookbackDays * 24;
   const [counts, resolvedIncidents, examples, existingRules] = await Promise.all([
     hourlyCounts(from, to),
-    repo.resolvedIncidents(db, from, to),
+    empireTriageFacts.resolvedIncidents(db, from, to),
     repo.ruleExamples(db, EXAMPLES_EACH),
-    repo.enabledRulePredicates(db),
+    empireTriageFacts.enabledRulePredicates(db),
   ]);
   const history = new Map<string, number[]>();
   for (const { toolset, hour, count } of counts) {
