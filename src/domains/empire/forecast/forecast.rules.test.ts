@@ -107,6 +107,15 @@ describe('a forecaster run', () => {
     expect(byToolset.get('quiet-lab')).toMatchObject({ level: 'alert', direction: 'silence' });
   });
 
+  it('counts events per toolset and hour of the window, of the toolsets in reach', async () => {
+    const all = await forecaster.hourlyCounts(new Date(WINDOW_START), new Date(WINDOW_END));
+    expect([...new Set(all.map((c) => c.toolset))].sort()).toEqual(['blip-lab', 'calm-lab', 'quiet-lab', 'surge-lab']);
+    const calm = await forecaster.hourlyCounts(new Date(WINDOW_START), new Date(WINDOW_END), ['calm-lab']);
+    expect(calm).toHaveLength(168);
+    expect(calm.every((c) => c.toolset === 'calm-lab' && c.count === 4 && c.hour >= 0 && c.hour < 168)).toBe(true);
+    expect(await forecaster.hourlyCounts(new Date(WINDOW_START), new Date(WINDOW_END), [])).toEqual([]);
+  });
+
   it('answers the latest forecast of every toolset', async () => {
     const { forecasts } = await forecaster.latest();
     expect(forecasts.map((f) => f.toolset)).toEqual(['blip-lab', 'calm-lab', 'quiet-lab', 'surge-lab']);
@@ -114,6 +123,16 @@ describe('a forecaster run', () => {
     expect(surge).toMatchObject({ level: 'alert', direction: 'surge', recentMean: 20, baselineMean: 4, computedAt: clock.now().toISOString() });
     expect(surge.runId).toMatch(/^[0-9a-f-]{36}$/);
     expect(surge.score).toBeCloseTo(1 - Math.exp(-8 / 3), 4);
+  });
+
+  it('is as of the end of the newest run\'s window, or says why there is none', async () => {
+    expect((await forecaster.latest()).freshness).toMatchObject({ asOf: new Date(WINDOW_END).toISOString(), producer: 'forecast', reason: null });
+    const none = await forecaster.latest({ toolsets: new Set(['unscored-lab']) });
+    expect(none.forecasts).toEqual([]);
+    expect(none.freshness).toMatchObject({
+      asOf: null,
+      reason: 'No forecast yet: the forecast job scores every toolset with events in the last 7 days, over complete hours.',
+    });
   });
 });
 

@@ -141,17 +141,14 @@ export interface ModelBudget {
   deferral(agent: 'forecaster', bucket: '*', now: Date): Promise<{ bucket: { month: string; toolset: string } } | null>;
 }
 
-/** A model budget that never defers: the forecaster runs on its schedule. */
-export const unlimitedModelBudget: ModelBudget = { deferral: async () => null };
-
-/** Why a scheduled forecaster run waits, or null to run. */
-async function deferralOf(budget: ModelBudget, now: Date): Promise<string | null> {
-  const deferred = await budget.deferral('forecaster', '*', now);
+/** Why a scheduled forecaster run waits, or null to run (always, without a budget). */
+async function deferralOf(budget: ModelBudget | undefined, now: Date): Promise<string | null> {
+  const deferred = budget === undefined ? null : await budget.deferral('forecaster', '*', now);
   return deferred ? `the ${deferred.bucket.month} model budget of bucket ${deferred.bucket.toolset} is spent or degraded` : null;
 }
 
 /** The forecaster job; a scheduled run waits while `budget` defers it (an on-demand POST forecast does not). */
-export function forecastJobs(forecaster: Forecaster, budget: ModelBudget = unlimitedModelBudget): JobDefinition[] {
+export function forecastJobs(forecaster: Forecaster, budget?: ModelBudget): JobDefinition[] {
   return [
     {
       name: FORECAST_PRODUCER.job,
