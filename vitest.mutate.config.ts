@@ -38,6 +38,23 @@ export const MUTATION_TEST_FILES = [
   'src/domains/empire/ingest/ingest.schema.rules.test.ts',
   // The alert-rule engine over both kinds' real tables, through HTTP.
   'src/platform/alerting/lifecycle.test.ts',
+
+  // Graph queries (check.ts, compile.ts).
+  'src/domains/graph/query/compile.test.ts',
+  'src/domains/graph/query/parser.test.ts',
+  'src/domains/graph/query/*.rules.test.ts',
+
+  // Triage output checks, the postmortem strip (triage), cost budgets.
+  'src/domains/triage/agents/*.test.ts',
+  'src/domains/triage/postmortems/strip.test.ts',
+  'src/domains/triage/postmortems/*.rules.test.ts',
+  'src/domains/cost/budgets/percent.test.ts',
+  'src/domains/cost/budgets/*.rules.test.ts',
+
+  // Backups' hashing, the audit chain's Merkle proofs.
+  'src/platform/audit/merkle.rules.test.ts',
+  'src/domains/audit-chain/*.rules.test.ts',
+  'src/domains/backups/hashing.rules.test.ts',
 ];
 
 // PGlite only, whatever the shell has set.
