@@ -5,6 +5,7 @@ import { createGraphMaterialiser } from '../src/domains/graph/materialiser/servi
 import { rowsOf } from '../src/platform/db/client.ts';
 import { systemClock } from '../src/platform/clock.ts';
 import { V1 } from '../src/platform/http/registry.ts';
+import { graphSources } from '../test/helpers/graph-sources.ts';
 import { eventCount, seedHoneypotEvents } from './honeypot-seed.ts';
 import type { BenchContext, Scenario } from './scenarios.ts';
 
@@ -53,6 +54,7 @@ function materialiserFor(ctx: BenchContext) {
     clock: systemClock,
     log: pino({ level: 'silent' }),
     vendors: () => ctx.app.honeypot.registry.current.vendors,
+    sources: graphSources,
   });
 }
 

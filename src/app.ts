@@ -8,8 +8,11 @@ import { createAnalyticsDomain } from './domains/analytics/wiring.ts';
 import { createCostDomain } from './domains/cost/wiring.ts';
 import { createEmpireDomain, type EmpireDomain } from './domains/empire/wiring.ts';
 import { createFederationDomain, type FederationDomain } from './domains/federation/wiring.ts';
+import { empireGraphFacts } from './domains/empire/index.ts';
 import { createGraphDomain, type GraphDomain } from './domains/graph/wiring.ts';
+import { honeypotGraphFacts } from './domains/honeypot/index.ts';
 import { createHoneypotDomain, type HoneypotDomain } from './domains/honeypot/wiring.ts';
+import { provenanceGraphFacts } from './domains/provenance/index.ts';
 import { createProvenanceDomain, type ProvenanceDomain } from './domains/provenance/wiring.ts';
 import { createTriageBudget, createTriageDomain, type TriageDomain } from './domains/triage/wiring.ts';
 import { createTrustDomain, type TrustDomain } from './domains/trust/wiring.ts';
@@ -131,7 +134,14 @@ export async function createApp(options: AppOptions): Promise<App> {
       flags,
       ...(options.rateKeyPrefix !== undefined ? { rateKeyPrefix: options.rateKeyPrefix } : {}),
     });
-    const graph = createGraphDomain({ db: database.db, clock, audit, log: logger, vendors: () => honeypot.registry.current.vendors });
+    const graph = createGraphDomain({
+      db: database.db,
+      clock,
+      audit,
+      log: logger,
+      vendors: () => honeypot.registry.current.vendors,
+      sources: { honeypot: honeypotGraphFacts, empire: empireGraphFacts, provenance: provenanceGraphFacts },
+    });
     const provenance = createProvenanceDomain({ db: database.db, clock, audit, config });
     // The forecaster's scheduled runs wait while the triage budget is spent (spec A "Triage budget"),
     // and triage is built on the empire: the budget is built first and handed to both.

@@ -20,8 +20,8 @@ export interface GraphDomain {
 }
 
 /** The knowledge graph (docs/graph/README.md): the materialiser, the query language and saved queries. */
-export function createGraphDomain(deps: { db: Db; clock: Clock; audit: AuditLog; log: FastifyBaseLogger; vendors: GraphMaterialiserDeps['vendors'] }): GraphDomain {
-  const materialiser = createGraphMaterialiser({ db: deps.db, clock: deps.clock, log: deps.log, vendors: deps.vendors });
+export function createGraphDomain(deps: { db: Db; clock: Clock; audit: AuditLog; log: FastifyBaseLogger; vendors: GraphMaterialiserDeps['vendors']; sources: GraphMaterialiserDeps['sources'] }): GraphDomain {
+  const materialiser = createGraphMaterialiser({ db: deps.db, clock: deps.clock, log: deps.log, vendors: deps.vendors, sources: deps.sources });
   const queries = createGraphQueryService({ db: deps.db });
   const saved = createSavedQueryService({ db: deps.db, clock: deps.clock, audit: deps.audit, validate: (text) => void queries.parse(text) });
   return {

@@ -371,3 +371,7 @@ async function checkReady(db: Db): Promise<boolean> {
 export function rowsOf<T>(result: unknown): T[] {
   return (result as { rows: T[] }).rows;
 }
+
+/** A timestamp column of a raw `execute` row: a Date from node-postgres, a Date or text from PGlite. */
+export const asDate = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
+export const asDateOrNull = (value: unknown): Date | null => (value === null || value === undefined ? null : asDate(value));

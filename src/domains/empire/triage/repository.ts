@@ -1,5 +1,6 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { toolsetInReach } from '../../../platform/db/reach.ts';
 import type { INCIDENT_SEVERITIES } from '../incidents/service.ts';
 
 /**
@@ -100,3 +101,16 @@ export async function enabledRulePredicates(db: Db): Promise<{ toolset: string; 
     SELECT toolset, predicate FROM empire_alert_rules WHERE enabled AND toolset IS NOT NULL ORDER BY toolset, created_at, id`);
   return rowsOf<{ toolset: string; predicate: Record<string, unknown> }>(result);
 }
+
+/**
+ * Relations and conditions triage places in its own statements, where a join with its proposals
+ * has to stay in the database (triage/metrics, triage/proposals).
+ */
+
+/** (id, toolset, opened_at) of the incidents opened at or after `since`. */
+export const incidentsOpenedSince = (since: Date): SQL =>
+  sql`SELECT id, toolset, opened_at FROM empire_incidents WHERE opened_at >= ${iso(since)}::timestamptz`;
+
+/** True when `eventId` (a uuid expression) is an empire event of a toolset outside `reach` (a non-empty binding). */
+export const eventOutsideReach = (eventId: SQL, reach: readonly string[]): SQL =>
+  sql`EXISTS (SELECT 1 FROM empire_events e WHERE e.event_id = ${eventId} AND NOT ${toolsetInReach(sql`e.toolset`, reach) ?? sql`true`})`;

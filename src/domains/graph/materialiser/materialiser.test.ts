@@ -18,6 +18,7 @@ import { opsEndpoints } from '../../ops/endpoints.ts';
 import { createOpsService } from '../../ops/service.ts';
 import { accumulate, digestOf } from './digest.ts';
 import { graphMaterialiserEndpoints } from './endpoints.ts';
+import { graphSources } from '../../../../test/helpers/graph-sources.ts';
 import * as repo from './repository.ts';
 import { createGraphMaterialiser, type GraphMaterialiser } from './service.ts';
 
@@ -36,7 +37,7 @@ let euSecret: string;
 
 /** The materialiser on the app's database, with batches of 7 rows so every run crosses batch boundaries. */
 const materialiserWith = (limits: { batchRows?: number; maxRowsPerRun?: number } = { batchRows: 7 }) =>
-  createGraphMaterialiser({ db: t.app.database.db, clock, log, vendors: () => t.app.honeypot.registry.current.vendors, limits });
+  createGraphMaterialiser({ db: t.app.database.db, clock, log, vendors: () => t.app.honeypot.registry.current.vendors, sources: graphSources, limits });
 
 const call = (url: string, method: 'GET' | 'POST' = 'GET') =>
   server.inject({ method, url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(method === 'POST' ? { payload: {} } : {}) });
@@ -335,6 +336,7 @@ describe('a seeded fleet', () => {
       vendors: () => {
         throw new Error('vendor registry unreadable');
       },
+      sources: graphSources,
     });
     await expect(broken.run(clock.now(), 'schedule')).rejects.toThrow('vendor registry unreadable');
     const [failed] = await repo.recentRuns(t.app.database.db, 1);

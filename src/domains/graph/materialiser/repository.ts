@@ -1,13 +1,14 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { asDate, asDateOrNull, type Db, rowsOf } from '../../../platform/db/client.ts';
+import type { Watermark } from '../../../platform/db/keyset.ts';
 import type { NodeKind } from '../kinds.ts';
-import type { AttestationRow, EdgeSpec, EmpireEventRow, HoneypotEventRow, IncidentRow, KeyRow, NodeRef, NodeSpec, TenantRow, WriteMode } from './sources.ts';
+import type { EdgeSpec, NodeRef, NodeSpec, WriteMode } from './sources.ts';
 import { refKey, SUMMED_PROPS } from './sources.ts';
 
-/** The only SQL of the graph materialiser (docs/graph/materialiser.md). */
-
-const asDate = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
-const asDateOrNull = (value: unknown): Date | null => (value === null || value === undefined ? null : asDate(value));
+/**
+ * The materialiser's SQL over the graph's own tables (docs/graph/materialiser.md). What it reads of
+ * the source domains comes through their reads (ports.ts).
+ */
 
 // Runs
 
@@ -101,12 +102,6 @@ export async function runById(db: Db, id: string): Promise<RunRow | null> {
 
 // Kind state
 
-/** A stream position: the (time, id) of the last row read; the time as PostgreSQL's text, to keep its microseconds. */
-export interface Watermark {
-  at: string;
-  id: string;
-}
-
 export interface KindStateRow {
   kind: string;
   watermark: Watermark | null;
@@ -126,160 +121,6 @@ export async function saveKindState(tx: Db, kind: NodeKind, state: { watermark: 
     VALUES (${kind}, ${state.watermark?.at ?? null}::timestamptz, ${state.watermark?.id ?? null}, ${state.materialisedAt.toISOString()}::timestamptz, ${state.updatedAt.toISOString()}::timestamptz)
     ON CONFLICT (kind) DO UPDATE SET watermark_at = EXCLUDED.watermark_at, watermark_id = EXCLUDED.watermark_id,
       materialised_at = greatest(graph_kind_state.materialised_at, EXCLUDED.materialised_at), updated_at = EXCLUDED.updated_at`);
-}
-
-// Stream sources: rows after a watermark, up to a cutoff, in (time, id) order
-
-const after = (time: SQL, id: SQL, watermark: Watermark | null) =>
-  watermark === null ? sql`true` : sql`(${time}, ${id}) > (${watermark.at}::timestamptz, ${watermark.id}::uuid)`;
-/** At or before a watermark: the rows a run had read (replay). No watermark: none. */
-const upTo = (time: SQL, id: SQL, watermark: Watermark | null) =>
-  watermark === null ? sql`false` : sql`(${time}, ${id}) <= (${watermark.at}::timestamptz, ${watermark.id}::uuid)`;
-
-export interface Positioned<T> {
-  row: T;
-  position: Watermark;
-  /** The position's time as an instant (to the millisecond). */
-  time: Date;
-}
-
-export async function honeypotEventsAfter(tx: Db, watermark: Watermark | null, cutoff: Date, limit: number): Promise<Positioned<HoneypotEventRow>[]> {
-  const rows = rowsOf<{ id: string; at: string; receivedAt: unknown; slug: string; fingerprintId: string; ja4: string | null; vendorId: string | null; uaClass: string; ts: unknown }>(
-    await tx.execute(sql`
-      SELECT e.id::text AS id, e.received_at::text AS at, e.received_at AS "receivedAt", t.slug, e.fingerprint_id AS "fingerprintId", e.ja4, e.vendor_id AS "vendorId", e.ua_class AS "uaClass", e.ts
-      FROM honeypot_events e JOIN honeypot_tenants t ON t.id = e.tenant_id
-      WHERE ${after(sql`e.received_at`, sql`e.id`, watermark)} AND e.received_at <= ${cutoff.toISOString()}::timestamptz
-      ORDER BY e.received_at, e.id LIMIT ${limit}`),
-  );
-  return rows.map((r) => ({
-    row: { tenantSlug: r.slug, fingerprintId: r.fingerprintId, ja4: r.ja4, vendorId: r.vendorId, uaClass: r.uaClass, ts: asDate(r.ts) },
-    position: { at: r.at, id: r.id },
-    time: asDate(r.receivedAt),
-  }));
-}
-
-/** payload.fingerprintId of an event that names a tenant, when it is a string of 1 to 200 characters (ABOUT). */
-const ABOUT_FINGERPRINT = sql`CASE WHEN jsonb_typeof(e.payload -> 'fingerprintId') = 'string'
-  AND length(e.payload ->> 'fingerprintId') BETWEEN 1 AND 200 THEN e.payload ->> 'fingerprintId' END`;
-
-export async function empireEventsAfter(tx: Db, watermark: Watermark | null, cutoff: Date, limit: number): Promise<Positioned<EmpireEventRow>[]> {
-  const rows = rowsOf<Record<string, unknown>>(
-    await tx.execute(sql`
-      SELECT e.event_id::text AS "eventId", e.received_at::text AS at, e.toolset, e.sender_id AS "senderId", e.event_type AS "eventType", e.ts,
-        e.received_at AS "receivedAt", e.tenant, e.caused_by AS "causedBy", e.key_id::text AS "keyId", e.attestation_id::text AS "attestationId",
-        e.compat_mode AS "compatMode", ${ABOUT_FINGERPRINT} AS "aboutFingerprint"
-      FROM empire_events e
-      WHERE ${after(sql`e.received_at`, sql`e.event_id`, watermark)} AND e.received_at <= ${cutoff.toISOString()}::timestamptz
-      ORDER BY e.received_at, e.event_id LIMIT ${limit}`),
-  );
-  return rows.map((r) => ({
-    row: {
-      eventId: String(r.eventId),
-      toolset: String(r.toolset),
-      senderId: String(r.senderId),
-      eventType: String(r.eventType),
-      ts: asDate(r.ts),
-      receivedAt: asDate(r.receivedAt),
-      tenant: (r.tenant as string | null) ?? null,
-      causedBy: (r.causedBy as string | null) ?? null,
-      keyId: (r.keyId as string | null) ?? null,
-      attestationId: (r.attestationId as string | null) ?? null,
-      compatMode: Boolean(r.compatMode),
-      aboutFingerprint: (r.aboutFingerprint as string | null) ?? null,
-    },
-    position: { at: String(r.at), id: String(r.eventId) },
-    time: asDate(r.receivedAt),
-  }));
-}
-
-/**
- * CAUSED_BY pairs that a batch of events completes: pairs (effect, cause) of one toolset where the
- * effect's caused_by is the cause's sender id, both read by now (at or before `end`), and at least
- * one of them in the batch. The second half finds earlier effects that named a cause arriving only
- * now (index empire_events_caused_by_idx).
- */
-export async function causePairs(tx: Db, batch: readonly EmpireEventRow[], end: Watermark): Promise<{ effectId: string; causeId: string }[]> {
-  if (batch.length === 0) return [];
-  const effects = batch.filter((e) => e.causedBy !== null).map((e) => [e.eventId, e.toolset, e.causedBy]);
-  const causes = batch.map((e) => [e.toolset, e.senderId]);
-  const read = upTo(sql`x.received_at`, sql`x.event_id`, end);
-  const rows = rowsOf<{ effectId: string; causeId: string }>(
-    await tx.execute(sql`
-      SELECT b.v ->> 0 AS "effectId", x.event_id::text AS "causeId"
-      FROM jsonb_array_elements(${JSON.stringify(effects)}::jsonb) AS b(v)
-      JOIN empire_events x ON x.toolset = b.v ->> 1 AND x.sender_id = b.v ->> 2
-      WHERE ${read}
-      UNION
-      SELECT x.event_id::text, c.event_id::text
-      FROM jsonb_array_elements(${JSON.stringify(causes)}::jsonb) AS b(v)
-      JOIN empire_events x ON x.toolset = b.v ->> 0 AND x.caused_by = b.v ->> 1
-      JOIN empire_events c ON c.toolset = b.v ->> 0 AND c.sender_id = b.v ->> 1
-      WHERE ${read}`),
-  );
-  return rows;
-}
-
-export async function attestationsAfter(tx: Db, watermark: Watermark | null, cutoff: Date, limit: number): Promise<Positioned<AttestationRow>[]> {
-  const rows = rowsOf<Record<string, unknown>>(
-    await tx.execute(sql`
-      SELECT a.id::text AS id, a.accepted_at::text AS at, a.toolset, a.source, a.kind AS "eventType", a.accepted_at AS "acceptedAt", a.compat_mode AS "compatMode",
-        a.rejection_reason AS "rejectionReason", a.signature_b64 IS NOT NULL AS signed, a.toolset_key_id::text AS "keyId"
-      FROM provenance_attestations a
-      WHERE ${after(sql`a.accepted_at`, sql`a.id`, watermark)} AND a.accepted_at <= ${cutoff.toISOString()}::timestamptz
-      ORDER BY a.accepted_at, a.id LIMIT ${limit}`),
-  );
-  return rows.map((r) => ({
-    row: {
-      id: String(r.id),
-      toolset: String(r.toolset),
-      source: String(r.source),
-      eventType: String(r.eventType),
-      acceptedAt: asDate(r.acceptedAt),
-      compatMode: Boolean(r.compatMode),
-      rejectionReason: (r.rejectionReason as string | null) ?? null,
-      signed: Boolean(r.signed),
-      keyId: (r.keyId as string | null) ?? null,
-    },
-    position: { at: String(r.at), id: String(r.id) },
-    time: asDate(r.acceptedAt),
-  }));
-}
-
-// Small sources
-
-export async function allTenants(db: Db): Promise<TenantRow[]> {
-  return rowsOf<Record<string, unknown>>(await db.execute(sql`SELECT slug, name, created_at AS "createdAt", disabled_at AS "disabledAt" FROM honeypot_tenants`)).map((r) => ({
-    slug: String(r.slug),
-    name: String(r.name),
-    createdAt: asDate(r.createdAt),
-    disabledAt: asDateOrNull(r.disabledAt),
-  }));
-}
-
-export async function allKeys(db: Db): Promise<KeyRow[]> {
-  return rowsOf<Record<string, unknown>>(await db.execute(sql`SELECT id::text AS id, toolset, status, created_at AS "createdAt", retired_at AS "retiredAt" FROM provenance_keys`)).map((r) => ({
-    id: String(r.id),
-    toolset: String(r.toolset),
-    status: String(r.status),
-    createdAt: asDate(r.createdAt),
-    retiredAt: asDateOrNull(r.retiredAt),
-  }));
-}
-
-export async function allIncidents(db: Db): Promise<IncidentRow[]> {
-  return rowsOf<Record<string, unknown>>(
-    await db.execute(sql`SELECT id::text AS id, toolset, severity, status, source, title, opened_at AS "openedAt", resolved_at AS "resolvedAt", event_ids AS "eventIds" FROM empire_incidents`),
-  ).map((r) => ({
-    id: String(r.id),
-    toolset: String(r.toolset),
-    severity: String(r.severity),
-    status: String(r.status),
-    source: String(r.source),
-    title: String(r.title),
-    openedAt: asDate(r.openedAt),
-    resolvedAt: asDateOrNull(r.resolvedAt),
-    eventIds: Array.isArray(r.eventIds) ? (r.eventIds as unknown[]).filter((v): v is string => typeof v === 'string') : [],
-  }));
 }
 
 // Graph writes
@@ -491,10 +332,20 @@ export async function countsByKind(db: Db): Promise<{ nodes: Map<string, number>
 
 // Replay: the identities the sources give as of a run's watermarks
 
+/** The source relations as of a run's watermarks (ports.ts), and the vendor registry's ids. */
 export interface ReplayInputs {
-  honeypot: Watermark | null;
-  empire: Watermark | null;
-  attestations: Watermark | null;
+  /** (slug, fp, ja4, vendor_id) */
+  honeypotEvents: SQL;
+  /** (slug) */
+  tenants: SQL;
+  /** (id, toolset, sender_id, tenant, caused_by, key_id, attestation_id, about) */
+  empireEvents: SQL;
+  /** (id, toolset, event_ids) */
+  incidents: SQL;
+  /** (id, key_id) */
+  attestations: SQL;
+  /** (id, toolset) */
+  keys: SQL;
   vendorIds: readonly string[];
 }
 
@@ -506,17 +357,15 @@ export interface ReplayInputs {
  */
 export function liveIdentities(inputs: ReplayInputs): { nodes: SQL; edges: SQL } {
   const ctes = sql`
-    hp AS (SELECT DISTINCT t.slug, e.fingerprint_id AS fp, e.ja4, e.vendor_id FROM honeypot_events e JOIN honeypot_tenants t ON t.id = e.tenant_id
-           WHERE ${upTo(sql`e.received_at`, sql`e.id`, inputs.honeypot)}),
-    ev AS (SELECT e.event_id::text AS id, e.toolset, e.sender_id, e.tenant, e.caused_by, e.key_id::text AS key_id, e.attestation_id::text AS attestation_id,
-             ${ABOUT_FINGERPRINT} AS about
-           FROM empire_events e WHERE ${upTo(sql`e.received_at`, sql`e.event_id`, inputs.empire)}),
-    att AS (SELECT a.id::text AS id, a.toolset_key_id::text AS key_id FROM provenance_attestations a WHERE ${upTo(sql`a.accepted_at`, sql`a.id`, inputs.attestations)}),
-    keys AS (SELECT id::text AS id, toolset FROM provenance_keys),
-    inc AS (SELECT id::text AS id, toolset, event_ids FROM empire_incidents)`;
+    hp AS (${inputs.honeypotEvents}),
+    tenants AS (${inputs.tenants}),
+    ev AS (${inputs.empireEvents}),
+    att AS (${inputs.attestations}),
+    keys AS (${inputs.keys}),
+    inc AS (${inputs.incidents})`;
   const nodes = sql`WITH ${ctes},
     nodes(kind, key) AS (
-      SELECT 'Tenant', slug FROM honeypot_tenants
+      SELECT 'Tenant', slug FROM tenants
       UNION SELECT 'Tenant', slug FROM hp
       UNION SELECT 'Tenant', tenant FROM ev WHERE tenant IS NOT NULL
       UNION SELECT 'Fingerprint', fp FROM hp

@@ -4,12 +4,14 @@ import type { FastifyBaseLogger } from 'fastify';
 import { SETTLE_MS } from '../../../platform/alerting/plan.ts';
 import type { Clock } from '../../../platform/clock.ts';
 import type { Db } from '../../../platform/db/client.ts';
+import type { Positioned, Watermark } from '../../../platform/db/keyset.ts';
 import { withTransaction } from '../../../platform/db/transaction.ts';
 import { notFound } from '../../../platform/errors.ts';
 import type { JobDefinition, JobStats } from '../../../platform/jobs/scheduler.ts';
 import { type Freshness, freshnessOf, type Producer } from '../../../platform/freshness.ts';
 import { EDGE_KIND_NAMES, NODE_KINDS, type NodeKind } from '../kinds.ts';
 import { accFromChunkSums, accFromHex, accToHex, addAcc, digestOf, subtractAcc } from './digest.ts';
+import type { GraphSources } from './ports.ts';
 import { kindLags, type LagBadge, lagBadge, lagSecOf, worstLag } from './lag.ts';
 import * as repo from './repository.ts';
 import {
@@ -67,6 +69,8 @@ export interface GraphMaterialiserDeps {
   log: FastifyBaseLogger;
   /** The honeypot vendor registry as it is now (`honeypot.registry.current.vendors`). */
   vendors: () => readonly VendorRow[];
+  /** The reads of the domains the graph is drawn from (ports.ts). */
+  sources: GraphSources;
   /** Batch size and per-run cap; tests make them small to exercise batching. */
   limits?: { batchRows?: number; maxRowsPerRun?: number };
 }
@@ -104,7 +108,7 @@ interface RunContext {
 }
 
 export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
-  const { db, clock, log } = deps;
+  const { db, clock, log, sources } = deps;
   const batchRows = deps.limits?.batchRows ?? BATCH_ROWS;
   const maxRowsPerRun = deps.limits?.maxRowsPerRun ?? MAX_ROWS_PER_RUN;
 
@@ -127,10 +131,10 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
    * stopped it).
    */
   async function readStream<T>(
-    read: (watermark: repo.Watermark | null, limit: number) => Promise<repo.Positioned<T>[]>,
-    applyBatch: (rows: T[], end: repo.Watermark) => Promise<void>,
-    start: repo.Watermark | null,
-  ): Promise<{ watermark: repo.Watermark | null; read: number; drained: boolean; lastTime: Date | null }> {
+    read: (watermark: Watermark | null, limit: number) => Promise<Positioned<T>[]>,
+    applyBatch: (rows: T[], end: Watermark) => Promise<void>,
+    start: Watermark | null,
+  ): Promise<{ watermark: Watermark | null; read: number; drained: boolean; lastTime: Date | null }> {
     let watermark = start;
     let lastTime: Date | null = null;
     let count = 0;
@@ -158,7 +162,7 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
     results.set(
       'honeypot_events',
       await readStream(
-        (w, limit) => repo.honeypotEventsAfter(ctx.tx, w, cutoff, limit),
+        (w, limit) => sources.honeypot.eventsAfter(ctx.tx, w, cutoff, limit),
         async (rows) => {
           const batch = new BatchBuilder();
           addHoneypotEvents(batch, rows);
@@ -170,14 +174,14 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
     results.set(
       'empire_events',
       await readStream(
-        (w, limit) => repo.empireEventsAfter(ctx.tx, w, cutoff, limit),
+        (w, limit) => sources.empire.eventsAfter(ctx.tx, w, cutoff, limit),
         async (rows, end) => {
           const batch = new BatchBuilder();
           addEmpireEvents(batch, rows);
           await apply(ctx, batch.build());
           // Causes after the batch's own nodes exist: a pair may join two events of this batch.
           const causes = new BatchBuilder();
-          const pairs = await repo.causePairs(ctx.tx, rows, end);
+          const pairs = await sources.empire.causePairs(ctx.tx, rows, end);
           addCauses(causes, pairs);
           await apply(ctx, causes.build(), pairs.flatMap((p) => [{ kind: 'EmpireEvent' as const, key: p.effectId }, { kind: 'EmpireEvent' as const, key: p.causeId }]));
         },
@@ -187,7 +191,7 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
     results.set(
       'provenance_attestations',
       await readStream(
-        (w, limit) => repo.attestationsAfter(ctx.tx, w, cutoff, limit),
+        (w, limit) => sources.provenance.attestationsAfter(ctx.tx, w, cutoff, limit),
         async (rows) => {
           const batch = new BatchBuilder();
           addAttestations(batch, rows);
@@ -247,7 +251,7 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
   }
 
   async function syncSmallSources(ctx: RunContext) {
-    const incidents = await repo.allIncidents(ctx.tx);
+    const incidents = await sources.empire.incidents(ctx.tx);
     const incidentStats = await syncRegistry(ctx, 'Incident', incidents.map(incidentNode), async () => {
       // CONCERNS only to events the graph holds: an event still within the settle margin is linked by the run that reads it.
       const named = [...new Set(incidents.flatMap((i) => i.eventIds))].map((key) => ({ kind: 'EmpireEvent' as const, key }));
@@ -260,7 +264,7 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
       ]);
       return syncOwnedEdges(ctx, 'Incident', ['CONCERNS', 'ON_TOOLSET'], desired);
     });
-    const keys = await repo.allKeys(ctx.tx);
+    const keys = await sources.provenance.keys(ctx.tx);
     const keyStats = await syncRegistry(ctx, 'Key', keys.map(keyNode), () =>
       syncOwnedEdges(
         ctx,
@@ -269,7 +273,7 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
         keys.map((k) => ({ kind: 'BELONGS_TO' as const, src: { kind: 'Key' as const, key: k.id }, dst: { kind: 'Toolset' as const, key: k.toolset }, props: {} })),
       ),
     );
-    const tenantStats = await syncRegistry(ctx, 'Tenant', (await repo.allTenants(ctx.tx)).map(tenantNode));
+    const tenantStats = await syncRegistry(ctx, 'Tenant', (await sources.honeypot.tenants(ctx.tx)).map(tenantNode));
     const vendorStats = await syncRegistry(ctx, 'Vendor', uniqueVendors(deps.vendors()).map(vendorNode));
     const derivedRemoved = await repo.removeUnreferenced(ctx.tx, DERIVED_KINDS, ctx.seq);
     return { Incident: incidentStats, Key: keyStats, Tenant: tenantStats, Vendor: vendorStats, derivedRemoved };
@@ -303,7 +307,7 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
         const edgeCount = (previous?.edgeCount ?? 0) + edgesAdded.count - edgesRemoved.count;
         const digest = digestOf(acc, nodeCount, edgeCount);
 
-        const watermarks: Record<string, repo.Watermark | null> = {};
+        const watermarks: Record<string, Watermark | null> = {};
         for (const stream of STREAMS) {
           const result = streams.get(stream.name)!;
           watermarks[stream.name] = result.watermark;
@@ -456,11 +460,14 @@ export function createGraphMaterialiser(deps: GraphMaterialiserDeps) {
       throw notFound(stored ? `Graph materialisation ${materialisationId} did not complete (${stored.outcome}); only completed runs can be replayed.` : `No graph materialisation ${materialisationId}.`);
     }
     const liveAt = clock.now();
-    const marks = stored.watermarks as Partial<Record<StreamName, repo.Watermark | null>>;
+    const marks = stored.watermarks as Partial<Record<StreamName, Watermark | null>>;
     const live = repo.liveIdentities({
-      honeypot: marks.honeypot_events ?? null,
-      empire: marks.empire_events ?? null,
-      attestations: marks.provenance_attestations ?? null,
+      honeypotEvents: sources.honeypot.replay.eventsUpTo(marks.honeypot_events ?? null),
+      tenants: sources.honeypot.replay.tenants(),
+      empireEvents: sources.empire.replay.eventsUpTo(marks.empire_events ?? null),
+      incidents: sources.empire.replay.incidents(),
+      attestations: sources.provenance.replay.attestationsUpTo(marks.provenance_attestations ?? null),
+      keys: sources.provenance.replay.keys(),
       vendorIds: uniqueVendors(deps.vendors()).map((v) => v.id),
     });
     const storedNodes = repo.storedNodesAsOf(stored.seq);

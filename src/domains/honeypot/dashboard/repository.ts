@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { asDate, asDateOrNull, type Db, rowsOf } from '../../../platform/db/client.ts';
 import { executePrepared } from '../../../platform/db/prepared.ts';
 import {
   MAX_TS_AHEAD_MS,
@@ -19,8 +19,6 @@ import {
  * its SHA-256. Timestamps go in as ISO text and come back as Date on both drivers.
  */
 
-const toDate = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
-const toDateOrNull = (value: unknown): Date | null => (value === null || value === undefined ? null : toDate(value));
 const toNumber = (value: unknown): number => Number(value ?? 0);
 const at = (date: Date) => sql`${date.toISOString()}::timestamptz`;
 const tenantIs = (column: SQL, tenantId: string | null) => (tenantId === null ? sql`TRUE` : sql`${column} = ${tenantId}::uuid`);
@@ -41,7 +39,7 @@ const KEY_OF = (value: SQL) => sql`encode(substring(sha256(convert_to(${value}, 
 // State
 
 function startsOf(row: Record<string, unknown>): WindowStarts {
-  return { '24h': toDate(row.from24h), '7d': toDate(row.from7d), '30d': toDate(row.from30d) };
+  return { '24h': asDate(row.from24h), '7d': asDate(row.from7d), '30d': asDate(row.from30d) };
 }
 
 export async function readState(db: Db): Promise<(WindowStarts & { advancedAt: Date }) | null> {
@@ -49,7 +47,7 @@ export async function readState(db: Db): Promise<(WindowStarts & { advancedAt: D
     await db.execute(sql`SELECT from_24h AS "from24h", from_7d AS "from7d", from_30d AS "from30d", advanced_at AS "advancedAt"
       FROM honeypot_rollup_state WHERE id = 1`),
   );
-  return row ? { ...startsOf(row), advancedAt: toDate(row.advancedAt) } : null;
+  return row ? { ...startsOf(row), advancedAt: asDate(row.advancedAt) } : null;
 }
 
 /** Locks the state row against ingest and other advances; null when it does not exist yet. */
@@ -405,8 +403,8 @@ export async function topClusters(db: Db, tenantId: string | null, window: Windo
     asn: toNumber(r.asn) === NO_ASN ? null : toNumber(r.asn),
     eventCount: toNumber(r.eventCount),
     fingerprintCount: toNumber(r.fingerprintCount),
-    firstSeen: toDate(r.firstSeen),
-    lastSeen: toDate(r.lastSeen),
+    firstSeen: asDate(r.firstSeen),
+    lastSeen: asDate(r.lastSeen),
     sampleUa: String(r.sampleUa),
     sampleFingerprintId: String(r.sampleFingerprintId),
   }));
@@ -444,13 +442,13 @@ export async function tenantActivity(db: Db, ranges: Record<string, { from: Date
     GROUP BY t.id, t.slug, t.name, t.disabled_at
     ORDER BY t.slug`);
   const tenants = rowsOf<Record<string, unknown>>(result).map((r) => {
-    const ts = toDateOrNull(r.newestTs);
-    const receivedAt = toDateOrNull(r.newestReceivedAt);
+    const ts = asDateOrNull(r.newestTs);
+    const receivedAt = asDateOrNull(r.newestReceivedAt);
     return {
       id: String(r.id),
       slug: String(r.slug),
       name: String(r.name),
-      disabledAt: toDateOrNull(r.disabledAt),
+      disabledAt: asDateOrNull(r.disabledAt),
       sums: Object.fromEntries(names.map((name, i) => [name, toNumber(r[`s${i}`])])),
       lastSeenAt: ts !== null && receivedAt !== null && ts > receivedAt ? receivedAt : ts,
       ahead: ts !== null && receivedAt !== null && ts > receivedAt,
@@ -461,7 +459,7 @@ export async function tenantActivity(db: Db, ranges: Record<string, { from: Date
       await db.execute(sql`SELECT max(least(ts, received_at)) AS at FROM honeypot_events
         WHERE tenant_id = ${t.id}::uuid AND ts >= ${at(t.lastSeenAt as Date)}`),
     );
-    t.lastSeenAt = toDateOrNull(row?.at);
+    t.lastSeenAt = asDateOrNull(row?.at);
   }
   return tenants.map(({ ahead: _, ...t }) => t);
 }
@@ -497,6 +495,6 @@ export async function sampleSpan(db: Db): Promise<{ oldest: Date | null; newest:
   const [row] = rowsOf<Record<string, unknown>>(
     await db.execute(sql`SELECT (SELECT min(received_at) FROM ingest_samples) AS oldest, (SELECT max(received_at) FROM ingest_samples) AS newest`),
   );
-  return { oldest: toDateOrNull(row?.oldest), newest: toDateOrNull(row?.newest) };
+  return { oldest: asDateOrNull(row?.oldest), newest: asDateOrNull(row?.newest) };
 }
 

@@ -1,5 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
-import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { asDate, asDateOrNull, type Db, rowsOf } from '../../../platform/db/client.ts';
 
 /**
  * The SQL of the honeypot reads (recent, investigate, replay, lures, sitemap, tarpits, ingest SLO);
@@ -35,8 +35,6 @@ export interface StoredEvent {
   bodyBytes: number;
 }
 
-const toDate = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
-const toDateOrNull = (value: unknown): Date | null => (value === null || value === undefined ? null : toDate(value));
 const toNumber = (value: unknown): number => Number(value);
 const toNumberOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
 const at = (date: Date) => sql`${date.toISOString()}::timestamptz`;
@@ -60,8 +58,8 @@ function eventOf(raw: Record<string, unknown>): StoredEvent {
     tenantId: String(raw.tenantId),
     tenant: String(raw.tenant),
     senderId: (raw.senderId as string | null) ?? null,
-    ts: toDate(raw.ts),
-    receivedAt: toDate(raw.receivedAt),
+    ts: asDate(raw.ts),
+    receivedAt: asDate(raw.receivedAt),
     method: String(raw.method),
     path: String(raw.path),
     query: (raw.query as string | null) ?? null,
@@ -152,7 +150,7 @@ export async function recentEnvelopes(db: Db, tenantIds: readonly string[], limi
   return rowsOf<Record<string, unknown>>(result).map((r) => ({
     id: String(r.id),
     tenant: String(r.tenant),
-    receivedAt: toDate(r.receivedAt),
+    receivedAt: asDate(r.receivedAt),
     schemaVersion: toNumber(r.schemaVersion),
     bodyBytes: toNumber(r.bodyBytes),
   }));
@@ -187,8 +185,8 @@ function fingerprintOfRaw(raw: Record<string, unknown>): FingerprintRow {
     uaSample: String(raw.uaSample),
     lastUaClass: String(raw.lastUaClass),
     asn: toNumberOrNull(raw.asn),
-    firstSeen: toDate(raw.firstSeen),
-    lastSeen: toDate(raw.lastSeen),
+    firstSeen: asDate(raw.firstSeen),
+    lastSeen: asDate(raw.lastSeen),
     eventCount: toNumber(raw.eventCount),
     liarCount: toNumber(raw.liarCount),
   };
@@ -233,8 +231,8 @@ function tarpitOf(raw: Record<string, unknown>, active: boolean): TarpitView {
     active,
     fingerprintId: String(raw.fingerprintId),
     tenant: String(raw.tenant),
-    triggeredAt: toDate(raw.triggeredAt),
-    expiresAt: toDate(raw.expiresAt),
+    triggeredAt: asDate(raw.triggeredAt),
+    expiresAt: asDate(raw.expiresAt),
     delayMs: toNumber(raw.delayMs),
     reason: String(raw.reason),
     liarEventCount: toNumber(raw.liarEventCount),
@@ -308,7 +306,7 @@ export async function lureCounts(db: Db, tenantIds: readonly string[], patterns:
     hits7d: toNumber(r.hits7d),
     uniqueIpHashes24h: toNumber(r.uniqueIpHashes24h),
     uniqueFingerprints24h: toNumber(r.uniqueFingerprints24h),
-    lastHitAt: toDateOrNull(r.lastHitAt),
+    lastHitAt: asDateOrNull(r.lastHitAt),
   }));
 }
 

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../../platform/db/client.ts';
 import { isUuid } from '../../../platform/db/paging.ts';
 
@@ -109,3 +109,6 @@ export async function honeypotEventsById(db: Db, ids: readonly string[]): Promis
     WHERE e.id IN (${sql.join(uuids.map((id) => sql`${id}::uuid`), sql`, `)})`);
   return rowsOf<{ eventId: string; tenant: string; uaClass: string; ts: Date | string }>(result).map((r) => ({ ...r, ts: new Date(r.ts) }));
 }
+
+/** True when `eventId` (a uuid expression) is a honeypot event: a condition triage places in its proposal reads. */
+export const isHoneypotEvent = (eventId: SQL): SQL => sql`EXISTS (SELECT 1 FROM honeypot_events h WHERE h.id = ${eventId})`;

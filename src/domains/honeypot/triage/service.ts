@@ -10,6 +10,8 @@ export const honeypotTriageFacts = {
   tarpitsTriggered: repo.tarpitsTriggered,
   clusters: repo.honeypotClusters,
   eventsById: repo.honeypotEventsById,
+  /** Condition for the proposals a toolset-bound credential may see (a cited honeypot event is toolset `honeypot`'s). */
+  isHoneypotEvent: repo.isHoneypotEvent,
 };
 
 export type HoneypotTriageFacts = typeof honeypotTriageFacts;

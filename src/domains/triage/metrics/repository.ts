@@ -1,5 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../../platform/db/client.ts';
+import { empireTriageFacts } from '../../empire/index.ts';
 import { triageAgents } from '../schema.ts';
 
 export type AgentStateRow = typeof triageAgents.$inferSelect;
@@ -76,13 +77,14 @@ export async function decisionsByVersionSince(db: Db, since: Date, agentVersion?
  * within `slackSec` of the opening.
  */
 export async function incidentCoverage(db: Db, since: Date, slackSec: number): Promise<{ total: number; covered: Map<string, number> }> {
-  const totalResult = await db.execute(sql`SELECT count(*)::int AS total FROM empire_incidents WHERE opened_at >= ${iso(since)}::timestamptz`);
+  const incidents = empireTriageFacts.incidentsOpenedSince(since);
+  const totalResult = await db.execute(sql`SELECT count(*)::int AS total FROM (${incidents}) i`);
   const coveredResult = await db.execute(sql`
     SELECT p.agent_version AS "agentVersion", count(DISTINCT i.id)::int AS covered
-    FROM empire_incidents i JOIN triage_proposals p ON p.kind = 'incident' AND p.status <> 'auto-rejected'
+    FROM (${incidents}) i JOIN triage_proposals p ON p.kind = 'incident' AND p.status <> 'auto-rejected'
       AND (p.opened_incident_id = i.id OR (p.toolset = i.toolset
         AND p.created_at BETWEEN i.opened_at - make_interval(secs => ${slackSec}) AND i.opened_at + make_interval(secs => ${slackSec})))
-    WHERE i.opened_at >= ${iso(since)}::timestamptz GROUP BY p.agent_version`);
+    GROUP BY p.agent_version`);
   const [total] = rowsOf<{ total: number }>(totalResult);
   return { total: Number(total?.total ?? 0), covered: new Map(rowsOf<{ agentVersion: string; covered: number }>(coveredResult).map((r) => [r.agentVersion, Number(r.covered)])) };
 }

@@ -2,6 +2,8 @@ import { and, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import type { Db } from '../../../platform/db/client.ts';
 import { olderThan, type TimeCursor } from '../../../platform/db/paging.ts';
 import { toolsetInReach } from '../../../platform/db/reach.ts';
+import { empireTriageFacts } from '../../empire/index.ts';
+import { honeypotTriageFacts } from '../../honeypot/index.ts';
 import { HONEYPOT_TOOLSET } from '../agents/types.ts';
 import { triageProposals } from '../schema.ts';
 
@@ -61,7 +63,7 @@ const UUID_TEXT = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 /**
  * A proposal within the reach of a credential bound to `reach` (docs/operations.md, "Toolset
  * binding"): of one of those toolsets, and citing no event of another (honeypot events count as
- * toolset `honeypot`). The checks keep a proposal from citing other toolsets' events, so the
+ * toolset `honeypot`; the empire and the honeypot give the conditions on their events). The checks keep a proposal from citing other toolsets' events, so the
  * second half holds for every proposal made since; it is read from the events themselves so that
  * it holds for any row. Each cited id is one primary-key probe.
  */
@@ -69,9 +71,9 @@ function withinReach(reach: readonly string[]): SQL {
   if (reach.length === 0) return sql`false`;
   const p = triageProposals;
   const cited = sql`(CASE WHEN cited.id ~ ${UUID_TEXT} THEN cited.id::uuid END)`;
-  const honeypot = reach.includes(HONEYPOT_TOOLSET) ? sql`` : sql` OR EXISTS (SELECT 1 FROM honeypot_events h WHERE h.id = ${cited})`;
+  const honeypot = reach.includes(HONEYPOT_TOOLSET) ? sql`` : sql` OR ${honeypotTriageFacts.isHoneypotEvent(cited)}`;
   return sql`(${toolsetInReach(p.toolset, reach)} AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(${p.evidenceEventIds}) AS cited(id)
-    WHERE EXISTS (SELECT 1 FROM empire_events e WHERE e.event_id = ${cited} AND NOT ${toolsetInReach(sql`e.toolset`, reach)})${honeypot}))`;
+    WHERE ${empireTriageFacts.eventOutsideReach(cited, reach)}${honeypot}))`;
 }
 
 export async function recordDecision(
