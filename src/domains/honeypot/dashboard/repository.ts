@@ -5,11 +5,11 @@ import {
   MAX_TS_AHEAD_MS,
   NO_ASN,
   NO_JA4,
-  VERIFIED_CLASSES,
   type Window,
   WINDOWS,
   type WindowStarts,
 } from './rollups.ts';
+import { VERIFIED_CLASSES } from '../vendors/classify.ts';
 
 /**
  * The SQL of the honeypot rollups and of the reads built on them (dashboard, clusters, fleet,

@@ -20,9 +20,6 @@ export type WindowStarts = Record<Window, Date>;
 /** How far ahead of its receive time an event's `ts` may be (spec D3). */
 export const MAX_TS_AHEAD_MS = EVENT_TS_MAX_FUTURE_MS;
 
-/** The classes counted as "known and verified" (docs/honeypot/vendors.md). */
-export const VERIFIED_CLASSES: readonly string[] = ['KNOWN_LLM_AGENT', 'VERIFIED_CRAWLER'];
-
 /** Stand-ins for "none" in rollup keys (primary-key columns cannot be null). */
 export const NO_ASN = -1;
 export const NO_JA4 = '';

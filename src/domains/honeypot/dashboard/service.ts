@@ -10,13 +10,13 @@ import * as repo from './repository.ts';
 import {
   HOUR_MS,
   hourStart,
-  VERIFIED_CLASSES,
   type Window,
   WINDOW_HOURS,
   WINDOWS,
   type WindowStarts,
   windowStarts,
 } from './rollups.ts';
+import { VERIFIED_CLASSES } from '../vendors/classify.ts';
 
 /**
  * The dashboard, clusters, fleet, heartbeat and db-health reads (docs/honeypot/dashboard.md).

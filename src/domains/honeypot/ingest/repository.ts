@@ -41,11 +41,6 @@ export async function findEventsBySenderIds(db: Db, keys: { tenantId: string; se
   return rows;
 }
 
-export async function findEvent(db: Db, id: string): Promise<EventRow | null> {
-  const [row] = await db.select().from(honeypotEvents).where(eq(honeypotEvents.id, id)).limit(1);
-  return row ?? null;
-}
-
 // Tarpits
 
 /** A fingerprint of a tenant. */

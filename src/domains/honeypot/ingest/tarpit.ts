@@ -1,4 +1,4 @@
-import { VERIFIED_CLASSES } from '../dashboard/rollups.ts';
+import { VERIFIED_CLASSES } from '../vendors/classify.ts';
 
 /** Spec A: detection window 10 minutes, delay 8 seconds. */
 export const TARPIT_WINDOW_MS = 10 * 60 * 1000;

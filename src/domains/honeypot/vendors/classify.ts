@@ -26,6 +26,8 @@ export const UA_CLASSES = [
 
 export type UaClass = (typeof UA_CLASSES)[number]['value'];
 export const UA_CLASS_VALUES: readonly UaClass[] = UA_CLASSES.map((c) => c.value);
+/** The classes counted as "known and verified": a registry vendor whose published proof held (docs/honeypot/vendors.md). */
+export const VERIFIED_CLASSES: readonly string[] = ['KNOWN_LLM_AGENT', 'VERIFIED_CRAWLER'] satisfies UaClass[];
 
 /**
  * What the verifier saw, stored with the event so replay can re-derive the class without the
