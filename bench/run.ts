@@ -15,8 +15,9 @@
  *                       own event loop, which halves what the server gets on a small machine)
  *   BENCH_ONLY          comma-separated scenario names; the healthz baseline always runs too
  *   DB_POOL_MAX         passed to the app as it is (node-postgres pool size, default 10)
- *   OBSERVATORY_GRAPH_QUERY_CONCURRENCY  passed to the app; default the most connections any
- *                       selected scenario uses (the app's own default of 4 would answer 503)
+ *   OBSERVATORY_GRAPH_QUERY_CONCURRENCY, OBSERVATORY_MODEL_CALL_CONCURRENCY  passed to the app;
+ *                       default the most connections any selected scenario uses (the app's own
+ *                       defaults of 4 and 2 would answer 503)
  *   BENCH_AGENT_API_TENANT  passed to the app as OBSERVATORY_AGENT_API_TENANT; `off` measures the
  *                       agent API without recording its calls (what recording costs)
  */
@@ -401,6 +402,9 @@ async function main(): Promise<number> {
       // graph-query scenarios send from every connection at once, so the bench gives one slot a
       // connection and measures queueing for the database pool rather than refusals.
       OBSERVATORY_GRAPH_QUERY_CONCURRENCY: process.env.OBSERVATORY_GRAPH_QUERY_CONCURRENCY ?? String(Math.max(settings.connections, ...settings.selected.map((s) => s.connections ?? 0))),
+      // Triage runs draw on the model-call pool (default 2, 503 `overloaded` beyond); the triage
+      // scenarios measure a pass's reads and writes, so every connection gets a slot, as above.
+      OBSERVATORY_MODEL_CALL_CONCURRENCY: process.env.OBSERVATORY_MODEL_CALL_CONCURRENCY ?? String(Math.max(settings.connections, ...settings.selected.map((s) => s.connections ?? 0))),
     });
     // On a server the app opens its own pool sized by DB_POOL_MAX, as in production; PGlite is
     // opened in memory by the helper (the app would otherwise put its files in DATA_DIR).
