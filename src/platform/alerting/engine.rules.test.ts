@@ -5,7 +5,7 @@ import { loadConfig } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import { ServiceError } from '../errors.ts';
 import type { Destination } from '../outbound/destinations.ts';
-import type { EnqueueInput, Outbound } from '../outbound/service.ts';
+import type { DeliveryPageFilter, EnqueueInput, Outbound } from '../outbound/service.ts';
 import { createRuleEngine, type RuleKind } from './engine.ts';
 import { SETTLE_MS } from './plan.ts';
 import type { RulePatch, RuleStore, StoredRule } from './store.ts';
@@ -39,7 +39,7 @@ function fakeStore(): RuleStore<Row> & { rows: Map<string, Row>; held: Set<strin
   };
 }
 
-function setup(options: { mayChange?: RuleKind<Row, Predicate, Observation, unknown>['mayChange']; countsUnknown?: boolean } = {}) {
+function setup(options: { mayChange?: RuleKind<Row, Predicate, Observation, unknown>['mayChange']; countsUnknown?: boolean; unknown?: (o: Observation) => boolean } = {}) {
   const clock = new ManualClock(NOW);
   const store = fakeStore();
   const tx = { tx: true } as unknown as Db;
@@ -47,7 +47,15 @@ function setup(options: { mayChange?: RuleKind<Row, Predicate, Observation, unkn
   const audits: OperatorAuditEntry[] = [];
   const audit = { record: async (_tx: Db, entry: OperatorAuditEntry) => (audits.push(entry), { id: 'a', seqNo: audits.length }) } as unknown as AuditLog;
   const enqueued: EnqueueInput[] = [];
-  const outbound = { enqueue: async (_tx: Db, input: EnqueueInput) => (enqueued.push(input), ['d']) } as unknown as Outbound;
+  const pages: DeliveryPageFilter[] = [];
+  const outbound = {
+    enqueue: async (_tx: Db, input: EnqueueInput) => (enqueued.push(input), ['d']),
+    pageDeliveries: async (filter: DeliveryPageFilter) => {
+      pages.push(filter);
+      const [id] = filter.producers.keys();
+      return { deliveries: id === undefined ? [] : [{ id: 'd1', source: filter.source, sourceId: id, status: 'delivered' }], nextCursor: null };
+    },
+  } as unknown as Outbound;
   const log = { error: vi.fn() };
   const observed = { events: 0 as number | null };
   const presented: string[] = [];
@@ -69,6 +77,7 @@ function setup(options: { mayChange?: RuleKind<Row, Predicate, Observation, unkn
         return { title: `${rule.name}: ${o.events}`, text: `at least ${p.min}`, severity: 'warning', details: { from: scope.from.toISOString(), to: scope.to.toISOString(), now: now.toISOString() } };
       },
       ...(options.countsUnknown ? { unknown: (o: Observation) => o.events === null } : {}),
+      ...(options.unknown ? { unknown: options.unknown } : {}),
     },
     async presenter(t, rule) {
       expect(t).toBe(tx);
@@ -81,7 +90,7 @@ function setup(options: { mayChange?: RuleKind<Row, Predicate, Observation, unkn
   const ctx = { principal: { userId: 'u1', username: 'ops' }, requestId: 'req-1' } as unknown as CallContext;
   const create = (input: Partial<{ name: string; predicate: Predicate; enabled: boolean }> = {}) =>
     engine.insert(tx, ctx, { owner: 'o1' }, { name: input.name ?? 'Rule', predicate: input.predicate ?? { min: 2, windowMinutes: 10 }, destinations: [HOOK], enabled: input.enabled }, (r) => ({ id: r.id, name: `shown ${r.name}`, owner: r.owner }));
-  return { clock, store, engine, audits, enqueued, log, observed, presented, ctx, create };
+  return { clock, store, engine, audits, enqueued, pages, log, observed, presented, ctx, create };
 }
 
 describe('refuseUnusable', () => {
@@ -245,6 +254,20 @@ describe('evaluateAll', () => {
     }
   });
 
+  it('counts only a quiet reading as unknown: a firing or a silenced match stays what it was', async () => {
+    const { engine, create, store, clock, observed } = setup({ unknown: () => true });
+    const row = await create({ predicate: { min: 1, windowMinutes: null } });
+    observed.events = 1;
+    clock.advance(2 * MINUTE);
+    expect(await engine.evaluateAll(clock.now())).toEqual({ stats: { evaluated: 1, fired: 1, silenced: 0, cooling: 0, skipped: 0, failed: 0 }, unknown: 0 });
+    store.rows.set(row.id, { ...store.rows.get(row.id)!, silenceUntil: new Date(clock.now().getTime() + 10 * MINUTE) });
+    clock.advance(MINUTE);
+    expect(await engine.evaluateAll(clock.now())).toEqual({ stats: { evaluated: 1, fired: 0, silenced: 1, cooling: 0, skipped: 0, failed: 0 }, unknown: 0 });
+    observed.events = 0;
+    clock.advance(MINUTE);
+    expect(await engine.evaluateAll(clock.now())).toEqual({ stats: { evaluated: 1, fired: 0, silenced: 0, cooling: 0, skipped: 0, failed: 0 }, unknown: 1 });
+  });
+
   it('reads an incremental predicate over the period since the last evaluation, without cooling down', async () => {
     const { engine, create, enqueued, clock, observed } = setup();
     await create({ predicate: { min: 1, windowMinutes: null } });
@@ -262,5 +285,15 @@ describe('freshness', () => {
     const { engine, create } = setup();
     const row = await create();
     expect(engine.freshness([{ ...row, evaluatedUntil: NOW }])).toMatchObject({ asOf: NOW.toISOString(), producer: 'test-evaluate', schedule: '* * * * *' });
+  });
+});
+
+describe('deliveries', () => {
+  it('pages the deliveries of the listed rules under the kind\'s source, each named by its rule', async () => {
+    const { engine, create, pages } = setup();
+    const row = await create({ name: 'Flood' });
+    const listed = await engine.deliveries([row], { limit: 5 });
+    expect(listed).toEqual({ deliveries: [{ id: 'd1', status: 'delivered', rule: { id: row.id, name: 'Flood' } }], nextCursor: null });
+    expect(pages).toEqual([expect.objectContaining({ source: 'test-rule', producers: new Map([[row.id, [HOOK]]]), limit: 5 })]);
   });
 });

@@ -120,11 +120,48 @@ describe('audit Merkle tree', () => {
     expect(frontierFits([null, leafOf(0)], 2)).toBe(true);
     expect(frontierFits(['not a hash'], 1)).toBe(false);
     expect(frontierFits({} as unknown as Frontier, 0)).toBe(false);
+    // Too short for the size's bits, or holding a part the size has no bit for.
+    expect(frontierFits([], 1)).toBe(false);
+    expect(frontierFits([null, null], 4)).toBe(false);
+    expect(frontierFits([null, leafOf(0)], 0)).toBe(false);
+    expect(frontierFits([null, null, leafOf(0)], 2)).toBe(false);
+    // A part must be the hash itself: not with more after it, not wrapped in a list.
+    expect(frontierFits([`${leafOf(0)}0`], 1)).toBe(false);
+    expect(frontierFits([leafOf(0).toUpperCase()], 1)).toBe(false);
+    expect(frontierFits([[leafOf(0)]] as unknown as Frontier, 1)).toBe(false);
+    // At most 64 levels, the most a leaf count can have.
+    expect(frontierFits(Array.from({ length: 64 }, () => null), 0)).toBe(true);
+    expect(frontierFits(Array.from({ length: 65 }, () => null), 0)).toBe(false);
+  });
+
+  it('has no root for an empty tree or a frontier that is not a list', () => {
+    expect(frontierRoot([])).toBeNull();
+    expect(frontierRoot([null, null])).toBeNull();
+    expect(frontierRoot({} as unknown as Frontier)).toBeNull();
+    expect(frontierRoot(null as unknown as Frontier)).toBeNull();
+  });
+
+  it('names the leaf itself among the nodes a proof reads', () => {
+    // Leaf 5 of 11: siblings [4, 5), [6, 8), [0, 4) and [8, 11), the last as [8, 10) and [10, 11).
+    expect(proofNodeRefs(5, 11)).toEqual([
+      { level: 0, index: 5 },
+      { level: 0, index: 4 },
+      { level: 1, index: 3 },
+      { level: 2, index: 0 },
+      { level: 1, index: 4 },
+      { level: 0, index: 10 },
+    ]);
+    expect(proofNodeRefs(0, 1)).toEqual([{ level: 0, index: 0 }]);
+  });
+
+  it('refuses an empty range', () => {
+    expect(() => rangeParts(3, 3)).toThrow(new RangeError('empty range [3, 3)'));
+    expect(() => rangeParts(4, 3)).toThrow(new RangeError('empty range [4, 3)'));
   });
 
   it('refuses a leaf outside the tree', () => {
-    expect(() => inclusionPath(3, 3)).toThrow(RangeError);
-    expect(() => inclusionPath(-1, 3)).toThrow(RangeError);
+    expect(() => inclusionPath(3, 3)).toThrow(new RangeError('leaf 3 is not in a tree of 3'));
+    expect(() => inclusionPath(-1, 3)).toThrow(new RangeError('leaf -1 is not in a tree of 3'));
     expect(inclusionPath(0, 1)).toEqual([]);
   });
 });

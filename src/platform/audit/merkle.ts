@@ -123,7 +123,8 @@ export function appendLeaf(frontier: Frontier, size: number, leafHash: Hex): { f
   const completed: StoredNode[] = [];
   let running = leafHash;
   let level = 0;
-  while (level < next.length && next[level]) {
+  // Past the end of the list a slot is undefined, as empty as a null one.
+  while (next[level]) {
     running = nodeHash(next[level]!, running);
     next[level] = null;
     level += 1;
