@@ -218,6 +218,12 @@ describe('the fact and the proof\'s shape', () => {
     expect(tampered(saved, (a) => (a.fact.id = 'another'))).toMatchObject({ ok: true });
   });
 
+  it('answers a fact that has no canonical form (a lone surrogate) with a reason, not an exception', () => {
+    for (const damage of [(a: Answer) => (a.fact.kind = '\ud800'), (a: Answer) => (a.fact.payload = { note: 'x\udfff' })]) {
+      expect(reasonOf(tampered(saved, damage))).toMatch(/^the fact has no canonical JSON form \(.+\)$/);
+    }
+  });
+
   it('needs leafIndex and leafCount as integers with the leaf inside the tree', () => {
     for (const [leafIndex, leafCount] of [[5.5, 11], [5, 11.5], ['5', 11], [5, '11'], [undefined, 11], [5, 2 ** 53]]) {
       expect(reasonOf(tampered(saved, (a) => Object.assign(a.proof, { leafIndex, leafCount })))).toBe('proof.leafIndex and proof.leafCount must be integers');

@@ -39,7 +39,14 @@ export function verifySavedFact(saved: unknown): ProofCheck {
     payload: fact.payload,
     prevHash: fact.prevHash,
   };
-  const canonical = canonicalize(body);
+  // RFC 8785 refuses a string with a lone surrogate (a damaged or tampered file; the service never
+  // appends one): that is a fact that cannot verify, not a crash of the offline check.
+  let canonical: string | undefined;
+  try {
+    canonical = canonicalize(body);
+  } catch (error) {
+    return fail(`the fact has no canonical JSON form (${error instanceof Error ? error.message : String(error)})`);
+  }
   if (canonical === undefined) return fail('the fact has no canonical JSON form');
   const recomputed = sha256(Buffer.from(canonical, 'utf8')).toString('hex');
   if (recomputed !== fact.entryHash) return fail(`entryHash mismatch: the fields hash to ${recomputed}, the fact says ${String(fact.entryHash)}`);
