@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { mth, path, type ReferenceSibling } from '../../../test/helpers/rfc9162-reference.ts';
 import { type ProofCheck, verifySavedFact } from './verify-proof.ts';
 
 /**
@@ -12,11 +13,7 @@ import { type ProofCheck, verifySavedFact } from './verify-proof.ts';
  * `GET {v1}/audit/chain/{id}` returns, as a saved file would hold it.
  */
 
-type Side = 'left' | 'right';
-interface Sibling {
-  hash: string;
-  side: Side;
-}
+type Sibling = ReferenceSibling;
 interface Answer {
   fact: Record<string, unknown>;
   head: { seqNo: string; headHash: string; observedAt: string } | null;
@@ -24,23 +21,6 @@ interface Answer {
 }
 
 const sha = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest();
-const node = (left: string, right: string) => sha(Buffer.concat([Buffer.from(left, 'hex'), Buffer.from(right, 'hex')])).toString('hex');
-
-function mth(leaves: readonly string[]): string {
-  if (leaves.length === 1) return leaves[0]!;
-  let k = 1;
-  while (k * 2 < leaves.length) k *= 2;
-  return node(mth(leaves.slice(0, k)), mth(leaves.slice(k)));
-}
-
-function path(m: number, leaves: readonly string[]): Sibling[] {
-  if (leaves.length === 1) return [];
-  let k = 1;
-  while (k * 2 < leaves.length) k *= 2;
-  return m < k
-    ? [...path(m, leaves.slice(0, k)), { hash: mth(leaves.slice(k)), side: 'right' }]
-    : [...path(m - k, leaves.slice(k)), { hash: mth(leaves.slice(0, k)), side: 'left' }];
-}
 
 /** Fact seqNo (1-based) of a chain: its fields and entryHash, chained to the previous one. */
 function factOf(seqNo: number, prevHash: string): Record<string, unknown> {

@@ -15,30 +15,11 @@ import {
   rangeParts,
   splitPoint,
 } from './merkle.ts';
+import { mth, path } from '../../../test/helpers/rfc9162-reference.ts';
 
-/**
- * The tree module against a straightforward, independent implementation written from RFC 9162
- * §2.1.1 and §2.1.3.1 (MTH and PATH over the whole leaf list, recursively), with this service's
- * node hash: SHA-256 over the raw bytes of the left then the right child, and leaf = entryHash.
- */
+/** The tree module against the independent RFC 9162 reference (test/helpers/rfc9162-reference.ts). */
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest();
 const leafOf = (i: number) => sha(Buffer.from(`leaf ${i}`)).toString('hex');
-
-function mth(leaves: readonly string[]): string {
-  if (leaves.length === 1) return leaves[0]!;
-  let k = 1;
-  while (k * 2 < leaves.length) k *= 2;
-  return sha(Buffer.concat([Buffer.from(mth(leaves.slice(0, k)), 'hex'), Buffer.from(mth(leaves.slice(k)), 'hex')])).toString('hex');
-}
-
-function path(m: number, leaves: readonly string[]): { hash: string; side: 'left' | 'right' }[] {
-  if (leaves.length === 1) return [];
-  let k = 1;
-  while (k * 2 < leaves.length) k *= 2;
-  return m < k
-    ? [...path(m, leaves.slice(0, k)), { hash: mth(leaves.slice(k)), side: 'right' }]
-    : [...path(m - k, leaves.slice(k)), { hash: mth(leaves.slice(0, k)), side: 'left' }];
-}
 
 /** What the append path stores for `n` leaves: every completed node, and the frontier. */
 function grow(n: number) {

@@ -1,4 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm';
+import { asDate } from './client.ts';
 
 /**
  * Reading an append-only table in (time, id) order, a batch at a time, from where the last read
@@ -20,6 +21,13 @@ export interface Positioned<T> {
   /** The position's time as an instant (to the millisecond). */
   time: Date;
 }
+
+/** A row read with its position: `at` the time column as text, `time` the same column as read. */
+export const positioned = <T>(row: T, at: unknown, id: unknown, time: unknown): Positioned<T> => ({
+  row,
+  position: { at: String(at), id: String(id) },
+  time: asDate(time),
+});
 
 /** Rows after a watermark (every row when there is none). `id` must be a uuid column. */
 export const keysetAfter = (time: SQL, id: SQL, watermark: Watermark | null): SQL =>

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { asDate, asDateOrNull, type Db, rowsOf } from '../../../platform/db/client.ts';
-import { keysetAfter, keysetUpTo, type Positioned, type Watermark } from '../../../platform/db/keyset.ts';
+import { keysetAfter, keysetUpTo, type Positioned, positioned, type Watermark } from '../../../platform/db/keyset.ts';
 import type { EmpireEventRow, IncidentRow } from '../../graph/index.ts';
 
 /** The empire's reads for the knowledge graph (graph/materialiser/ports.ts). */
@@ -19,24 +19,27 @@ export async function eventsAfter(db: Db, watermark: Watermark | null, cutoff: D
       WHERE ${keysetAfter(sql`e.received_at`, sql`e.event_id`, watermark)} AND e.received_at <= ${cutoff.toISOString()}::timestamptz
       ORDER BY e.received_at, e.event_id LIMIT ${limit}`),
   );
-  return rows.map((r) => ({
-    row: {
-      eventId: String(r.eventId),
-      toolset: String(r.toolset),
-      senderId: String(r.senderId),
-      eventType: String(r.eventType),
-      ts: asDate(r.ts),
-      receivedAt: asDate(r.receivedAt),
-      tenant: (r.tenant as string | null) ?? null,
-      causedBy: (r.causedBy as string | null) ?? null,
-      keyId: (r.keyId as string | null) ?? null,
-      attestationId: (r.attestationId as string | null) ?? null,
-      compatMode: Boolean(r.compatMode),
-      aboutFingerprint: (r.aboutFingerprint as string | null) ?? null,
-    },
-    position: { at: String(r.at), id: String(r.eventId) },
-    time: asDate(r.receivedAt),
-  }));
+  return rows.map((r) =>
+    positioned(
+      {
+        eventId: String(r.eventId),
+        toolset: String(r.toolset),
+        senderId: String(r.senderId),
+        eventType: String(r.eventType),
+        ts: asDate(r.ts),
+        receivedAt: asDate(r.receivedAt),
+        tenant: (r.tenant as string | null) ?? null,
+        causedBy: (r.causedBy as string | null) ?? null,
+        keyId: (r.keyId as string | null) ?? null,
+        attestationId: (r.attestationId as string | null) ?? null,
+        compatMode: Boolean(r.compatMode),
+        aboutFingerprint: (r.aboutFingerprint as string | null) ?? null,
+      },
+      r.at,
+      r.eventId,
+      r.receivedAt,
+    ),
+  );
 }
 
 /**

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { asDate, asDateOrNull, type Db, rowsOf } from '../../../platform/db/client.ts';
-import { keysetAfter, keysetUpTo, type Positioned, type Watermark } from '../../../platform/db/keyset.ts';
+import { keysetAfter, keysetUpTo, type Positioned, positioned, type Watermark } from '../../../platform/db/keyset.ts';
 import type { GraphTenantRow, HoneypotEventRow } from '../../graph/index.ts';
 
 /** The honeypot's reads for the knowledge graph (graph/materialiser/ports.ts). */
@@ -13,11 +13,7 @@ export async function eventsAfter(db: Db, watermark: Watermark | null, cutoff: D
       WHERE ${keysetAfter(sql`e.received_at`, sql`e.id`, watermark)} AND e.received_at <= ${cutoff.toISOString()}::timestamptz
       ORDER BY e.received_at, e.id LIMIT ${limit}`),
   );
-  return rows.map((r) => ({
-    row: { tenantSlug: r.slug, fingerprintId: r.fingerprintId, ja4: r.ja4, vendorId: r.vendorId, uaClass: r.uaClass, ts: asDate(r.ts) },
-    position: { at: r.at, id: r.id },
-    time: asDate(r.receivedAt),
-  }));
+  return rows.map((r) => positioned({ tenantSlug: r.slug, fingerprintId: r.fingerprintId, ja4: r.ja4, vendorId: r.vendorId, uaClass: r.uaClass, ts: asDate(r.ts) }, r.at, r.id, r.receivedAt));
 }
 
 export async function tenants(db: Db): Promise<GraphTenantRow[]> {

@@ -1,6 +1,6 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { asDate, asDateOrNull, type Db, rowsOf } from '../../../platform/db/client.ts';
-import { keysetAfter, keysetUpTo, type Positioned, type Watermark } from '../../../platform/db/keyset.ts';
+import { keysetAfter, keysetUpTo, type Positioned, positioned, type Watermark } from '../../../platform/db/keyset.ts';
 import type { AttestationRow, KeyRow } from '../../graph/index.ts';
 
 /** Provenance's reads for the knowledge graph (graph/materialiser/ports.ts). */
@@ -14,21 +14,24 @@ export async function attestationsAfter(db: Db, watermark: Watermark | null, cut
       WHERE ${keysetAfter(sql`a.accepted_at`, sql`a.id`, watermark)} AND a.accepted_at <= ${cutoff.toISOString()}::timestamptz
       ORDER BY a.accepted_at, a.id LIMIT ${limit}`),
   );
-  return rows.map((r) => ({
-    row: {
-      id: String(r.id),
-      toolset: String(r.toolset),
-      source: String(r.source),
-      eventType: String(r.eventType),
-      acceptedAt: asDate(r.acceptedAt),
-      compatMode: Boolean(r.compatMode),
-      rejectionReason: (r.rejectionReason as string | null) ?? null,
-      signed: Boolean(r.signed),
-      keyId: (r.keyId as string | null) ?? null,
-    },
-    position: { at: String(r.at), id: String(r.id) },
-    time: asDate(r.acceptedAt),
-  }));
+  return rows.map((r) =>
+    positioned(
+      {
+        id: String(r.id),
+        toolset: String(r.toolset),
+        source: String(r.source),
+        eventType: String(r.eventType),
+        acceptedAt: asDate(r.acceptedAt),
+        compatMode: Boolean(r.compatMode),
+        rejectionReason: (r.rejectionReason as string | null) ?? null,
+        signed: Boolean(r.signed),
+        keyId: (r.keyId as string | null) ?? null,
+      },
+      r.at,
+      r.id,
+      r.acceptedAt,
+    ),
+  );
 }
 
 export async function keys(db: Db): Promise<KeyRow[]> {
