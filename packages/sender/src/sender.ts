@@ -1,0 +1,283 @@
+import { randomUUID } from 'node:crypto';
+import { type BackoffPolicy, backoffDelay, DEFAULT_BACKOFF } from './backoff.ts';
+import { diskQueue, type EventQueue, memoryQueue } from './queue.ts';
+import { ingestSignature } from './signature.ts';
+import type { DeliveryProblem, HoneypotEvent, IngestAnswer, SenderStats } from './types.ts';
+
+export const INGEST_PATH = '/api/observatory/honeypot/ingest';
+/** The service's limits on one ingest request. */
+export const MAX_EVENTS_PER_REQUEST = 500;
+export const MAX_BODY_BYTES = 1024 * 1024;
+const WRAPPER_BYTES = Buffer.byteLength('{"events":[]}');
+
+export interface SenderOptions {
+  /** The service's base URL, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  tenant: string;
+  /** The tenant's signing secret. */
+  secret: string;
+  /** Where to spool events (see `diskQueue`); without it they wait in memory only. */
+  spoolDir?: string;
+  /** The most the queue holds, in bytes (default 64 MiB); past it new events are dropped and counted. */
+  maxQueueBytes?: number;
+  /** A batch is sent when it holds this many events (default 500, the service's limit)… */
+  batchMaxEvents?: number;
+  /** …or when its oldest event has waited this long (default 1,000 ms). */
+  batchMaxWaitMs?: number;
+  /** A request without an answer after this long is abandoned and retried (default 10,000 ms). */
+  requestTimeoutMs?: number;
+  backoff?: BackoffPolicy;
+  /** Called with the service's answers, in the order the events were recorded. */
+  onAnswers?: (answers: IngestAnswer[]) => void;
+  /** Called on every failed attempt and refusal (log it; it must not throw). */
+  onProblem?: (problem: DeliveryProblem) => void;
+  now?: () => number;
+  random?: () => number;
+  fetch?: typeof fetch;
+  newId?: () => string;
+}
+
+export interface Sender {
+  /**
+   * Queues one event and returns its id at once (never waits, never throws), or null when the
+   * event was not kept: invalid, too large, or the queue full (each counted in `stats`).
+   */
+  record(event: HoneypotEvent): string | null;
+  /** Sends what waits now; true once the queue is empty, false if `timeoutMs` passed first. */
+  flush(timeoutMs?: number): Promise<boolean>;
+  stats(): SenderStats;
+  /** Flushes for at most `timeoutMs`, then stops; what is left stays in the spool, if any. */
+  close(timeoutMs?: number): Promise<void>;
+}
+
+type Outcome =
+  | { kind: 'delivered'; count: number; duplicates: number; answers: IngestAnswer[] }
+  | { kind: 'refused-entry'; index: number; problem: DeliveryProblem }
+  | { kind: 'split'; problem: DeliveryProblem }
+  | { kind: 'retry'; problem: DeliveryProblem };
+
+/**
+ * Batches, signs and delivers honeypot events to the service's ingest. One request is in flight
+ * at a time and the queue is read from its head, so events arrive in the order they were
+ * recorded, also after an outage. Any answer but a 2xx or a refusal of the request's content
+ * (400, 413) is retried with backoff for as long as it takes: a wrong secret or a disabled
+ * tenant keeps the events waiting (and spooled) until an operator fixes it, instead of losing
+ * them.
+ */
+export function createSender(options: SenderOptions): Sender {
+  const now = options.now ?? Date.now;
+  const random = options.random ?? Math.random;
+  const send = options.fetch ?? fetch;
+  const newId = options.newId ?? randomUUID;
+  const batchMaxEvents = Math.min(options.batchMaxEvents ?? MAX_EVENTS_PER_REQUEST, MAX_EVENTS_PER_REQUEST);
+  const batchMaxWaitMs = options.batchMaxWaitMs ?? 1000;
+  const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+  const backoff = options.backoff ?? DEFAULT_BACKOFF;
+  const maxEntryBytes = MAX_BODY_BYTES - WRAPPER_BYTES;
+  const limits = { maxBytes: options.maxQueueBytes ?? 64 * 1024 * 1024 };
+  const queue: EventQueue = options.spoolDir === undefined ? memoryQueue(limits) : diskQueue({ ...limits, dir: options.spoolDir });
+  const endpoint = new URL(INGEST_PATH, options.url).toString();
+
+  const stats: Omit<SenderStats, 'pending' | 'pendingBytes'> = { recorded: 0, sent: 0, duplicates: 0, retried: 0, spooled: 0, dropped: 0, rejected: 0, lastProblem: null };
+  let timer: NodeJS.Timeout | null = null;
+  let inFlight: Promise<void> | null = null;
+  let attempt = 0;
+  let batchLimit = batchMaxEvents;
+  let waitingSince: number | null = queue.length > 0 ? now() : null;
+  let flushing = 0;
+  let closed = false;
+  let idleWaiters: Array<() => void> = [];
+
+  const problem = (status: number | null, reason: string | null, message: string): DeliveryProblem => {
+    const found = { at: new Date(now()).toISOString(), status, reason, message };
+    stats.lastProblem = found;
+    try {
+      options.onProblem?.(found);
+    } catch {
+      // A faulty hook must not stop delivery.
+    }
+    return found;
+  };
+
+  const wake = () => {
+    if (queue.length > 0) return;
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  };
+
+  const schedule = (delayMs: number) => {
+    if (closed && flushing === 0) return;
+    if (timer !== null) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = null;
+      if (inFlight === null) inFlight = sendNext().finally(() => (inFlight = null));
+    }, Math.max(0, delayMs));
+    timer.unref();
+  };
+
+  /** When the next batch is due, given what waits. */
+  const plan = () => {
+    if (inFlight !== null || queue.length === 0) return;
+    if (attempt > 0) return; // a retry is already scheduled
+    const full = queue.length >= batchLimit || queue.bytes >= maxEntryBytes;
+    const waited = now() - (waitingSince ?? now());
+    schedule(full || flushing > 0 ? 0 : batchMaxWaitMs - waited);
+  };
+
+  async function attemptBatch(lines: string[]): Promise<Outcome> {
+    const body = `{"events":[${lines.join(',')}]}`;
+    const unixSeconds = Math.floor(now() / 1000);
+    let response: Response;
+    try {
+      response = await send(endpoint, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-observatory-tenant': options.tenant,
+          'x-observatory-signature': ingestSignature(options.secret, unixSeconds, body),
+        },
+        body,
+        signal: AbortSignal.timeout(requestTimeoutMs),
+      });
+    } catch (error) {
+      return { kind: 'retry', problem: problem(null, null, `no answer: ${(error as Error).message}`) };
+    }
+    const text = await response.text().catch(() => '');
+    let json: Record<string, unknown> = {};
+    try {
+      json = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      // Not JSON (a proxy's error page): the status decides.
+    }
+    if (response.ok) {
+      const answers = Array.isArray(json.events) ? (json.events as IngestAnswer[]) : [];
+      return { kind: 'delivered', count: lines.length, duplicates: typeof json.duplicates === 'number' ? json.duplicates : 0, answers };
+    }
+    const reason = typeof json.reason === 'string' ? json.reason : null;
+    const message = typeof json.message === 'string' ? json.message : `HTTP ${response.status}`;
+    const found = problem(response.status, reason, message);
+    if (response.status === 400 || response.status === 413) {
+      const field = (json.details as { field?: unknown } | undefined)?.field ?? json.field;
+      const index = typeof field === 'string' ? /^body\.events\[(\d+)\]/.exec(field)?.[1] : undefined;
+      if (index !== undefined && Number(index) < lines.length) return { kind: 'refused-entry', index: Number(index), problem: found };
+      if (lines.length === 1) return { kind: 'refused-entry', index: 0, problem: found };
+      return { kind: 'split', problem: found };
+    }
+    return { kind: 'retry', problem: found };
+  }
+
+  async function sendNext(): Promise<void> {
+    const lines = queue.head(batchLimit, maxEntryBytes);
+    if (lines.length === 0) return;
+    if (lines.length === 1 && Buffer.byteLength(lines[0] as string) > maxEntryBytes) {
+      queue.shift(1);
+      stats.rejected += 1;
+      problem(null, 'payload-too-large', 'an event larger than one request may be was dropped');
+    } else {
+      const outcome = await attemptBatch(lines);
+      switch (outcome.kind) {
+        case 'delivered':
+          queue.shift(outcome.count);
+          stats.sent += outcome.count;
+          stats.duplicates += outcome.duplicates;
+          attempt = 0;
+          batchLimit = batchMaxEvents;
+          try {
+            if (outcome.answers.length > 0) options.onAnswers?.(outcome.answers);
+          } catch {
+            // The site's hook must not stop delivery.
+          }
+          break;
+        case 'refused-entry':
+          attempt = 0;
+          if (outcome.index === 0) {
+            // The head is the event the service refused: nothing sending it again would change.
+            queue.shift(1);
+            stats.rejected += 1;
+            batchLimit = batchMaxEvents;
+          } else {
+            // Deliver the valid events before it first, so the order holds.
+            batchLimit = outcome.index;
+          }
+          break;
+        case 'split':
+          attempt = 0;
+          batchLimit = Math.max(1, Math.ceil(lines.length / 2));
+          break;
+        case 'retry':
+          attempt += 1;
+          stats.retried += 1;
+          if (!closed) schedule(backoffDelay(attempt, backoff, random));
+          wake();
+          return;
+      }
+    }
+    waitingSince = queue.length > 0 ? now() : null;
+    wake();
+    // What waited during the request goes out at once: it has waited a round trip already.
+    if (queue.length > 0 && !closed) schedule(0);
+    else if (queue.length > 0 && flushing > 0) schedule(0);
+  }
+
+  const afterIdle = (timeoutMs: number) =>
+    new Promise<boolean>((resolve) => {
+      if (queue.length === 0) return resolve(true);
+      const deadline = setTimeout(() => {
+        idleWaiters = idleWaiters.filter((waiter) => waiter !== done);
+        resolve(false);
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(deadline);
+        resolve(true);
+      };
+      idleWaiters.push(done);
+    });
+
+  async function flush(timeoutMs = 10_000): Promise<boolean> {
+    flushing += 1;
+    try {
+      if (attempt === 0) plan();
+      return await afterIdle(timeoutMs);
+    } finally {
+      flushing -= 1;
+    }
+  }
+
+  return {
+    record(event) {
+      stats.recorded += 1;
+      if (closed || typeof event?.path !== 'string' || typeof event.ip !== 'string') {
+        stats.rejected += 1;
+        return null;
+      }
+      const id = typeof event.id === 'string' && event.id.length > 0 ? event.id : newId();
+      const line = JSON.stringify({ ...event, id });
+      if (Buffer.byteLength(line) > maxEntryBytes) {
+        stats.rejected += 1;
+        return null;
+      }
+      if (!queue.push(line)) {
+        stats.dropped += 1;
+        return null;
+      }
+      if (options.spoolDir !== undefined) stats.spooled += 1;
+      if (waitingSince === null) waitingSince = now();
+      plan();
+      return id;
+    },
+    flush,
+    stats() {
+      return { ...stats, pending: queue.length, pendingBytes: queue.bytes };
+    },
+    async close(timeoutMs = 5000) {
+      if (closed) return;
+      await flush(timeoutMs);
+      closed = true;
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+      await inFlight;
+      queue.close();
+    },
+  };
+}
