@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -81,6 +81,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+function tempSpool(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sender-spool-'));
+  cleanups.unshift(async () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 async function setUp(options: Partial<SenderOptions> = {}) {
   const ingest = await fakeIngest();
   cleanups.push(() => ingest.close());
@@ -145,7 +151,7 @@ describe('sender', () => {
     expect(await sender.flush(2000)).toBe(true);
     expect(ids(ingest.bodies)).toEqual(['e-1', 'e-2', 'e-3']);
     expect(problems).toEqual([503, null, 502]);
-    expect(sender.stats()).toMatchObject({ sent: 3, retried: 3, lastProblem: { status: 502, reason: 'unavailable' } });
+    expect(sender.stats()).toMatchObject({ sent: 3, retried: 3, failing: false, lastProblem: { status: 502, reason: 'unavailable' } });
   });
 
   it('abandons a request without an answer after requestTimeoutMs and tries it again', async () => {
@@ -162,7 +168,7 @@ describe('sender', () => {
     const { ingest, sender } = await setUp({ secret: 'wrong' });
     sender.record(event(1));
     await expect.poll(() => sender.stats().retried, { timeout: 5000 }).toBeGreaterThanOrEqual(3);
-    expect(sender.stats()).toMatchObject({ sent: 0, pending: 1, dropped: 0, lastProblem: { status: 401, reason: 'bad-signature' } });
+    expect(sender.stats()).toMatchObject({ sent: 0, pending: 1, dropped: 0, failing: true, lastProblem: { status: 401, reason: 'bad-signature' } });
     expect(ingest.bodies).toHaveLength(0);
   });
 
@@ -205,7 +211,7 @@ describe('sender', () => {
   });
 
   it('spools to disk while the service is down, and a new process drains the spool once, in order', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'sender-spool-'));
+    const dir = tempSpool();
     const ingest = await fakeIngest();
     cleanups.push(() => ingest.close());
     ingest.script = Array(1000).fill(503);
@@ -219,13 +225,14 @@ describe('sender', () => {
     const second = createSender({ url: ingest.url, tenant: 'site-a', secret: SECRET, spoolDir: dir, batchMaxWaitMs: 5 });
     cleanups.push(() => second.close(1000));
     expect(second.stats().pending).toBe(50);
-    expect(await second.flush(5000)).toBe(true);
+    // Without a new event or a flush: what the spool held goes out on its own.
+    await expect.poll(() => second.stats().pending, { timeout: 5000 }).toBe(0);
     expect(ids(ingest.bodies)).toEqual(Array.from({ length: 50 }, (_, i) => `e-${i}`));
     expect(second.stats()).toMatchObject({ sent: 50, duplicates: 0, pending: 0 });
   });
 
   it('sends again what was sent but not acknowledged, which the service counts as duplicates', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'sender-spool-'));
+    const dir = tempSpool();
     const { ingest } = await setUp();
     // The service stored the events, but the answer was lost (the sender never saw it).
     ingest.stored.set('e-1', event(1));
@@ -248,5 +255,23 @@ describe('sender', () => {
     sender.record(event(2));
     expect(await sender.flush(2000)).toBe(true);
     expect(ids(ingest.bodies)).toEqual(['e-1', 'e-2']);
+  });
+
+  it('closes promptly while the service does not answer, cutting the request in flight and keeping its events', async () => {
+    const dir = tempSpool();
+    const ingest = await fakeIngest();
+    cleanups.push(() => ingest.close());
+    ingest.script = ['hang'];
+    const sender = createSender({ url: ingest.url, tenant: 'site-a', secret: SECRET, spoolDir: dir, batchMaxWaitMs: 5, requestTimeoutMs: 60_000 });
+    sender.record(event(1));
+    await expect.poll(() => ingest.script.length).toBe(0);
+    const started = Date.now();
+    await sender.close(200);
+    expect(Date.now() - started).toBeLessThan(2000);
+    const reopened = createSender({ url: ingest.url, tenant: 'site-a', secret: SECRET, spoolDir: dir, batchMaxWaitMs: 5 });
+    cleanups.push(() => reopened.close(1000));
+    expect(reopened.stats().pending).toBe(1);
+    expect(await reopened.flush(3000)).toBe(true);
+    expect(ids(ingest.bodies)).toEqual(['e-1']);
   });
 });

@@ -46,7 +46,10 @@ export interface Sender {
   /** Sends what waits now; true once the queue is empty, false if `timeoutMs` passed first. */
   flush(timeoutMs?: number): Promise<boolean>;
   stats(): SenderStats;
-  /** Flushes for at most `timeoutMs`, then stops; what is left stays in the spool, if any. */
+  /**
+   * Flushes for at most `timeoutMs` (not at all while the service is failing), cuts a request
+   * still in flight, and stops; what is left stays in the spool, if any.
+   */
   close(timeoutMs?: number): Promise<void>;
 }
 
@@ -78,7 +81,7 @@ export function createSender(options: SenderOptions): Sender {
   const queue: EventQueue = options.spoolDir === undefined ? memoryQueue(limits) : diskQueue({ ...limits, dir: options.spoolDir });
   const endpoint = new URL(INGEST_PATH, options.url).toString();
 
-  const stats: Omit<SenderStats, 'pending' | 'pendingBytes'> = { recorded: 0, sent: 0, duplicates: 0, retried: 0, spooled: 0, dropped: 0, rejected: 0, lastProblem: null };
+  const stats: Omit<SenderStats, 'pending' | 'pendingBytes' | 'failing'> = { recorded: 0, sent: 0, duplicates: 0, retried: 0, spooled: 0, dropped: 0, rejected: 0, lastProblem: null };
   let timer: NodeJS.Timeout | null = null;
   let inFlight: Promise<void> | null = null;
   let attempt = 0;
@@ -87,6 +90,8 @@ export function createSender(options: SenderOptions): Sender {
   let flushing = 0;
   let closed = false;
   let idleWaiters: Array<() => void> = [];
+  /** Cuts the request in flight when the sender closes. */
+  const closing = new AbortController();
 
   const problem = (status: number | null, reason: string | null, message: string): DeliveryProblem => {
     const found = { at: new Date(now()).toISOString(), status, reason, message };
@@ -138,7 +143,7 @@ export function createSender(options: SenderOptions): Sender {
           'x-observatory-signature': ingestSignature(options.secret, unixSeconds, body),
         },
         body,
-        signal: AbortSignal.timeout(requestTimeoutMs),
+        signal: AbortSignal.any([AbortSignal.timeout(requestTimeoutMs), closing.signal]),
       });
     } catch (error) {
       return { kind: 'retry', problem: problem(null, null, `no answer: ${(error as Error).message}`) };
@@ -234,6 +239,9 @@ export function createSender(options: SenderOptions): Sender {
       idleWaiters.push(done);
     });
 
+  // What an earlier run left in the spool goes out without waiting for a new event.
+  if (queue.length > 0) plan();
+
   async function flush(timeoutMs = 10_000): Promise<boolean> {
     flushing += 1;
     try {
@@ -268,14 +276,16 @@ export function createSender(options: SenderOptions): Sender {
     },
     flush,
     stats() {
-      return { ...stats, pending: queue.length, pendingBytes: queue.bytes };
+      return { ...stats, pending: queue.length, pendingBytes: queue.bytes, failing: attempt > 0 };
     },
     async close(timeoutMs = 5000) {
       if (closed) return;
-      await flush(timeoutMs);
+      // A sender whose service is failing does not wait for it: the queue keeps what is left.
+      if (attempt === 0) await flush(timeoutMs);
       closed = true;
       if (timer !== null) clearTimeout(timer);
       timer = null;
+      closing.abort();
       await inFlight;
       queue.close();
     },

@@ -55,4 +55,6 @@ export interface SenderStats {
   pending: number;
   pendingBytes: number;
   lastProblem: DeliveryProblem | null;
+  /** Whether the last attempt failed and a retry is waiting (the service is unreachable or refusing). */
+  failing: boolean;
 }

@@ -1,0 +1,220 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createSender, type IngestAnswer, type Sender, type SenderOptions } from '@observatory/sender';
+import { type ClientRules, clean, clientOf, headerText, parseTrusted, recordedHeaders } from './client.ts';
+import { createMaze, MAX_PATH_LENGTH, type Topic } from './maze.ts';
+import { clientKey, type Verdict, verdictCache } from './verdicts.ts';
+
+export interface RouterOptions {
+  /** The Observatory service (ingest), e.g. `http://127.0.0.1:8080`. */
+  serviceUrl: string;
+  tenant: string;
+  secret: string;
+  /** Where pages link the public agent API (default: the service). */
+  agentApiBase?: string;
+  siteName?: string;
+  topics: readonly Topic[];
+  /** Proxies whose client-address and JA4 headers are believed (see client.ts). */
+  trustedProxies?: readonly string[];
+  clientIpHeader?: string;
+  ja4Header?: string | null;
+  /** How long a client's first request waits for the service's verdict before it is answered (default 1,500 ms). */
+  verdictWaitMs?: number;
+  /** The most responses held at once by tarpit delays (default 10,000); past it they are answered at once. */
+  maxHeld?: number;
+  /** No delay is longer than this (default: as the service says, 8 s today). */
+  maxDelayMs?: number;
+  /** Clients remembered (default 100,000). */
+  maxClients?: number;
+  /** Passed to the sender (spoolDir, batch sizes, hooks…). */
+  sender?: Partial<SenderOptions>;
+  now?: () => number;
+}
+
+export interface RouterStats {
+  requests: number;
+  /** Responses delayed by a tarpit, in all; held now; the most held at once. */
+  delayed: number;
+  held: number;
+  heldPeak: number;
+  /** Responses a full hold answered at once instead of delaying. */
+  holdOverflow: number;
+  /** First requests answered before their verdict came. */
+  verdictTimeouts: number;
+  clients: number;
+  sender: ReturnType<Sender['stats']>;
+}
+
+export interface Router {
+  server: Server;
+  sender: Sender;
+  listen(port: number, host?: string): Promise<string>;
+  stats(): RouterStats;
+  /** Stops taking requests, cuts held ones, and closes the sender (flushing for up to `timeoutMs`). */
+  close(timeoutMs?: number): Promise<void>;
+}
+
+/**
+ * The honeypot router: answers every request from the maze, records it to the service through
+ * the sender, and delays the answer when the service says the client's fingerprint is tarpitted.
+ *
+ * Delays: a request waits up to `verdictWaitMs` for the service's answer to itself, and is then
+ * delayed by that answer's tarpit, when the router knows nothing of its client yet (its first
+ * request, or forgotten), or the client's last answer called it a liar or tarpitted it: so a
+ * fingerprint already tarpitted is delayed from its first request at a new address, and a liar's
+ * request that opens a tarpit is itself delayed. Any other client (verified, or not claiming to
+ * be an AI agent) is answered at once, by the verdict of its previous answer, which each answer
+ * refreshes. A held response is one timer and the
+ * request's own objects; the count is bounded by `maxHeld`.
+ */
+export function createRouter(options: RouterOptions): Router {
+  const now = options.now ?? Date.now;
+  const rules: ClientRules = { trustedProxies: options.trustedProxies ?? [], clientIpHeader: (options.clientIpHeader ?? 'x-forwarded-for').toLowerCase(), ja4Header: options.ja4Header?.toLowerCase() ?? null };
+  const trusted = parseTrusted(rules.trustedProxies);
+  const pageFor = createMaze({ topics: options.topics, agentApiBase: options.agentApiBase ?? options.serviceUrl, siteName: options.siteName ?? 'Open Research Archive' });
+  const verdictWaitMs = options.verdictWaitMs ?? 1500;
+  const maxHeld = options.maxHeld ?? 10_000;
+  const maxDelayMs = options.maxDelayMs ?? Number.POSITIVE_INFINITY;
+  const verdicts = verdictCache(options.maxClients ?? 100_000);
+  /** Events sent and not yet answered: the client each belongs to, and who waits for it. */
+  const unanswered = new Map<string, { key: string; waiter: ((verdict: Verdict | undefined) => void) | null }>();
+  const counts = { requests: 0, delayed: 0, held: 0, heldPeak: 0, holdOverflow: 0, verdictTimeouts: 0 };
+
+  const onAnswers = (answers: IngestAnswer[]) => {
+    for (const answer of answers) {
+      if (answer.id === null) continue;
+      const pending = unanswered.get(answer.id);
+      if (pending === undefined) continue;
+      unanswered.delete(answer.id);
+      const verdict: Verdict = { fingerprintId: answer.fingerprintId, uaClass: answer.uaClass, tarpit: answer.tarpit };
+      verdicts.set(pending.key, verdict);
+      pending.waiter?.(verdict);
+    }
+  };
+  const sender = createSender({
+    url: options.serviceUrl,
+    tenant: options.tenant,
+    secret: options.secret,
+    // A first request waits for its batch's answer: batches go out quickly.
+    batchMaxWaitMs: 20,
+    ...options.sender,
+    onAnswers: (answers) => {
+      onAnswers(answers);
+      options.sender?.onAnswers?.(answers);
+    },
+  });
+
+  const respond = (res: ServerResponse, page: { status: number; contentType: string; body: string }) => {
+    if (res.writableEnded || res.destroyed) return;
+    res.writeHead(page.status, { 'content-type': page.contentType, 'content-length': Buffer.byteLength(page.body), 'cache-control': 'public, max-age=3600' });
+    res.end(page.body);
+  };
+
+  const hold = (req: IncomingMessage, res: ServerResponse, delayMs: number, page: Parameters<typeof respond>[1]) => {
+    const delay = Math.min(delayMs, maxDelayMs);
+    if (delay <= 0) return respond(res, page);
+    if (counts.held >= maxHeld) {
+      counts.holdOverflow += 1;
+      return respond(res, page);
+    }
+    counts.held += 1;
+    counts.delayed += 1;
+    counts.heldPeak = Math.max(counts.heldPeak, counts.held);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      counts.held -= 1;
+      clearTimeout(timer);
+    };
+    const timer = setTimeout(() => {
+      release();
+      respond(res, page);
+    }, delay);
+    // A client that gives up frees its slot at once.
+    res.once('close', release);
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    counts.requests += 1;
+    const target = req.url ?? '/';
+    const mark = target.indexOf('?');
+    const rawPath = mark < 0 ? target : target.slice(0, mark);
+    const query = mark < 0 ? undefined : target.slice(mark + 1);
+    const client = clientOf(req.socket.remoteAddress, req.headers, rules, trusted);
+    const ua = clean(headerText(req.headers['user-agent']) ?? '', 2048);
+    const referer = headerText(req.headers.referer);
+    const headers = recordedHeaders(req.headers);
+    const id = sender.record({
+      ts: new Date(now()).toISOString(),
+      method: /^[A-Za-z]{1,16}$/.test(req.method ?? '') ? (req.method as string) : 'GET',
+      path: clean(rawPath, MAX_PATH_LENGTH) || '/',
+      ...(query === undefined ? {} : { query: clean(query, 4096) }),
+      ua,
+      ip: client.ip,
+      ...(client.ja4 === undefined ? {} : { ja4: client.ja4 }),
+      ...(referer === undefined ? {} : { referer: clean(referer, 2048) }),
+      ...(headers === undefined ? {} : { headers }),
+    });
+    const host = clean(headerText(req.headers.host) ?? 'localhost', 255);
+    const proto = client.viaProxy && headerText(req.headers['x-forwarded-proto']) === 'https' ? 'https' : 'http';
+    const page = pageFor(rawPath, `${proto}://${host}`);
+    // The body is discarded: the maze answers by URL alone.
+    req.resume();
+
+    const key = clientKey(client.ip, ua, client.ja4);
+    const known = verdicts.get(key);
+    if (id !== null) unanswered.set(id, { key, waiter: null });
+    // While the service is unreachable no answer is coming: nobody waits for one.
+    const waitForAnswer = id !== null && !sender.stats().failing && (known === undefined || known.uaClass === 'LIAR' || known.tarpit.active);
+    if (!waitForAnswer) return hold(req, res, known?.tarpit.active ? known.tarpit.delayMs : 0, page);
+    const entry = unanswered.get(id as string) as { key: string; waiter: ((verdict: Verdict | undefined) => void) | null };
+    const timeout = setTimeout(() => {
+      counts.verdictTimeouts += 1;
+      entry.waiter = null;
+      respond(res, page);
+    }, verdictWaitMs);
+    entry.waiter = (verdict) => {
+      clearTimeout(timeout);
+      entry.waiter = null;
+      if (res.destroyed || res.writableEnded) return;
+      hold(req, res, verdict?.tarpit.active ? verdict.tarpit.delayMs : 0, page);
+    };
+    res.once('close', () => clearTimeout(timeout));
+  };
+
+  const server = createServer(handle);
+  server.keepAliveTimeout = 5000;
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+
+  // Ids the service never answered (the request was dropped) are forgotten after a while.
+  const sweep = setInterval(() => {
+    if (unanswered.size > 200_000) unanswered.clear();
+  }, 60_000);
+  sweep.unref();
+
+  return {
+    server,
+    sender,
+    listen: (port, host = '0.0.0.0') =>
+      new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          const address = server.address() as AddressInfo;
+          resolve(`http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`);
+        });
+      }),
+    stats: () => ({ ...counts, clients: verdicts.size, sender: sender.stats() }),
+    async close(timeoutMs = 5000) {
+      clearInterval(sweep);
+      server.closeIdleConnections();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Held responses are not waited for: their connections are cut.
+        setTimeout(() => server.closeAllConnections(), 1000).unref();
+      });
+      await sender.close(timeoutMs);
+    },
+  };
+}
