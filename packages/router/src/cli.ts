@@ -1,4 +1,3 @@
-#!/usr/bin/env -S node --import tsx
 import { createServer } from 'node:http';
 import { createRouter } from './router.ts';
 import { loadTopics } from './topics.ts';
