@@ -120,7 +120,7 @@ describe('the router', () => {
     const { router, get, ingest } = await setUp({ current: 'answer' });
     await get('/robots.txt', 'a');
     await get('/wp-login.php', 'b');
-    await get(`/q/${'z'.repeat(3000)}`, 'c');
+    expect((await get(`/q/${'z'.repeat(3000)}`, 'c')).status).toBe(414);
     await router.sender.flush(3000);
     expect(ingest.received()).toBe(3);
   });

@@ -1,9 +1,19 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createSender, type IngestAnswer, type Sender, type SenderOptions } from '@observatory/sender';
-import { type ClientRules, clean, clientOf, headerText, parseTrusted, recordedHeaders } from './client.ts';
-import { createMaze, MAX_PATH_LENGTH, type Topic } from './maze.ts';
-import { clientKey, type Verdict, verdictCache } from './verdicts.ts';
+import {
+  type ClientRules,
+  clean,
+  createSender,
+  headerText,
+  type IngestAnswer,
+  parseTrusted,
+  requestEvent,
+  type Sender,
+  type SenderOptions,
+  type Verdict,
+  verdictCache,
+} from '@observatory/sender';
+import { createMaze, type Topic } from './maze.ts';
 
 export interface RouterOptions {
   /** The Observatory service (ingest), e.g. `http://127.0.0.1:8080`. */
@@ -137,32 +147,16 @@ export function createRouter(options: RouterOptions): Router {
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     counts.requests += 1;
-    const target = req.url ?? '/';
-    const mark = target.indexOf('?');
-    const rawPath = mark < 0 ? target : target.slice(0, mark);
-    const query = mark < 0 ? undefined : target.slice(mark + 1);
-    const client = clientOf(req.socket.remoteAddress, req.headers, rules, trusted);
-    const ua = clean(headerText(req.headers['user-agent']) ?? '', 2048);
-    const referer = headerText(req.headers.referer);
-    const headers = recordedHeaders(req.headers);
-    const id = sender.record({
-      ts: new Date(now()).toISOString(),
-      method: /^[A-Za-z]{1,16}$/.test(req.method ?? '') ? (req.method as string) : 'GET',
-      path: clean(rawPath, MAX_PATH_LENGTH) || '/',
-      ...(query === undefined ? {} : { query: clean(query, 4096) }),
-      ua,
-      ip: client.ip,
-      ...(client.ja4 === undefined ? {} : { ja4: client.ja4 }),
-      ...(referer === undefined ? {} : { referer: clean(referer, 2048) }),
-      ...(headers === undefined ? {} : { headers }),
-    });
+    const { event, client, key } = requestEvent({ method: req.method, url: req.url ?? '/', headers: req.headers, peer: req.socket.remoteAddress }, rules, trusted, now());
+    const id = sender.record(event);
     const host = clean(headerText(req.headers.host) ?? 'localhost', 255);
     const proto = client.viaProxy && headerText(req.headers['x-forwarded-proto']) === 'https' ? 'https' : 'http';
-    const page = pageFor(rawPath, `${proto}://${host}`);
+    // The page is chosen by the path as sent (the event's is cut to what the ingest takes).
+    const target = req.url ?? '/';
+    const page = pageFor(target.split('?', 1)[0] as string, `${proto}://${host}`);
     // The body is discarded: the maze answers by URL alone.
     req.resume();
 
-    const key = clientKey(client.ip, ua, client.ja4);
     const known = verdicts.get(key);
     if (id !== null) unanswered.set(id, { key, waiter: null });
     // While the service is unreachable no answer is coming: nobody waits for one.

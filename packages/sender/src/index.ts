@@ -3,3 +3,19 @@ export { diskQueue, type EventQueue, memoryQueue } from './queue.ts';
 export { createSender, INGEST_PATH, MAX_BODY_BYTES, MAX_EVENTS_PER_REQUEST, type Sender, type SenderOptions } from './sender.ts';
 export { ingestSignature } from './signature.ts';
 export type { DeliveryProblem, HoneypotEvent, IngestAnswer, SenderStats } from './types.ts';
+export {
+  type ClientFacts,
+  clientOf,
+  type ClientRules,
+  clean,
+  headerText,
+  parseTrusted,
+  plainAddress,
+  RECORDED_HEADERS,
+  type RecordedRequest,
+  recordedHeaders,
+  requestEvent,
+  type SeenRequest,
+  type TrustedRange,
+} from './request.ts';
+export { clientKey, type Verdict, verdictCache } from './verdicts.ts';

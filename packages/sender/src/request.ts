@@ -1,5 +1,7 @@
-import ipaddr from 'ipaddr.js';
 import type { IncomingHttpHeaders } from 'node:http';
+import ipaddr from 'ipaddr.js';
+import type { HoneypotEvent } from './types.ts';
+import { clientKey } from './verdicts.ts';
 
 /**
  * Who sent a request, as the router records it. Behind a reverse proxy the socket's peer is the
@@ -16,9 +18,10 @@ export interface ClientRules {
   ja4Header: string | null;
 }
 
-type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
+export type TrustedRange = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
-export function parseTrusted(entries: readonly string[]): Range[] {
+/** Parses trusted proxy entries (addresses or CIDRs); throws on one that is neither. */
+export function parseTrusted(entries: readonly string[]): TrustedRange[] {
   return entries.map((entry) => {
     const text = entry.trim();
     if (text.includes('/')) return ipaddr.parseCIDR(text);
@@ -33,7 +36,7 @@ export function plainAddress(text: string): string | null {
   return ipaddr.process(text).toString();
 }
 
-const inAny = (address: string, ranges: readonly Range[]) => {
+const inAny = (address: string, ranges: readonly TrustedRange[]) => {
   const parsed = ipaddr.process(address);
   return ranges.some(([range, bits]) => parsed.kind() === range.kind() && parsed.match(range as never, bits));
 };
@@ -45,7 +48,7 @@ export interface ClientFacts {
   viaProxy: boolean;
 }
 
-export function clientOf(peer: string | undefined, headers: IncomingHttpHeaders, rules: ClientRules, trusted: readonly Range[]): ClientFacts {
+export function clientOf(peer: string | undefined, headers: IncomingHttpHeaders, rules: ClientRules, trusted: readonly TrustedRange[]): ClientFacts {
   const socketIp = plainAddress(peer ?? '') ?? '0.0.0.0';
   if (trusted.length === 0 || !inAny(socketIp, trusted)) return { ip: socketIp, ja4: undefined, viaProxy: false };
   const ja4Value = rules.ja4Header === null ? undefined : headerText(headers[rules.ja4Header]);
@@ -102,4 +105,59 @@ export function recordedHeaders(headers: IncomingHttpHeaders): Record<string, st
 /** Text the service can store: no U+0000 (PostgreSQL refuses it), at most `max` characters. */
 export function clean(text: string, max: number): string {
   return text.replace(/\u0000/g, '').slice(0, max);
+}
+
+/** What a site knows of one request, from whatever server it runs on. */
+export interface SeenRequest {
+  method: string | undefined;
+  /** The request target: path and query string (`/q/a?b=c`); an absolute URL is read as its path. */
+  url: string;
+  headers: IncomingHttpHeaders;
+  /** The socket's peer address. */
+  peer: string | undefined;
+}
+
+export interface RecordedRequest {
+  event: HoneypotEvent;
+  client: ClientFacts;
+  /** The path without its query, as recorded. */
+  path: string;
+  /** The key the site remembers this client's verdict by (`clientKey`). */
+  key: string;
+}
+
+/**
+ * The ingest event for one request: its time, method, path and query, User-Agent, referer, the
+ * client's address and JA4 (from a trusted proxy only) and the headers in RECORDED_HEADERS, each
+ * cut to what the ingest takes.
+ */
+export function requestEvent(seen: SeenRequest, rules: ClientRules, trusted: readonly TrustedRange[], nowMs: number): RecordedRequest {
+  let target = seen.url || '/';
+  if (!target.startsWith('/')) {
+    try {
+      const absolute = new URL(target);
+      target = `${absolute.pathname}${absolute.search}`;
+    } catch {
+      target = `/${target}`;
+    }
+  }
+  const mark = target.indexOf('?');
+  const path = clean(mark < 0 ? target : target.slice(0, mark), 2048) || '/';
+  const query = mark < 0 ? undefined : clean(target.slice(mark + 1), 4096);
+  const client = clientOf(seen.peer, seen.headers, rules, trusted);
+  const ua = clean(headerText(seen.headers['user-agent']) ?? '', 2048);
+  const referer = headerText(seen.headers.referer);
+  const headers = recordedHeaders(seen.headers);
+  const event: HoneypotEvent = {
+    ts: new Date(nowMs).toISOString(),
+    method: /^[A-Za-z]{1,16}$/.test(seen.method ?? '') ? (seen.method as string) : 'GET',
+    path,
+    ...(query === undefined ? {} : { query }),
+    ua,
+    ip: client.ip,
+    ...(client.ja4 === undefined ? {} : { ja4: client.ja4 }),
+    ...(referer === undefined ? {} : { referer: clean(referer, 2048) }),
+    ...(headers === undefined ? {} : { headers }),
+  };
+  return { event, client, path, key: clientKey(client.ip, ua, client.ja4) };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientOf, parseTrusted, recordedHeaders } from './client.ts';
+import { clientOf, parseTrusted, recordedHeaders, requestEvent } from './request.ts';
 
 const rules = { trustedProxies: ['10.0.0.0/8', '127.0.0.1'], clientIpHeader: 'x-forwarded-for', ja4Header: 'x-ja4' };
 const trusted = parseTrusted(rules.trustedProxies);
@@ -39,5 +39,41 @@ describe('who sent a request', () => {
       accept: `ab${'x'.repeat(4094)}`,
     });
     expect(recordedHeaders({ cookie: 'x' })).toBeUndefined();
+  });
+});
+
+describe('the event of a request', () => {
+  const at = Date.parse('2026-11-28T12:00:00Z');
+
+  it('carries what the ingest takes: time, method, path, query, UA, referer, address, JA4 and the listed headers', () => {
+    const seen = requestEvent(
+      { method: 'POST', url: '/q/a?b=c', headers: { 'user-agent': 'GPTBot/1.1', referer: 'https://r.example/', 'x-forwarded-for': '203.0.113.5', 'x-ja4': 't13d1516h2_8daaf6152771_e5627efa2ab1', accept: '*/*', cookie: 'no' }, peer: '10.0.0.1' },
+      rules,
+      trusted,
+      at,
+    );
+    expect(seen.event).toEqual({
+      ts: '2026-11-28T12:00:00.000Z',
+      method: 'POST',
+      path: '/q/a',
+      query: 'b=c',
+      ua: 'GPTBot/1.1',
+      ip: '203.0.113.5',
+      ja4: 't13d1516h2_8daaf6152771_e5627efa2ab1',
+      referer: 'https://r.example/',
+      headers: { accept: '*/*' },
+    });
+    expect(seen.path).toBe('/q/a');
+    expect(seen.key).toBe('203.0.113.5\nt13d1516h2_8daaf6152771_e5627efa2ab1\nGPTBot/1.1');
+  });
+
+  it('cuts what is too long, drops NUL, reads an absolute URL as its path, and names an odd method GET', () => {
+    const long = requestEvent({ method: 'M-SEARCH', url: `/${'p'.repeat(3000)}?${'q'.repeat(5000)}`, headers: { 'user-agent': `a\u0000${'u'.repeat(3000)}` }, peer: '198.51.100.1' }, rules, trusted, at);
+    expect(long.event.path).toHaveLength(2048);
+    expect(long.event.query).toHaveLength(4096);
+    expect(long.event.ua).toBe(`a${'u'.repeat(2047)}`);
+    expect(long.event.method).toBe('GET');
+    expect(requestEvent({ method: 'GET', url: 'http://bait.example/agents/x?y=1', headers: {}, peer: '198.51.100.1' }, rules, trusted, at).event).toMatchObject({ path: '/agents/x', query: 'y=1', ua: '' });
+    expect(requestEvent({ method: undefined, url: '', headers: {}, peer: undefined }, rules, trusted, at).event).toMatchObject({ path: '/', method: 'GET', ip: '0.0.0.0' });
   });
 });
