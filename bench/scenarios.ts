@@ -23,6 +23,7 @@ import { graphMaterialiseScenarios } from './graph-materialise.ts';
 import { graphQueryScenarios } from './graph-query.ts';
 import { graphQueryWorstScenario } from './graph-query-worst.ts';
 import { triageRunScenarios } from './triage-run.ts';
+import { routerBaitScenario, routerTarpitHoldScenario } from './router.ts';
 
 /**
  * The benchmark scenarios `npm run bench` runs, in this order. To add one, append an object to
@@ -465,3 +466,7 @@ scenarios.push(complianceEvaluateScenario);
 // Federation: the region-digest fan-out over three local deployments against the slowest local
 // digest (docs/performance.md, "Federation"; bench/region-digest.ts).
 scenarios.push(regionDigestScenario);
+
+// The honeypot router: bait pages against a bare Node server, and 10,000 tarpit-held connections
+// (packages/router/README.md, "Performance"; bench/router.ts).
+scenarios.push(routerBaitScenario, routerTarpitHoldScenario);

@@ -61,7 +61,11 @@ export function randomFrom(seed: number): () => number {
 
 const pick = <T>(items: readonly T[], random: () => number): T => items[Math.floor(random() * items.length)] as T;
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+/**
+ * Text as HTML, in ASCII: markup characters and everything outside ASCII as numeric references.
+ * An ASCII page is a one-byte string, which Node writes to the socket without re-encoding.
+ */
+const escapeHtml = (text: string) => text.replace(/[&<>"']|[^\x00-\x7f]/gu, (c) => `&#${c.codePointAt(0)};`);
 const slugify = (text: string) =>
   text
     .toLowerCase()
@@ -80,74 +84,98 @@ export function vocabularyOf(topics: readonly Topic[]): string[] {
   return words.size > 0 ? [...words] : ['archive', 'signal', 'network', 'record', 'index', 'summary'];
 }
 
+/** Paragraphs written once per maze; a page picks PARAGRAPHS_PER_PAGE of them by its seed. */
+const PARAGRAPH_POOL = 256;
+
 export function createMaze(options: MazeOptions) {
   const topics = options.topics.length > 0 ? options.topics : FALLBACK_TOPICS;
   const vocabulary = vocabularyOf(topics);
   const bySlug = new Map(topics.map((topic) => [topic.slug, topic]));
-  const api = options.agentApiBase.replace(/\/+$/, '');
+  const api = escapeHtml(options.agentApiBase.replace(/\/+$/, ''));
 
-  const sentence = (random: () => number) => {
-    const words = Array.from({ length: 8 + Math.floor(random() * 8) }, () => pick(vocabulary, random));
-    return `${pick(CONNECTIVES, random)} ${words.join(' ')}.`;
+  // Everything a page is assembled from is escaped, slugged and written once, here: serving a page
+  // is then a few picks and one join (a bounded, small cost whatever the URL).
+  const words = vocabulary.map((word) => ({ text: escapeHtml(word), slug: slugify(word), query: encodeURIComponent(word) }));
+  const stems = QUERY_STEMS.map((stem) => ({ text: escapeHtml(stem), slug: slugify(stem) }));
+  const agents = AGENT_WORDS.map((word) => escapeHtml(word));
+  const topicLinks = topics.map((topic) => `<li><a href="/honeypot/topics/${topic.slug}">${escapeHtml(topic.title)}</a></li>`);
+  const poolRandom = randomFrom(seedOf(`paragraphs:${vocabulary.length}`));
+  const sentence = () => {
+    const count = 8 + Math.floor(poolRandom() * 8);
+    let text = pick(CONNECTIVES, poolRandom);
+    for (let i = 0; i < count; i += 1) text += ` ${pick(words, poolRandom).text}`;
+    return `${text}.`;
   };
-  const paragraphs = (random: () => number) =>
-    Array.from({ length: PARAGRAPHS_PER_PAGE }, () => `<p>${escapeHtml(Array.from({ length: SENTENCES_PER_PARAGRAPH }, () => sentence(random)).join(' '))}</p>`).join('\n');
+  const pool = Array.from({ length: PARAGRAPH_POOL }, () => `<p>${Array.from({ length: SENTENCES_PER_PARAGRAPH }, sentence).join(' ')}</p>`);
+
+  const paragraphs = (random: () => number) => {
+    let text = pick(pool, random);
+    for (let i = 1; i < PARAGRAPHS_PER_PAGE; i += 1) text += `\n${pick(pool, random)}`;
+    return text;
+  };
 
   /** Links one level below `path` (the maze never ends) and across to the other roots. */
   const links = (path: string, random: () => number) => {
-    const base = path.endsWith('/') ? path : `${path}/`;
-    const out: string[] = [];
+    const base = escapeHtml(path.endsWith('/') ? path : `${path}/`);
+    let out = '<ul>';
     for (let i = 0; i < LINKS_PER_PAGE; i += 1) {
       const kind = Math.floor(random() * 3);
-      if (kind === 0) {
-        const topic = pick(topics, random);
-        out.push(`<li><a href="/honeypot/topics/${topic.slug}">${escapeHtml(topic.title)}</a></li>`);
-      } else if (kind === 1) {
-        const query = `${pick(QUERY_STEMS, random)} ${pick(vocabulary, random)}`;
-        out.push(`<li><a href="/q/${slugify(query)}">${escapeHtml(query)}</a></li>`);
+      if (kind === 0) out += `\n${pick(topicLinks, random)}`;
+      else if (kind === 1) {
+        const stem = pick(stems, random);
+        const word = pick(words, random);
+        out += `\n<li><a href="/q/${stem.slug}-${word.slug}">${stem.text} ${word.text}</a></li>`;
       } else {
-        const word = pick(vocabulary, random);
-        out.push(`<li><a href="${base}${slugify(word)}-${Math.floor(random() * 1000)}">${escapeHtml(word)}</a></li>`);
+        const word = pick(words, random);
+        out += `\n<li><a href="${base}${word.slug}-${Math.floor(random() * 1000)}">${word.text}</a></li>`;
       }
     }
-    const term = pick(vocabulary, random);
-    out.push(`<li><a href="${api}/api/agent?query=${encodeURIComponent(term)}">Search the archive for “${escapeHtml(term)}” (API)</a></li>`);
-    out.push(`<li><a href="/agents/${pick(AGENT_WORDS, random)}-${Math.floor(random() * 100)}">${escapeHtml(pick(AGENT_WORDS, random))} agent profile</a></li>`);
-    return `<ul>\n${out.join('\n')}\n</ul>`;
+    const term = pick(words, random);
+    out += `\n<li><a href="${api}/api/agent?query=${term.query}">Search the archive for &ldquo;${term.text}&rdquo; (API)</a></li>`;
+    out += `\n<li><a href="/agents/${pick(AGENT_WORDS, random)}-${Math.floor(random() * 100)}">${pick(agents, random)} agent profile</a></li>`;
+    return `${out}\n</ul>`;
   };
 
+  const siteName = escapeHtml(options.siteName);
+  /** `title` and `description` are escaped already. */
   const html = (title: string, description: string, content: string): Page => ({
     status: 200,
     contentType: 'text/html; charset=utf-8',
-    body: `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} · ${escapeHtml(options.siteName)}</title><meta name="description" content="${escapeHtml(description)}"></head>\n<body><main><h1>${escapeHtml(title)}</h1>\n${content}\n</main></body></html>\n`,
+    body: `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${title} &middot; ${siteName}</title><meta name="description" content="${description}"></head>\n<body><main><h1>${title}</h1>\n${content}\n</main></body></html>\n`,
   });
+  const escapedTopics = new Map(topics.map((topic) => [topic, { title: escapeHtml(topic.title), summary: escapeHtml(topic.summary), category: escapeHtml(topic.category) }]));
 
   function topicPage(path: string, random: () => number): Page {
     const segments = path.slice('/honeypot/topics/'.length).split('/').filter(Boolean);
     const topic = bySlug.get(segments[0] ?? '') ?? pick(topics, random);
-    const depth = segments.length > 1 ? ` — part ${segments.length}` : '';
-    const machineReadable = `<p>Machine-readable: <a href="${api}/api/topics/${topic.slug}">${escapeHtml(topic.slug)} in the topic API</a>.</p>`;
-    return html(`${topic.title}${depth}`, topic.summary, `<p><em>${escapeHtml(topic.category)}</em>: ${escapeHtml(topic.summary)}</p>\n${machineReadable}\n${paragraphs(random)}\n${links(path, random)}`);
+    const depth = segments.length > 1 ? ` &mdash; part ${segments.length}` : '';
+    const shown = escapedTopics.get(topic) as { title: string; summary: string; category: string };
+    const machineReadable = `<p>Machine-readable: <a href="${api}/api/topics/${topic.slug}">${topic.slug} in the topic API</a>.</p>`;
+    return html(`${shown.title}${depth}`, shown.summary, `<p><em>${shown.category}</em>: ${shown.summary}</p>\n${machineReadable}\n${paragraphs(random)}\n${links(path, random)}`);
   }
 
   function queryPage(path: string, random: () => number): Page {
     const query = decodeSegment(path.slice('/q/'.length).split('/')[0] ?? '').replace(/-/g, ' ') || 'latest';
-    const results = Array.from({ length: 6 }, (_, i) => {
+    const shownQuery = escapeHtml(query);
+    const querySlug = slugify(query);
+    let results = '';
+    for (let i = 0; i < 6; i += 1) {
       const topic = pick(topics, random);
-      return `<li><a href="/q/${slugify(query)}/${i + 1}-${topic.slug}">${escapeHtml(topic.title)}</a> — ${escapeHtml(topic.summary)}</li>`;
-    }).join('\n');
-    return html(`Results for “${query}”`, `Archive results for ${query}`, `<ol>\n${results}\n</ol>\n${paragraphs(random)}\n${links(path, random)}`);
+      const shown = escapedTopics.get(topic) as { title: string; summary: string };
+      results += `\n<li><a href="/q/${querySlug}/${i + 1}-${topic.slug}">${shown.title}</a> &mdash; ${shown.summary}</li>`;
+    }
+    return html(`Results for &ldquo;${shownQuery}&rdquo;`, `Archive results for ${shownQuery}`, `<ol>${results}\n</ol>\n${paragraphs(random)}\n${links(path, random)}`);
   }
 
   function agentPage(path: string, random: () => number): Page {
-    const name = decodeSegment(path.slice('/agents/'.length).split('/')[0] ?? '') || pick(AGENT_WORDS, random);
-    return html(`Agent ${name}`, `Capabilities and history of the ${name} agent`, `<p>Status: ${pick(['active', 'retired', 'in review', 'beta'], random)}. Tools: ${Array.from({ length: 4 }, () => pick(vocabulary, random)).join(', ')}.</p>\n${paragraphs(random)}\n${links(path, random)}`);
+    const name = escapeHtml(decodeSegment(path.slice('/agents/'.length).split('/')[0] ?? '') || pick(AGENT_WORDS, random));
+    return html(`Agent ${name}`, `Capabilities and history of the ${name} agent`, `<p>Status: ${pick(['active', 'retired', 'in review', 'beta'], random)}. Tools: ${Array.from({ length: 4 }, () => pick(words, random).text).join(', ')}.</p>\n${paragraphs(random)}\n${links(path, random)}`);
   }
 
   function index(): Page {
     const random = randomFrom(seedOf('/'));
     const roots = BAIT_ROOTS.map((root) => `<li><a href="${root}${root === '/q/' ? 'latest' : root === '/agents/' ? 'index' : (topics[0] as Topic).slug}">${root}</a></li>`).join('\n');
-    return html(options.siteName, `${options.siteName}: an open research archive`, `<ul>\n${roots}\n</ul>\n${paragraphs(random)}`);
+    return html(siteName, `${siteName}: an open research archive`, `<ul>\n${roots}\n</ul>\n${paragraphs(random)}`);
   }
 
   const text = (body: string, contentType = 'text/plain; charset=utf-8'): Page => ({ status: 200, contentType, body });

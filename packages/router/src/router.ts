@@ -13,7 +13,7 @@ import {
   type Verdict,
   verdictCache,
 } from '@observatory/sender';
-import { createMaze, type Topic } from './maze.ts';
+import { createMaze, type Page, type Topic } from './maze.ts';
 
 export interface RouterOptions {
   /** The Observatory service (ingest), e.g. `http://127.0.0.1:8080`. */
@@ -114,13 +114,15 @@ export function createRouter(options: RouterOptions): Router {
     },
   });
 
-  const respond = (res: ServerResponse, page: { status: number; contentType: string; body: string }) => {
+  /** The page is made when it is sent: a held response keeps only its path (docs: memory per held connection). */
+  const respond = (res: ServerResponse, pageOf: () => Page) => {
     if (res.writableEnded || res.destroyed) return;
+    const page = pageOf();
     res.writeHead(page.status, { 'content-type': page.contentType, 'content-length': Buffer.byteLength(page.body), 'cache-control': 'public, max-age=3600' });
     res.end(page.body);
   };
 
-  const hold = (req: IncomingMessage, res: ServerResponse, delayMs: number, page: Parameters<typeof respond>[1]) => {
+  const hold = (req: IncomingMessage, res: ServerResponse, delayMs: number, page: () => Page) => {
     const delay = Math.min(delayMs, maxDelayMs);
     if (delay <= 0) return respond(res, page);
     if (counts.held >= maxHeld) {
@@ -153,14 +155,15 @@ export function createRouter(options: RouterOptions): Router {
     const proto = client.viaProxy && headerText(req.headers['x-forwarded-proto']) === 'https' ? 'https' : 'http';
     // The page is chosen by the path as sent (the event's is cut to what the ingest takes).
     const target = req.url ?? '/';
-    const page = pageFor(target.split('?', 1)[0] as string, `${proto}://${host}`);
-    // The body is discarded: the maze answers by URL alone.
-    req.resume();
+    const pagePath = target.split('?', 1)[0] as string;
+    const origin = `${proto}://${host}`;
+    const page = () => pageFor(pagePath, origin);
+    // A body is never read (the maze answers by URL alone): Node discards it after the response.
 
     const known = verdicts.get(key);
     if (id !== null) unanswered.set(id, { key, waiter: null });
     // While the service is unreachable no answer is coming: nobody waits for one.
-    const waitForAnswer = id !== null && !sender.stats().failing && (known === undefined || known.uaClass === 'LIAR' || known.tarpit.active);
+    const waitForAnswer = id !== null && (known === undefined || known.uaClass === 'LIAR' || known.tarpit.active) && !sender.failing;
     if (!waitForAnswer) return hold(req, res, known?.tarpit.active ? known.tarpit.delayMs : 0, page);
     const entry = unanswered.get(id as string) as { key: string; waiter: ((verdict: Verdict | undefined) => void) | null };
     const timeout = setTimeout(() => {

@@ -32,9 +32,14 @@ export function parseTrusted(entries: readonly string[]): TrustedRange[] {
 
 /** The address in its plain form: IPv4-mapped IPv6 (`::ffff:192.0.2.1`) as IPv4. */
 export function plainAddress(text: string): string | null {
+  // The common cases without parsing: a socket's IPv4 peer as Node gives it, and IPv4-mapped.
+  if (DOTTED_QUAD.test(text)) return text;
+  if (text.startsWith('::ffff:') && DOTTED_QUAD.test(text.slice(7))) return text.slice(7);
   if (!ipaddr.isValid(text)) return null;
   return ipaddr.process(text).toString();
 }
+
+const DOTTED_QUAD = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 
 const inAny = (address: string, ranges: readonly TrustedRange[]) => {
   const parsed = ipaddr.process(address);

@@ -22,11 +22,15 @@ interface FakeIngest {
   stored: Map<string, HoneypotEvent>;
   /** Answers to give before behaving: a status, or 'hang' (never answer), or 'close' (drop the socket). */
   script: Array<number | 'hang' | 'close' | { status: number; body: unknown }>;
+  /** When each stored body arrived (ms since the epoch), in order. */
+  arrivals: number[];
+  /** How long to wait before answering a request that is stored. */
+  answerDelayMs: number;
   close(): Promise<void>;
 }
 
 async function fakeIngest(): Promise<FakeIngest> {
-  const state = { bodies: [] as FakeIngest['bodies'], stored: new Map<string, HoneypotEvent>(), script: [] as FakeIngest['script'] };
+  const state = { bodies: [] as FakeIngest['bodies'], stored: new Map<string, HoneypotEvent>(), script: [] as FakeIngest['script'], arrivals: [] as number[], answerDelayMs: 0 };
   const server: Server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -49,6 +53,8 @@ async function fakeIngest(): Promise<FakeIngest> {
       return reply(400, { schema: 'svc-error.v1', reason: 'invalid-body', message: `${field} must be an IP address`, details: { field } });
     }
     state.bodies.push(body);
+    state.arrivals.push(Date.now());
+    if (state.answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, state.answerDelayMs));
     let duplicates = 0;
     const events = body.events.map((event) => {
       if (state.stored.has(event.id as string)) duplicates += 1;
@@ -65,6 +71,12 @@ async function fakeIngest(): Promise<FakeIngest> {
     ...state,
     get script() {
       return state.script;
+    },
+    get answerDelayMs() {
+      return state.answerDelayMs;
+    },
+    set answerDelayMs(value) {
+      state.answerDelayMs = value;
     },
     set script(value) {
       state.script = value;
@@ -273,5 +285,31 @@ describe('sender', () => {
     expect(reopened.stats().pending).toBe(1);
     expect(await reopened.flush(3000)).toBe(true);
     expect(ids(ingest.bodies)).toEqual(['e-1']);
+  });
+
+  it('sends what queued during a request batchMaxWaitMs after that request started, not at once (few, full requests on a busy site)', async () => {
+    const { ingest, sender } = await setUp({ batchMaxWaitMs: 300 });
+    ingest.answerDelayMs = 150;
+    sender.record(event(1));
+    await expect.poll(() => ingest.arrivals.length, { timeout: 2000, interval: 5 }).toBe(1);
+    const firstStarted = ingest.arrivals[0] as number;
+    // Recorded while the first request waits for its answer.
+    sender.record(event(2));
+    sender.record(event(3));
+    await expect.poll(() => ingest.arrivals.length, { timeout: 3000, interval: 5 }).toBe(2);
+    expect((ingest.arrivals[1] as number) - firstStarted).toBeGreaterThanOrEqual(250);
+    expect(ingest.bodies.map((b) => b.events.map((e) => e.id))).toEqual([['e-1'], ['e-2', 'e-3']]);
+  });
+
+  it('still sends a full batch at once, whatever the window', async () => {
+    const { ingest, sender } = await setUp({ batchMaxWaitMs: 60_000, batchMaxEvents: 2 });
+    ingest.answerDelayMs = 100;
+    sender.record(event(1));
+    sender.record(event(2));
+    await expect.poll(() => ingest.arrivals.length, { interval: 5 }).toBe(1);
+    sender.record(event(3));
+    sender.record(event(4));
+    await expect.poll(() => ingest.arrivals.length, { timeout: 2000, interval: 5 }).toBe(2);
+    expect(ids(ingest.bodies)).toEqual(['e-1', 'e-2', 'e-3', 'e-4']);
   });
 });

@@ -46,6 +46,8 @@ export interface Sender {
   /** Sends what waits now; true once the queue is empty, false if `timeoutMs` passed first. */
   flush(timeoutMs?: number): Promise<boolean>;
   stats(): SenderStats;
+  /** Whether the last attempt failed and a retry waits (cheap: for a check on every request). */
+  readonly failing: boolean;
   /**
    * Flushes for at most `timeoutMs` (not at all while the service is failing), cuts a request
    * still in flight, and stops; what is left stays in the spool, if any.
@@ -111,9 +113,16 @@ export function createSender(options: SenderOptions): Sender {
     for (const resolve of waiters) resolve();
   };
 
+  /** When the scheduled send is due (ms since the epoch), while `timer` is set. */
+  let timerDue = 0;
   const schedule = (delayMs: number) => {
     if (closed && flushing === 0) return;
+    const due = now() + Math.max(0, delayMs);
+    // A send already due no later stands: `record` calls this for every event, and a timer
+    // replaced per event would cost more than the event.
+    if (timer !== null && timerDue <= due) return;
     if (timer !== null) clearTimeout(timer);
+    timerDue = due;
     timer = setTimeout(() => {
       timer = null;
       if (inFlight === null) inFlight = sendNext().finally(() => (inFlight = null));
@@ -173,6 +182,8 @@ export function createSender(options: SenderOptions): Sender {
   }
 
   async function sendNext(): Promise<void> {
+    const startedAt = now();
+    let outcomeWasDelivery = false;
     const lines = queue.head(batchLimit, maxEntryBytes);
     if (lines.length === 0) return;
     if (lines.length === 1 && Buffer.byteLength(lines[0] as string) > maxEntryBytes) {
@@ -183,6 +194,7 @@ export function createSender(options: SenderOptions): Sender {
       const outcome = await attemptBatch(lines);
       switch (outcome.kind) {
         case 'delivered':
+          outcomeWasDelivery = true;
           queue.shift(outcome.count);
           stats.sent += outcome.count;
           stats.duplicates += outcome.duplicates;
@@ -218,11 +230,14 @@ export function createSender(options: SenderOptions): Sender {
           return;
       }
     }
-    waitingSince = queue.length > 0 ? now() : null;
+    // What queued during the request arrived after it started: its batch is due batchMaxWaitMs
+    // after that (at once when full, after a refusal, or when flushing). Sending it at once
+    // instead would make a busy site send a request per round trip, each nearly empty.
+    waitingSince = queue.length > 0 ? startedAt : null;
     wake();
-    // What waited during the request goes out at once: it has waited a round trip already.
-    if (queue.length > 0 && !closed) schedule(0);
-    else if (queue.length > 0 && flushing > 0) schedule(0);
+    if (queue.length === 0 || (closed && flushing === 0)) return;
+    const due = outcomeWasDelivery ? batchMaxWaitMs - (now() - startedAt) : 0;
+    schedule(queue.length >= batchLimit || queue.bytes >= maxEntryBytes || flushing > 0 ? 0 : due);
   }
 
   const afterIdle = (timeoutMs: number) =>
@@ -277,6 +292,9 @@ export function createSender(options: SenderOptions): Sender {
     flush,
     stats() {
       return { ...stats, pending: queue.length, pendingBytes: queue.bytes, failing: attempt > 0 };
+    },
+    get failing() {
+      return attempt > 0;
     },
     async close(timeoutMs = 5000) {
       if (closed) return;
