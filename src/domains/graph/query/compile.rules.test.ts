@@ -60,6 +60,9 @@ describe('whole statements', () => {
     ['two parts, each from its best node', "MATCH (a)-->(b {key: 'x'}), (c)-->(d {id: 2})-->(e:Key {key: 'y'}), (f) RETURN a", FULL_VISIBILITY],
     ['counts and grouping', 'MATCH (a)-[r]->(b) RETURN a.kind, count(DISTINCT b.x) AS n, count(r), count(DISTINCT a), b ORDER BY n DESC, a.kind', FULL_VISIBILITY],
     ['DISTINCT ordered by a node', 'MATCH (a)-[r]->(b) RETURN DISTINCT a, r ORDER BY a, r DESC', FULL_VISIBILITY],
+    ['a walk between two placed nodes', 'MATCH (a {id: 1})-->(b)-[*1..2]->(a) RETURN a', FULL_VISIBILITY],
+    ['parts left after the anchor, the first best of each next', "MATCH (a {id: 1}), (f), (g {key: 'x'}), (h {key: 'y'}), (i) RETURN a", FULL_VISIBILITY],
+    ['an untyped relationship before a typed one', 'MATCH (a)-[r]->(b)-[s:SIGNED_BY]->(c) RETURN a', FULL_VISIBILITY],
     ['plain ordered by nodes, aliases and expressions', 'MATCH (a)-[r]->(b) RETURN a AS x, r, b.key ORDER BY x, r, b.key, a.id DESC, b.weight', FULL_VISIBILITY],
   ])('%s', (_name, text, visibility) => {
     const { sql, params, columns, tracksMatch, anchored } = compiled(text, visibility);
@@ -86,7 +89,8 @@ describe('conditions', () => {
     ['json ordered', 'MATCH (n) WHERE n.a < 1 AND n.a <= 1 AND n.a > 1 AND n.a >= "x" RETURN n'],
     ['string operators', "MATCH (n) WHERE n.key STARTS WITH 'a' AND n.x ENDS WITH n.key AND 'abc' CONTAINS n.y RETURN n"],
     ['string operators on non-strings', "MATCH (n) WHERE n.id STARTS WITH 'a' OR 1 CONTAINS n.x OR n.key ENDS WITH null RETURN n"],
-    ['IN', "MATCH (n) WHERE n.key IN [] OR n.key IN ['a', 'b'] OR n.key IN ['a', 1] OR n.x IN ['a', null] OR n.id IN [1] RETURN n"],
+    ['IN', "MATCH (n) WHERE n.key IN [] OR n.key IN ['a', 'b'] OR n.key IN ['a', 1] OR n.x IN ['a', null] OR n.id IN [1] OR n.id IN ['1'] OR n.x IN ['a'] RETURN n"],
+    ['a property named like an Object member', 'MATCH (n) WHERE n.constructor IS NULL AND n.toString = 1 RETURN n'],
     ['IS NULL', 'MATCH (n) WHERE n.x IS NULL AND n.key IS NOT NULL AND n.id IS NOT NULL RETURN n'],
     ['boolean connectives', 'MATCH (n) WHERE NOT (n.a = 1 OR n.b = 2) XOR n.c = 3 RETURN n'],
   ])('%s', (_name, text) => {
@@ -112,6 +116,10 @@ describe('anchors', () => {
     expect(anchoredAt("MATCH (a)-->(b) WHERE b.id = '4' OR a.key = 'x' RETURN a")).toBeNull();
     expect(anchoredAt("MATCH (a)-->(b) WHERE b.key <> 'x' AND b.id < 3 AND a.key = 1 AND a.id = 'x' RETURN a")).toBeNull();
     expect(anchoredAt('MATCH (a:Key)-->(b) RETURN a')).toBeNull();
+    // Of two nodes pinned as surely, the first in pattern order.
+    expect(anchoredAt("MATCH (a {key: 'x'})-->(b {key: 'y'}) RETURN a")).toBe('n0');
+    expect(anchoredAt("MATCH (a:Key {key: 'x'})-->(b:Key {key: 'y'}) RETURN a")).toBe('n0');
+    expect(anchoredAt('MATCH (a {id: 1})-->(b {id: 2}) RETURN a')).toBe('n0');
     expect(anchoredAt("MATCH (a)-->(b) WHERE b.x = 'k' AND a = b RETURN a")).toBeNull();
   });
 });
