@@ -44,12 +44,14 @@ export const MUTATION_TEST_FILES = [
   'src/domains/graph/query/parser.test.ts',
   'src/domains/graph/query/*.rules.test.ts',
 
-  // Triage output checks, the postmortem strip (triage), cost budgets.
-  'src/domains/triage/agents/*.test.ts',
+  // Triage output checks, the postmortem strip (triage), cost budgets. Not the per-agent tests
+  // (their long property runs cover these modules only in passing and add no kills).
+  'src/domains/triage/agents/output.test.ts',
+  'src/domains/triage/agents/output.rules.test.ts',
   'src/domains/triage/postmortems/strip.test.ts',
-  'src/domains/triage/postmortems/*.rules.test.ts',
+  'src/domains/triage/postmortems/strip.rules.test.ts',
   'src/domains/cost/budgets/percent.test.ts',
-  'src/domains/cost/budgets/*.rules.test.ts',
+  'src/domains/cost/budgets/percent.rules.test.ts',
 
   // Backups' hashing, the audit chain's Merkle proofs.
   'src/platform/audit/merkle.rules.test.ts',
