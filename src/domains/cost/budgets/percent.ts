@@ -4,10 +4,14 @@
  * percentage, and the shown percentage is cut so that both always agree.
  */
 
-/** ⌊a / b⌋ for b > 0 (bigint division truncates towards zero). */
+/**
+ * ⌊a / b⌋ for b > 0 (bigint division truncates towards zero). For b > 0 the remainder takes the
+ * sign of a, so it is below 0 exactly when a < 0 and b does not divide a: the quotient was
+ * truncated upwards.
+ */
 function floorDiv(a: bigint, b: bigint): bigint {
   const q = a / b;
-  return a % b !== 0n && a < 0n ? q - 1n : q;
+  return a % b < 0n ? q - 1n : q;
 }
 
 /**

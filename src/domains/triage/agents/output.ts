@@ -118,10 +118,11 @@ export function parseProposals<T>(text: string, item: TSchema, maxItems: number)
   } catch (error) {
     return { refused: `malformed-output: the answer is not JSON (${(error as Error).message.slice(0, 120)})`, items: [] };
   }
-  if (typeof json !== 'object' || json === null || Array.isArray(json) || !Array.isArray((json as { proposals?: unknown }).proposals)) {
+  // Of the JSON values only an object can hold `proposals` (a string, number, boolean or array reads it as undefined).
+  const list = (json as { proposals?: unknown } | null)?.proposals;
+  if (!Array.isArray(list)) {
     return { refused: 'malformed-output: the answer is not an object {"proposals": [...]}', items: [] };
   }
-  const list = (json as { proposals: unknown[] }).proposals;
   return {
     refused: null,
     items: list.map((value, index): ParsedItem<T> => {

@@ -77,9 +77,8 @@ export function identifierTokens(value: unknown, into: Set<string> = new Set()):
     const plain = readable(value);
     for (const id of idsInText(plain)) into.add(id);
     for (const m of plain.replace(UUID, ' ').matchAll(WORD)) into.add(folded(m[0]));
-  } else if (Array.isArray(value)) {
-    for (const item of value) identifierTokens(item, into);
   } else if (typeof value === 'object' && value !== null) {
+    // An array's values are its items, in order.
     for (const item of Object.values(value)) identifierTokens(item, into);
   }
   return into;
