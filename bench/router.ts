@@ -4,6 +4,7 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { createMaze, FALLBACK_TOPICS } from '../packages/router/src/maze.ts';
+import { freePort } from '../test/helpers/ports.ts';
 import { defineScenario } from './scenarios.ts';
 
 /**
@@ -83,14 +84,6 @@ const portLine = (line: string) => /^port (\d+)$/.exec(line.trim())?.[1] ?? null
 async function standIn(tarpit = false): Promise<string> {
   const { value } = await start(['-e', STAND_IN], { TARPIT: tarpit ? '1' : '0' }, portLine);
   return `http://127.0.0.1:${value}`;
-}
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const port = (probe.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
 }
 
 async function startRouter(ingest: string, adminPort: number): Promise<{ child: ChildProcess; url: string }> {

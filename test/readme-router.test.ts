@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, startTestApp, type TestApp } from './helpers/app.ts';
+import { shellBlocks } from './helpers/markdown.ts';
 import { freePort } from './helpers/ports.ts';
 
 /**
@@ -63,7 +64,7 @@ async function stopTree(pid: number): Promise<void> {
 function blocks(): string[] {
   const readme = readFileSync(`${root}README.md`, 'utf8');
   const section = readme.slice(readme.indexOf('## Watching a honeypot site'), readme.indexOf('## Configuration'));
-  return [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1] as string);
+  return shellBlocks(section);
 }
 
 describe('the README: watching a honeypot site', () => {

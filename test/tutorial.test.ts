@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, startTestApp, type TestApp, V1 } from './helpers/app.ts';
+import { shellBlocks } from './helpers/markdown.ts';
 
 /**
  * docs/tutorial.md works as written: every ```sh block, in order, in one bash shell with `set -eu`
@@ -18,10 +19,6 @@ import { ADMIN_TOKEN, startTestApp, type TestApp, V1 } from './helpers/app.ts';
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
 
-/** The ```sh blocks of the tutorial, in order. */
-export function shellBlocks(markdown: string): string[] {
-  return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
-}
 
 let t: TestApp;
 let base: string;

@@ -1,15 +1,14 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import {
-  type ClientRules,
+  clientRulesOf,
   createSender,
   type IngestAnswer,
-  parseTrusted,
   plainAddress,
   requestEvent,
   type Sender,
   type SenderOptions,
   type SeenRequest,
-  verdictCache,
+  verdictTracker,
 } from '@observatory/sender';
 
 export interface ObservatoryOptions {
@@ -82,10 +81,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  */
 export function createObservatory(options: ObservatoryOptions): Observatory {
   const now = options.now ?? Date.now;
-  const rules: ClientRules = { trustedProxies: options.trustedProxies ?? [], clientIpHeader: (options.clientIpHeader ?? 'x-forwarded-for').toLowerCase(), ja4Header: options.ja4Header?.toLowerCase() ?? null };
-  const trusted = parseTrusted(rules.trustedProxies);
-  const verdicts = verdictCache(100_000);
-  const unanswered = new Map<string, string>();
+  const { rules, trusted } = clientRulesOf(options);
+  const verdicts = verdictTracker({ maxClients: 100_000 });
   const counts = { observed: 0, delayed: 0, errors: 0 };
   const tarpitMaxWaitMs = options.tarpitMaxWaitMs ?? 0;
 
@@ -95,12 +92,7 @@ export function createObservatory(options: ObservatoryOptions): Observatory {
     secret: options.secret,
     ...options.sender,
     onAnswers: (answers: IngestAnswer[]) => {
-      for (const answer of answers) {
-        const key = answer.id === null ? undefined : unanswered.get(answer.id);
-        if (key === undefined) continue;
-        unanswered.delete(answer.id as string);
-        verdicts.set(key, { fingerprintId: answer.fingerprintId, uaClass: answer.uaClass, tarpit: answer.tarpit });
-      }
+      verdicts.onAnswers(answers);
       options.sender?.onAnswers?.(answers);
     },
   });
@@ -110,13 +102,9 @@ export function createObservatory(options: ObservatoryOptions): Observatory {
       counts.observed += 1;
       const { event, key } = requestEvent(seen, rules, trusted, now());
       const id = sender.record(event);
-      if (id !== null && tarpitMaxWaitMs > 0) {
-        // Only tarpit mode reads answers; the map is bounded by forgetting all at a size no
-        // honest backlog reaches (an unanswered id only costs a missed verdict refresh).
-        if (unanswered.size > 200_000) unanswered.clear();
-        unanswered.set(id, key);
-      }
+      // Only tarpit mode reads answers.
       if (tarpitMaxWaitMs <= 0) return 0;
+      if (id !== null) verdicts.expect(id, key);
       const known = verdicts.get(key);
       const delay = known?.tarpit.active ? Math.min(known.tarpit.delayMs, tarpitMaxWaitMs) : 0;
       if (delay > 0) counts.delayed += 1;

@@ -1,18 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  type ClientRules,
-  clean,
-  createSender,
-  headerText,
-  type IngestAnswer,
-  parseTrusted,
-  requestEvent,
-  type Sender,
-  type SenderOptions,
-  type Verdict,
-  verdictCache,
-} from '@observatory/sender';
+import { clean, clientRulesOf, createSender, headerText, requestEvent, type Sender, type SenderOptions, verdictTracker } from '@observatory/sender';
 import { createMaze, type Page, type Topic } from './maze.ts';
 
 export interface RouterOptions {
@@ -74,33 +62,19 @@ export interface Router {
  * fingerprint already tarpitted is delayed from its first request at a new address, and a liar's
  * request that opens a tarpit is itself delayed. Any other client (verified, or not claiming to
  * be an AI agent) is answered at once, by the verdict of its previous answer, which each answer
- * refreshes. A held response is one timer and the
- * request's own objects; the count is bounded by `maxHeld`.
+ * refreshes. A held response is one timer and the request's own objects; the count is bounded
+ * by `maxHeld`.
  */
 export function createRouter(options: RouterOptions): Router {
   const now = options.now ?? Date.now;
-  const rules: ClientRules = { trustedProxies: options.trustedProxies ?? [], clientIpHeader: (options.clientIpHeader ?? 'x-forwarded-for').toLowerCase(), ja4Header: options.ja4Header?.toLowerCase() ?? null };
-  const trusted = parseTrusted(rules.trustedProxies);
+  const { rules, trusted } = clientRulesOf(options);
   const pageFor = createMaze({ topics: options.topics, agentApiBase: options.agentApiBase ?? options.serviceUrl, siteName: options.siteName ?? 'Open Research Archive' });
   const verdictWaitMs = options.verdictWaitMs ?? 1500;
   const maxHeld = options.maxHeld ?? 10_000;
   const maxDelayMs = options.maxDelayMs ?? Number.POSITIVE_INFINITY;
-  const verdicts = verdictCache(options.maxClients ?? 100_000);
-  /** Events sent and not yet answered: the client each belongs to, and who waits for it. */
-  const unanswered = new Map<string, { key: string; waiter: ((verdict: Verdict | undefined) => void) | null }>();
+  const verdicts = verdictTracker({ maxClients: options.maxClients ?? 100_000 });
   const counts = { requests: 0, delayed: 0, held: 0, heldPeak: 0, holdOverflow: 0, verdictTimeouts: 0 };
 
-  const onAnswers = (answers: IngestAnswer[]) => {
-    for (const answer of answers) {
-      if (answer.id === null) continue;
-      const pending = unanswered.get(answer.id);
-      if (pending === undefined) continue;
-      unanswered.delete(answer.id);
-      const verdict: Verdict = { fingerprintId: answer.fingerprintId, uaClass: answer.uaClass, tarpit: answer.tarpit };
-      verdicts.set(pending.key, verdict);
-      pending.waiter?.(verdict);
-    }
-  };
   const sender = createSender({
     url: options.serviceUrl,
     tenant: options.tenant,
@@ -109,7 +83,7 @@ export function createRouter(options: RouterOptions): Router {
     batchMaxWaitMs: 20,
     ...options.sender,
     onAnswers: (answers) => {
-      onAnswers(answers);
+      verdicts.onAnswers(answers);
       options.sender?.onAnswers?.(answers);
     },
   });
@@ -122,7 +96,7 @@ export function createRouter(options: RouterOptions): Router {
     res.end(page.body);
   };
 
-  const hold = (req: IncomingMessage, res: ServerResponse, delayMs: number, page: () => Page) => {
+  const hold = (res: ServerResponse, delayMs: number, page: () => Page) => {
     const delay = Math.min(delayMs, maxDelayMs);
     if (delay <= 0) return respond(res, page);
     if (counts.held >= maxHeld) {
@@ -161,21 +135,20 @@ export function createRouter(options: RouterOptions): Router {
     // A body is never read (the maze answers by URL alone): Node discards it after the response.
 
     const known = verdicts.get(key);
-    if (id !== null) unanswered.set(id, { key, waiter: null });
+    const pending = id === null ? null : verdicts.expect(id, key);
     // While the service is unreachable no answer is coming: nobody waits for one.
-    const waitForAnswer = id !== null && (known === undefined || known.uaClass === 'LIAR' || known.tarpit.active) && !sender.failing;
-    if (!waitForAnswer) return hold(req, res, known?.tarpit.active ? known.tarpit.delayMs : 0, page);
-    const entry = unanswered.get(id as string) as { key: string; waiter: ((verdict: Verdict | undefined) => void) | null };
+    const waitForAnswer = pending !== null && (known === undefined || known.uaClass === 'LIAR' || known.tarpit.active) && !sender.failing;
+    if (!waitForAnswer) return hold(res, known?.tarpit.active ? known.tarpit.delayMs : 0, page);
     const timeout = setTimeout(() => {
       counts.verdictTimeouts += 1;
-      entry.waiter = null;
+      pending.waiter = null;
       respond(res, page);
     }, verdictWaitMs);
-    entry.waiter = (verdict) => {
+    pending.waiter = (verdict) => {
       clearTimeout(timeout);
-      entry.waiter = null;
+      pending.waiter = null;
       if (res.destroyed || res.writableEnded) return;
-      hold(req, res, verdict?.tarpit.active ? verdict.tarpit.delayMs : 0, page);
+      hold(res, verdict.tarpit.active ? verdict.tarpit.delayMs : 0, page);
     };
     res.once('close', () => clearTimeout(timeout));
   };
@@ -184,12 +157,6 @@ export function createRouter(options: RouterOptions): Router {
   server.keepAliveTimeout = 5000;
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
-
-  // Ids the service never answered (the request was dropped) are forgotten after a while.
-  const sweep = setInterval(() => {
-    if (unanswered.size > 200_000) unanswered.clear();
-  }, 60_000);
-  sweep.unref();
 
   return {
     server,
@@ -202,9 +169,8 @@ export function createRouter(options: RouterOptions): Router {
           resolve(`http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`);
         });
       }),
-    stats: () => ({ ...counts, clients: verdicts.size, sender: sender.stats() }),
+    stats: () => ({ ...counts, clients: verdicts.clients, sender: sender.stats() }),
     async close(timeoutMs = 5000) {
-      clearInterval(sweep);
       server.closeIdleConnections();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

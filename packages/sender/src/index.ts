@@ -6,6 +6,7 @@ export type { DeliveryProblem, HoneypotEvent, IngestAnswer, SenderStats } from '
 export {
   type ClientFacts,
   clientOf,
+  clientRulesOf,
   type ClientRules,
   clean,
   headerText,
@@ -18,4 +19,4 @@ export {
   type SeenRequest,
   type TrustedRange,
 } from './request.ts';
-export { clientKey, type Verdict, verdictCache } from './verdicts.ts';
+export { clientKey, type PendingAnswer, type Verdict, verdictCache, type VerdictTracker, verdictTracker } from './verdicts.ts';

@@ -7,8 +7,11 @@ import path from 'node:path';
  * the service has answered, so an event leaves the queue only when it was delivered or refused.
  */
 export interface EventQueue {
-  /** Appends one event; false when the queue is full, and then the event is not kept. */
-  push(line: string): boolean;
+  /**
+   * Appends one event; false when the queue is full, and then the event is not kept. `bytes` is
+   * the line's UTF-8 size when the caller measured it already.
+   */
+  push(line: string, bytes?: number): boolean;
   /**
    * Entries from the head, oldest first, at most `maxEvents` and at most `maxBytes` once joined
    * with commas; at least one when the queue is not empty (no entry is larger than the queue's
@@ -51,8 +54,8 @@ export function memoryQueue(limits: QueueLimits): EventQueue {
   let start = 0;
   let bytes = 0;
   return {
-    push(line) {
-      const size = byteSize(line);
+    push(line, lineBytes) {
+      const size = lineBytes === undefined ? byteSize(line) : lineBytes + 1;
       if (bytes + size > limits.maxBytes) return false;
       entries.push(line);
       sizes.push(size);
@@ -176,9 +179,9 @@ export function diskQueue(options: SpoolOptions): EventQueue {
   };
 
   return {
-    push(line) {
+    push(line, lineBytes) {
       const record = `${line}\n`;
-      const size = Buffer.byteLength(record);
+      const size = lineBytes === undefined ? Buffer.byteLength(record) : lineBytes + 1;
       if (bytes + size > maxBytes) return false;
       if (tailSize > 0 && tailSize + size > segmentBytes) {
         if (tailFd !== headFd) closeSync(tailFd);
@@ -197,18 +200,29 @@ export function diskQueue(options: SpoolOptions): EventQueue {
       lastSizes = [];
       if (length === 0 || maxEvents < 1) return [];
       while (leaveConsumedSegment());
-      // An entry is at most the body limit, so this much from the head holds at least one whole.
-      const buffer = Buffer.allocUnsafe(maxBytesOfBatch + 2);
-      const read = readSync(fdOfHead(), buffer, 0, buffer.length, headAt.offset);
-      const lines: string[] = [];
-      const sizes: number[] = [];
-      let from = 0;
-      while (lines.length < maxEvents) {
-        const newline = buffer.indexOf(10, from);
-        if (newline < 0 || newline >= read) break;
-        lines.push(buffer.toString('utf8', from, newline));
-        sizes.push(newline + 1 - from);
-        from = newline + 1;
+      // Read what the batch likely needs (the entries' mean size times the count), and more only
+      // when that ran short: the most a batch can hold, an entry being at most the body limit,
+      // holds at least one whole. Reading the most every time would read a megabyte per batch.
+      const most = maxBytesOfBatch + 2;
+      let want = Math.min(most, Math.ceil((bytes / length) * maxEvents * 1.25) + 2);
+      let lines: string[];
+      let sizes: number[];
+      for (;;) {
+        const buffer = Buffer.allocUnsafe(want);
+        const read = readSync(fdOfHead(), buffer, 0, want, headAt.offset);
+        lines = [];
+        sizes = [];
+        let from = 0;
+        while (lines.length < maxEvents) {
+          const newline = buffer.indexOf(10, from);
+          if (newline < 0 || newline >= read) break;
+          lines.push(buffer.toString('utf8', from, newline));
+          sizes.push(newline + 1 - from);
+          from = newline + 1;
+        }
+        const ranShort = lines.length < maxEvents && read === want && want < most;
+        if (!ranShort) break;
+        want = Math.min(most, want * 2);
       }
       if (lines.length === 0) {
         // An entry larger than a batch (queued under a larger limit by an earlier run): hand it

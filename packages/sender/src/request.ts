@@ -20,6 +20,16 @@ export interface ClientRules {
 
 export type TrustedRange = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
+/** The rules from a site's options, with header names lower-cased and the proxies parsed once. */
+export function clientRulesOf(options: { trustedProxies?: readonly string[]; clientIpHeader?: string; ja4Header?: string | null }): { rules: ClientRules; trusted: TrustedRange[] } {
+  const rules: ClientRules = {
+    trustedProxies: options.trustedProxies ?? [],
+    clientIpHeader: (options.clientIpHeader ?? 'x-forwarded-for').toLowerCase(),
+    ja4Header: options.ja4Header?.toLowerCase() ?? null,
+  };
+  return { rules, trusted: parseTrusted(rules.trustedProxies) };
+}
+
 /** Parses trusted proxy entries (addresses or CIDRs); throws on one that is neither. */
 export function parseTrusted(entries: readonly string[]): TrustedRange[] {
   return entries.map((entry) => {

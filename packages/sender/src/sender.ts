@@ -130,13 +130,15 @@ export function createSender(options: SenderOptions): Sender {
     timer.unref();
   };
 
+  /** Whether what waits fills a batch, or a flush asks for it now: then it goes out at once. */
+  const dueNow = () => queue.length >= batchLimit || queue.bytes >= maxEntryBytes || flushing > 0;
+
   /** When the next batch is due, given what waits. */
   const plan = () => {
     if (inFlight !== null || queue.length === 0) return;
     if (attempt > 0) return; // a retry is already scheduled
-    const full = queue.length >= batchLimit || queue.bytes >= maxEntryBytes;
     const waited = now() - (waitingSince ?? now());
-    schedule(full || flushing > 0 ? 0 : batchMaxWaitMs - waited);
+    schedule(dueNow() ? 0 : batchMaxWaitMs - waited);
   };
 
   async function attemptBatch(lines: string[]): Promise<Outcome> {
@@ -237,7 +239,7 @@ export function createSender(options: SenderOptions): Sender {
     wake();
     if (queue.length === 0 || (closed && flushing === 0)) return;
     const due = outcomeWasDelivery ? batchMaxWaitMs - (now() - startedAt) : 0;
-    schedule(queue.length >= batchLimit || queue.bytes >= maxEntryBytes || flushing > 0 ? 0 : due);
+    schedule(dueNow() ? 0 : due);
   }
 
   const afterIdle = (timeoutMs: number) =>
@@ -276,11 +278,12 @@ export function createSender(options: SenderOptions): Sender {
       }
       const id = typeof event.id === 'string' && event.id.length > 0 ? event.id : newId();
       const line = JSON.stringify({ ...event, id });
-      if (Buffer.byteLength(line) > maxEntryBytes) {
+      const bytes = Buffer.byteLength(line);
+      if (bytes > maxEntryBytes) {
         stats.rejected += 1;
         return null;
       }
-      if (!queue.push(line)) {
+      if (!queue.push(line, bytes)) {
         stats.dropped += 1;
         return null;
       }
