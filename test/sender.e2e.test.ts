@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSender, type IngestAnswer } from '@observatory/sender';
 import { startTestApp, type TestApp, V1 } from './helpers/app.ts';
 import { GPTBOT_UA } from './helpers/honeypot.ts';
+import { startTcpProxy } from './helpers/tcp-proxy.ts';
 
 /**
  * The sender package (packages/sender) against the real service on a real port: its signature,
@@ -83,4 +84,50 @@ describe('the sender against the service', () => {
     const count = await t.call({ method: 'GET', url: `${V1}/honeypot/recent?tenant=sender-site&limit=100` });
     expect((count.json().events as Array<{ senderId: string }>).filter((e) => e.senderId.startsWith('spooled-')).length).toBe(100);
   });
+  it('keeps recording through 30 seconds of the service down, then delivers every event once and in order', async () => {
+    const port = Number(new URL(base).port);
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port });
+    const dir = mkdtempSync(path.join(tmpdir(), 'sender-outage-'));
+    dirs.push(dir);
+    const sender = createSender({
+      url: `http://${proxy.host}:${proxy.port}`,
+      tenant: 'sender-site',
+      secret,
+      spoolDir: dir,
+      batchMaxWaitMs: 50,
+      requestTimeoutMs: 1000,
+      backoff: { baseMs: 200, maxMs: 2000 },
+    });
+    const ids = Array.from({ length: 90 }, (_, i) => `outage-${String(i).padStart(2, '0')}`);
+    const record = (id: string) => sender.record({ id, path: `/q/${id}`, ip: '198.51.100.41', ts: new Date().toISOString() });
+    try {
+      for (const id of ids.slice(0, 10)) record(id);
+      expect(await sender.flush(10_000)).toBe(true);
+      // Down for 30 s: refusing connections for the first half, then a partition where requests
+      // go out and no answer comes back. One event every 375 ms meanwhile.
+      proxy.cut('refuse');
+      const downFrom = Date.now();
+      for (const [i, id] of ids.slice(10).entries()) {
+        if (i === 40) proxy.cut('blackhole');
+        record(id);
+        await new Promise((resolve) => setTimeout(resolve, 375));
+      }
+      expect(Date.now() - downFrom).toBeGreaterThanOrEqual(30_000);
+      expect(sender.stats()).toMatchObject({ pending: 80, dropped: 0, rejected: 0, failing: true });
+      expect(sender.stats().retried).toBeGreaterThan(5);
+      proxy.restore();
+      expect(await sender.flush(20_000)).toBe(true);
+    } finally {
+      await sender.close();
+      await proxy.close();
+    }
+    expect(sender.stats()).toMatchObject({ recorded: 90, sent: 90, spooled: 90, pending: 0, dropped: 0 });
+    const recent = await t.call({ method: 'GET', url: `${V1}/honeypot/recent?tenant=sender-site&limit=100` });
+    const stored = (recent.json().events as Array<{ senderId: string; receivedAt: string }>).filter((e) => e.senderId.startsWith('outage-'));
+    // Once each, whatever the refused and timed-out attempts left half done.
+    expect(stored.map((e) => e.senderId).sort()).toEqual(ids);
+    // In order: no event was stored before one recorded earlier.
+    const receivedAt = new Map(stored.map((e) => [e.senderId, Date.parse(e.receivedAt)]));
+    for (let i = 1; i < ids.length; i += 1) expect(receivedAt.get(ids[i]!)!).toBeGreaterThanOrEqual(receivedAt.get(ids[i - 1]!)!);
+  }, 90_000);
 });
