@@ -5,7 +5,7 @@ import { GPTBOT_UA } from './helpers/honeypot.ts';
 
 /**
  * The honeypot router (packages/router) in front of the real service, both on real ports: pages
- * it serves are recorded with the right verdicts, and once the service tarpits a liar's
+ * it serves are recorded with the right verdicts (and counted so on the dashboard), and once the service tarpits a liar's
  * fingerprint the router delays that client's answers. The router trusts loopback as its proxy,
  * so each test client names its address in X-Forwarded-For.
  */
@@ -70,6 +70,13 @@ describe('the router in front of the service', () => {
     expect(byPath('/honeypot/topics/alpha').map((e) => e.uaClass)).toEqual(['KNOWN_LLM_AGENT', 'KNOWN_LLM_AGENT']);
     expect(byPath('/honeypot/topics/alpha').some((e) => e.ja4 !== null)).toBe(true);
     expect(byPath('/q/cheap-gpus').map((e) => e.uaClass)).toEqual(['LIAR']);
+    // The operator's dashboard counts them by those verdicts.
+    const dashboard = await t.call({ method: 'GET', url: `${V1}/honeypot/dashboard?tenant=router-site&window=24h` });
+    expect(dashboard.statusCode).toBe(200);
+    const { kpis, uaClassBreakdown, topPaths } = dashboard.json();
+    expect(kpis).toMatchObject({ totalEvents: 3, knownVerifiedCount: 2, liarCount: 1 });
+    expect(uaClassBreakdown).toEqual(expect.arrayContaining([{ uaClass: 'KNOWN_LLM_AGENT', count: 2 }, { uaClass: 'LIAR', count: 1 }]));
+    expect(topPaths).toEqual(expect.arrayContaining([{ path: '/honeypot/topics/alpha', count: 2 }]));
   });
 
   it('serves robots.txt forbidding the bait roots, llms.txt and a sitemap, and records those requests too', async () => {
