@@ -261,6 +261,12 @@ describe('ORDER BY', () => {
     expect(orderNamesItem(order('count(DISTINCT a.key)'), item('count(a.key)'))).toBe(false);
   });
 
+  it('takes a name that is both an alias and a returned variable as the alias, as Cypher does', () => {
+    // `r` names the second column (a node), not the first (the variable-length relationship).
+    expect(() => check('MATCH (a)-[r*1..2]->(b) RETURN r AS x, a AS r ORDER BY r')).not.toThrow();
+    expect(refusal('MATCH (a)-[r*1..2]->(b) RETURN a AS x, r AS y ORDER BY y')).toBe('Rows cannot be ordered by a variable-length relationship.');
+  });
+
   it('when RETURN counts or is DISTINCT, orders only by what is returned', () => {
     expect(() => check('MATCH (a) RETURN a.key AS k, count(*) AS n ORDER BY n DESC, k, a.key')).not.toThrow();
     expect(() => check('MATCH (a) RETURN DISTINCT a.key ORDER BY a.key')).not.toThrow();

@@ -200,7 +200,8 @@ function checkExpression(expression: Expression, sorts: Map<string, VariableSort
   }
 }
 
-const a = (sort: VariableSort) => (sort === 'node' ? 'a node' : sort === 'edge' ? 'an edge' : 'a path');
+/** Paths are refused before two variables' sorts are compared, so only nodes and edges are named. */
+const a = (sort: Exclude<VariableSort, 'path'>) => (sort === 'node' ? 'a node' : 'an edge');
 
 function checkReturnExpression(expression: ReturnExpression, sorts: Map<string, VariableSort>, clause: string): void {
   if (expression.type === 'variable') checkVariable(expression.name, sorts, clause);
