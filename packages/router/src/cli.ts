@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createSecureContext } from 'node:tls';
 import { createRouter } from './router.ts';
 import { loadTopics } from './topics.ts';
 
@@ -37,6 +39,26 @@ const agentApiBase = env.ROUTER_AGENT_API_URL ?? serviceUrl;
 const { topics, problem } = await loadTopics(agentApiBase);
 if (problem !== null) log('warn', problem);
 
+/** The certificate and key files when the router terminates TLS itself; both or neither. */
+function tlsFiles(): { cert: string; key: string } | undefined {
+  const certFile = env.ROUTER_TLS_CERT_FILE;
+  const keyFile = env.ROUTER_TLS_KEY_FILE;
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) {
+    log('error', 'ROUTER_TLS_CERT_FILE and ROUTER_TLS_KEY_FILE go together (see packages/router/README.md)');
+    process.exit(2);
+  }
+  try {
+    const files = { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') };
+    createSecureContext(files); // a certificate and key that do not load, or do not match, stop the start here
+    return files;
+  } catch (error) {
+    log('error', `cannot use the TLS certificate and key: ${(error as Error).message}`);
+    process.exit(2);
+  }
+}
+const tls = tlsFiles();
+
 const router = createRouter({
   serviceUrl,
   tenant,
@@ -49,6 +71,7 @@ const router = createRouter({
   ja4Header: env.ROUTER_JA4_HEADER || null,
   ...(env.ROUTER_MAX_HELD ? { maxHeld: Number(env.ROUTER_MAX_HELD) } : {}),
   ...(env.ROUTER_MAX_DELAY_MS ? { maxDelayMs: Number(env.ROUTER_MAX_DELAY_MS) } : {}),
+  ...(tls ? { tls } : {}),
   sender: {
     ...(env.ROUTER_SPOOL_DIR ? { spoolDir: env.ROUTER_SPOOL_DIR } : {}),
     ...(env.ROUTER_BATCH_MAX_WAIT_MS ? { batchMaxWaitMs: Number(env.ROUTER_BATCH_MAX_WAIT_MS) } : {}),

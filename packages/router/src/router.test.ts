@@ -1,7 +1,13 @@
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FALLBACK_TOPICS } from './maze.ts';
 import { createRouter, type Router, type RouterOptions } from './router.ts';
 
@@ -12,16 +18,20 @@ import { createRouter, type Router, type RouterOptions } from './router.ts';
  */
 type Mode = 'answer' | 'hang' | 'down';
 
-async function standIn(modeOf: () => Mode): Promise<{ url: string; server: Server; received: () => number }> {
+type Received = { id: string; ua: string; path: string; ja4?: string };
+
+async function standIn(modeOf: () => Mode): Promise<{ url: string; server: Server; received: () => number; events: Received[] }> {
   let received = 0;
+  const seen: Received[] = [];
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const mode = modeOf();
     if (mode === 'hang') return;
     if (mode === 'down') return res.writeHead(503, { 'content-type': 'application/json' }).end('{"schema":"svc-error.v1","reason":"unavailable","message":"down"}');
-    const events = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { events: Array<{ id: string; ua: string }> }).events;
+    const events = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { events: Received[] }).events;
     received += events.length;
+    seen.push(...events);
     const liar = (ua: string) => ua.includes('liar');
     res.writeHead(200, { 'content-type': 'application/json' }).end(
       JSON.stringify({
@@ -33,7 +43,7 @@ async function standIn(modeOf: () => Mode): Promise<{ url: string; server: Serve
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, received: () => received };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, received: () => received, events: seen };
 }
 
 const routers: Router[] = [];
@@ -58,7 +68,7 @@ async function setUp(mode: { current: Mode }, options: Partial<RouterOptions> = 
     await response.text();
     return { status: response.status, ms: performance.now() - started };
   };
-  return { router, get, ingest };
+  return { router, get, ingest, site };
 }
 
 describe('the router', () => {
@@ -123,5 +133,89 @@ describe('the router', () => {
     expect((await get(`/q/${'z'.repeat(3000)}`, 'c')).status).toBe(414);
     await router.sender.flush(3000);
     expect(ingest.received()).toBe(3);
+  });
+});
+
+/** A self-signed certificate for `localhost`, made by the openssl command for this run. */
+function selfSigned(): { cert: string; key: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'router-tls-'));
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' });
+    return { cert: readFileSync(path.join(dir, 'cert.pem'), 'utf8'), key: readFileSync(path.join(dir, 'key.pem'), 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('the router terminating TLS', () => {
+  let pem: { cert: string; key: string };
+  beforeAll(() => {
+    pem = selfSigned();
+  });
+
+  const getTls = (site: string, pathname: string, alpn?: string[]) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const { port } = new URL(site);
+      const req = httpsRequest({ host: '127.0.0.1', port: Number(port), path: pathname, servername: 'localhost', ca: pem.cert, agent: false, headers: { 'user-agent': 'tls-client' }, ...(alpn ? { ALPNProtocols: alpn } : {}) }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+  it('serves over HTTPS and records the JA4 of each client\'s own ClientHello', async () => {
+    const { router, ingest, site } = await setUp({ current: 'answer' }, { tls: { ...pem } });
+    expect(site).toMatch(/^https:\/\//);
+    const page = await getTls(site, '/honeypot/topics/llm-pricing');
+    expect(page.status).toBe(200);
+    // Links are absolute to the origin the client reached, which is HTTPS now.
+    expect((await getTls(site, '/robots.txt')).body).toContain('Sitemap: https://');
+    await getTls(site, '/q/with-alpn', ['h2', 'http/1.1']);
+    await router.sender.flush(3000);
+    const byPath = new Map(ingest.events.map((e) => [e.path, e.ja4]));
+    const plain = byPath.get('/honeypot/topics/llm-pricing');
+    // Node's client: TLS 1.3, SNI sent (d), no ALPN (00) unless asked for.
+    expect(plain).toMatch(/^t13d\d{4}00_[0-9a-f]{12}_[0-9a-f]{12}$/);
+    expect(byPath.get('/robots.txt')).toBe(plain);
+    const withAlpn = byPath.get('/q/with-alpn') as string;
+    expect(withAlpn.slice(0, 8)).toBe(plain!.slice(0, 8).replace(/(\d{2})$/, (n) => String(Number(n) + 1).padStart(2, '0')));
+    expect(withAlpn.slice(8, 10)).toBe('h2');
+    expect(withAlpn.slice(10)).toBe(plain!.slice(10));
+  });
+
+  it('believes no JA4 header, even from a trusted proxy, over its own reading', async () => {
+    const { router, ingest, site } = await setUp({ current: 'answer' }, { tls: { ...pem }, trustedProxies: ['127.0.0.1'], ja4Header: 'x-ja4' });
+    const { port } = new URL(site);
+    await new Promise<void>((resolve, reject) => {
+      const req = httpsRequest({ host: '127.0.0.1', port: Number(port), path: '/agents/x', servername: 'localhost', ca: pem.cert, agent: false, headers: { 'x-ja4': 't13d0000h2_aaaaaaaaaaaa_bbbbbbbbbbbb' } }, (res) => {
+        res.resume();
+        res.on('end', resolve);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    await router.sender.flush(3000);
+    expect(ingest.events[0]?.ja4).toMatch(/^t13d\d{4}00_/);
+  });
+
+  it('closes a connection that does not open with a ClientHello, or is too slow to send one', async () => {
+    const { router, site } = await setUp({ current: 'answer' }, { tls: { ...pem, helloTimeoutMs: 200 } });
+    const port = Number(new URL(site).port);
+    const closed = (send: string | null) =>
+      new Promise<number>((resolve) => {
+        const started = performance.now();
+        const socket = connect(port, '127.0.0.1', () => {
+          if (send !== null) socket.write(send);
+        });
+        socket.on('error', () => undefined);
+        socket.on('close', () => resolve(performance.now() - started));
+        socket.resume();
+      });
+    expect(await closed('GET / HTTP/1.1\r\nHost: x\r\n\r\n')).toBeLessThan(150);
+    expect(await closed(null)).toBeGreaterThanOrEqual(190);
+    expect(router.stats()).toMatchObject({ helloRefused: 2, requests: 0 });
   });
 });

@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { clean, clientRulesOf, createSender, headerText, requestEvent, type Sender, type SenderOptions, verdictTracker } from '@observatory/sender';
 import { createMaze, type Page, type Topic } from './maze.ts';
+import { type HelloReader, readHellosBeforeTls } from './tls.ts';
 
 export interface RouterOptions {
   /** The Observatory service (ingest), e.g. `http://127.0.0.1:8080`. */
@@ -24,6 +26,11 @@ export interface RouterOptions {
   maxDelayMs?: number;
   /** Clients remembered (default 100,000). */
   maxClients?: number;
+  /**
+   * Terminate TLS here (PEM certificate chain and key): the site is served over HTTPS and each
+   * client's JA4 is computed from its own ClientHello instead of read from a proxy's header.
+   */
+  tls?: { cert: string | Buffer; key: string | Buffer; helloTimeoutMs?: number };
   /** Passed to the sender (spoolDir, batch sizes, hooks…). */
   sender?: Partial<SenderOptions>;
   now?: () => number;
@@ -40,6 +47,8 @@ export interface RouterStats {
   /** First requests answered before their verdict came. */
   verdictTimeouts: number;
   clients: number;
+  /** With TLS: connections closed before the handshake (no ClientHello, or too slow to send one). */
+  helloRefused: number;
   sender: ReturnType<Sender['stats']>;
 }
 
@@ -123,10 +132,15 @@ export function createRouter(options: RouterOptions): Router {
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     counts.requests += 1;
-    const { event, client, key } = requestEvent({ method: req.method, url: req.url ?? '/', headers: req.headers, peer: req.socket.remoteAddress }, rules, trusted, now());
+    const { event, client, key } = requestEvent(
+      { method: req.method, url: req.url ?? '/', headers: req.headers, peer: req.socket.remoteAddress, ja4: hellos?.ja4Of(req.socket) },
+      rules,
+      trusted,
+      now(),
+    );
     const id = sender.record(event);
     const host = clean(headerText(req.headers.host) ?? 'localhost', 255);
-    const proto = client.viaProxy && headerText(req.headers['x-forwarded-proto']) === 'https' ? 'https' : 'http';
+    const proto = hellos !== null || (client.viaProxy && headerText(req.headers['x-forwarded-proto']) === 'https') ? 'https' : 'http';
     // The page is chosen by the path as sent (the event's is cut to what the ingest takes).
     const target = req.url ?? '/';
     const pagePath = target.split('?', 1)[0] as string;
@@ -153,7 +167,8 @@ export function createRouter(options: RouterOptions): Router {
     res.once('close', () => clearTimeout(timeout));
   };
 
-  const server = createServer(handle);
+  const server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handle) : createServer(handle);
+  const hellos: HelloReader | null = options.tls ? readHellosBeforeTls(server as ReturnType<typeof createHttpsServer>, options.tls) : null;
   server.keepAliveTimeout = 5000;
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
@@ -166,12 +181,13 @@ export function createRouter(options: RouterOptions): Router {
         server.once('error', reject);
         server.listen(port, host, () => {
           const address = server.address() as AddressInfo;
-          resolve(`http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`);
+          resolve(`${hellos ? 'https' : 'http'}://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`);
         });
       }),
-    stats: () => ({ ...counts, clients: verdicts.clients, sender: sender.stats() }),
+    stats: () => ({ ...counts, clients: verdicts.clients, helloRefused: hellos?.refused() ?? 0, sender: sender.stats() }),
     async close(timeoutMs = 5000) {
       server.closeIdleConnections();
+      hellos?.destroyPending();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         // Held responses are not waited for: their connections are cut.

@@ -67,6 +67,14 @@ describe('the event of a request', () => {
     expect(seen.key).toBe('203.0.113.5\nt13d1516h2_8daaf6152771_e5627efa2ab1\nGPTBot/1.1');
   });
 
+  it('records the JA4 the site read from the ClientHello itself over any header, and keys the client by it', () => {
+    const own = 't13d1312h2_aaaaaaaaaaaa_bbbbbbbbbbbb';
+    const seen = requestEvent({ method: 'GET', url: '/', headers: { 'user-agent': 'x', 'x-ja4': 't13d1516h2_8daaf6152771_e5627efa2ab1' }, peer: '127.0.0.1', ja4: own }, rules, trusted, at);
+    expect(seen.event.ja4).toBe(own);
+    expect(seen.key).toBe(`127.0.0.1\n${own}\nx`);
+    expect(requestEvent({ method: 'GET', url: '/', headers: {}, peer: '198.51.100.2', ja4: own }, rules, trusted, at).event).toMatchObject({ ip: '198.51.100.2', ja4: own });
+  });
+
   it('cuts what is too long, drops NUL, reads an absolute URL as its path, and names an odd method GET', () => {
     const long = requestEvent({ method: 'M-SEARCH', url: `/${'p'.repeat(3000)}?${'q'.repeat(5000)}`, headers: { 'user-agent': `a\u0000${'u'.repeat(3000)}` }, peer: '198.51.100.1' }, rules, trusted, at);
     expect(long.event.path).toHaveLength(2048);

@@ -130,6 +130,8 @@ export interface SeenRequest {
   headers: IncomingHttpHeaders;
   /** The socket's peer address. */
   peer: string | undefined;
+  /** The JA4 the site computed itself from the client's ClientHello (it terminates TLS); wins over a proxy's header. */
+  ja4?: string | undefined;
 }
 
 export interface RecordedRequest {
@@ -143,7 +145,7 @@ export interface RecordedRequest {
 
 /**
  * The ingest event for one request: its time, method, path and query, User-Agent, referer, the
- * client's address and JA4 (from a trusted proxy only) and the headers in RECORDED_HEADERS, each
+ * client's address and JA4 (its own ClientHello's, or from a trusted proxy only) and the headers in RECORDED_HEADERS, each
  * cut to what the ingest takes.
  */
 export function requestEvent(seen: SeenRequest, rules: ClientRules, trusted: readonly TrustedRange[], nowMs: number): RecordedRequest {
@@ -159,7 +161,8 @@ export function requestEvent(seen: SeenRequest, rules: ClientRules, trusted: rea
   const mark = target.indexOf('?');
   const path = clean(mark < 0 ? target : target.slice(0, mark), 2048) || '/';
   const query = mark < 0 ? undefined : clean(target.slice(mark + 1), 4096);
-  const client = clientOf(seen.peer, seen.headers, rules, trusted);
+  const proxied = clientOf(seen.peer, seen.headers, rules, trusted);
+  const client = seen.ja4 === undefined ? proxied : { ...proxied, ja4: seen.ja4 };
   const ua = clean(headerText(seen.headers['user-agent']) ?? '', 2048);
   const referer = headerText(seen.headers.referer);
   const headers = recordedHeaders(seen.headers);
