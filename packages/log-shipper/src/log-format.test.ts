@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { caddyParser } from './caddy.ts';
 import { apacheLogFormat, COMBINED, compileLogFormat, tokenizeLogFormat } from './log-format.ts';
@@ -163,5 +164,25 @@ describe("Caddy's JSON access log", () => {
     ['plain text', 'hello'],
   ])('gives null for %s', (_, line) => {
     expect(parse(line)).toBeNull();
+  });
+});
+
+describe("the README's formats", () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const given = [...readme.matchAll(/--format (nginx|apache)[\s\\]*--log-format '([^']+)'/g)].map((m) => ({ format: m[1] as 'nginx' | 'apache', logFormat: m[2] as string }));
+
+  it('gives one nginx and one Apache example, each usable', () => {
+    expect(given.map((g) => g.format).sort()).toEqual(['apache', 'nginx']);
+  });
+
+  it('reads a line nginx writes with the nginx example, JA4 and Web Bot Auth headers included', () => {
+    const parse = parserFor(given.find((g) => g.format === 'nginx') as { format: 'nginx'; logFormat: string });
+    const line = '203.0.113.5 - - [29/Nov/2026:00:00:00 +0000] "GET /q/a HTTP/2.0" 200 5 "-" "ClaudeBot/1.0" ja4="t13d_a_b" lang="en" sig="sig1=:abc=:" siginput="sig1=(\\x22@authority\\x22);keyid=\\x22k\\x22"';
+    expect(parse(line)).toMatchObject({ ja4: 't13d_a_b', headers: { 'accept-language': 'en', signature: 'sig1=:abc=:', 'signature-input': 'sig1=("@authority");keyid="k"' } });
+  });
+
+  it('reads a line Apache writes with the Apache example', () => {
+    const parse = parserFor(given.find((g) => g.format === 'apache') as { format: 'apache'; logFormat: string });
+    expect(parse('203.0.113.5 - - [29/Nov/2026:00:00:00 +0000] "GET /q/a HTTP/1.1" 200 5 "-" "UA" "t13d_a_b"')).toMatchObject({ ip: '203.0.113.5', ua: 'UA', ja4: 't13d_a_b' });
   });
 });
