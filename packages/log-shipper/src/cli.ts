@@ -28,6 +28,7 @@ try {
     pollMs: config.pollMs,
     startAtEnd: config.startAtEnd,
     ...(config.rotationGraceMs === undefined ? {} : { rotationGraceMs: config.rotationGraceMs }),
+    onReadProblem: (message) => log('warn', 'cannot read a log', { message }),
     sender: {
       url: config.url,
       tenant: config.tenant,

@@ -3,9 +3,9 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import path from 'node:path';
 
 /**
- * Where reading a log file stands: which file (device and inode, and the hash of its first line,
- * since an inode is reused once its file is deleted) and the byte offset just past the last line
- * handed to the sender.
+ * Where reading a log file stands: which file (its inode, and the hash of its first line, since an
+ * inode is reused once its file is deleted; the device is kept for the operator's eye) and the
+ * byte offset just past the last line handed to the sender.
  */
 export interface FilePosition {
   dev: string;
@@ -50,7 +50,8 @@ export function loadPosition(file: string): FilePosition | null {
  * it as a duplicate; the same text at another place (another request in the same second) gets
  * another id.
  */
-export function lineId(file: Pick<FilePosition, 'dev' | 'ino' | 'head'>, offset: number, text: string): string {
-  const digest = createHash('sha256').update(`${file.dev}:${file.ino}:${file.head ?? ''}\n${offset}\n`).update(text).digest('hex');
+export function lineId(file: Pick<FilePosition, 'ino' | 'head'>, offset: number, text: string): string {
+  // Not the device number, which can change across reboots while the file stays.
+  const digest = createHash('sha256').update(`${file.ino}:${file.head ?? ''}\n${offset}\n`).update(text).digest('hex');
   return `log-${digest}`;
 }

@@ -50,6 +50,9 @@ describe('lineId', () => {
     const id = lineId(file, 100, 'line');
     expect(id).toBe(lineId({ ...file }, 100, 'line'));
     expect(id).toMatch(/^log-[0-9a-f]{64}$/);
+    // The device number can change across reboots while the file stays.
+    const renumbered: { dev: string; ino: string; head: string } = { ...file, dev: '66' };
+    expect(lineId(renumbered, 100, 'line')).toBe(id);
   });
   it('differs for the same text at another offset, in another file, or after the file was truncated (another first line)', () => {
     const id = lineId(file, 100, 'line');

@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -132,5 +132,23 @@ describe('the shipper', () => {
     expect(() => createShipper(options({ format: 'nginx' }))).toThrow(/log format string/);
     expect(() => createShipper(options({ paths: [] }))).toThrow(/no log file/);
     expect(existsSync(path.join(dir, 'state'))).toBe(false);
+  });
+});
+
+describe('a log it cannot read', () => {
+  it('is reported once, counted, and read once it can be', async () => {
+    // A directory in the log's place: unreadable as a file also for root, who reads whatever the mode says.
+    const blocked = path.join(dir, 'blocked.log');
+    mkdirSync(blocked);
+    const problems: string[] = [];
+    const shipper = createShipper(options({ paths: [blocked], onReadProblem: (message) => problems.push(message) }));
+    await expect.poll(() => shipper.stats().readFailures).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/EISDIR|illegal operation on a directory/);
+    rmdirSync(blocked);
+    writeFileSync(blocked, line(7));
+    await expect.poll(() => stored.size).toBe(1);
+    await shipper.close();
   });
 });

@@ -48,6 +48,8 @@ export interface ShipperOptions extends FormatOptions {
   maxReadBytes?: number;
   rotationGraceMs?: number;
   startAtEnd?: boolean;
+  /** Called when reading a log fails (it is tried again every poll); log it, it must not throw. */
+  onReadProblem?: (message: string) => void;
   now?: () => number;
 }
 
@@ -60,6 +62,8 @@ export interface ShipperStats {
   unparsed: number;
   /** Polls that stopped early because the sender's queue was full (the lines wait in the file). */
   backpressure: number;
+  /** Failures to read a log (no permission…), each counted and reported once until reading works again. */
+  readFailures: number;
   files: Array<{ path: string } & TailerCounters & { offset: number | null }>;
   sender: SenderStats;
 }
@@ -91,7 +95,7 @@ export function createShipper(options: ShipperOptions): Shipper {
   const parse = parserFor(options);
   const pollMs = options.pollMs ?? 250;
   const sender = createSender({ ...options.sender, spoolDir: path.join(options.stateDir, 'spool') });
-  const counts = { lines: 0, shipped: 0, unparsed: 0, backpressure: 0 };
+  const counts = { lines: 0, shipped: 0, unparsed: 0, backpressure: 0, readFailures: 0 };
   const highWater = 0.9 * (options.sender.maxQueueBytes ?? 64 * 1024 * 1024);
   const files: FollowedFile[] = options.paths.map((logPath) => {
     const stateFile = positionFile(options.stateDir, logPath);
@@ -153,6 +157,8 @@ export function createShipper(options: ShipperOptions): Shipper {
 
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
+  /** The last failure reported, so that one failing every poll is reported once. */
+  let lastFailure: string | null = null;
   const poll = () => {
     let read = false;
     let full = false;
@@ -169,8 +175,14 @@ export function createShipper(options: ShipperOptions): Shipper {
     let again = false;
     try {
       again = poll();
+      lastFailure = null;
     } catch (error) {
-      options.sender.onProblem?.({ at: new Date().toISOString(), status: null, reason: 'log-read-failed', message: (error as Error).message });
+      const message = (error as Error).message;
+      if (message !== lastFailure) {
+        lastFailure = message;
+        counts.readFailures += 1;
+        options.onReadProblem?.(message);
+      }
     }
     // More may be waiting right behind a full read: go on at once, else wait for the next poll.
     timer = setTimeout(loop, again ? 0 : pollMs);

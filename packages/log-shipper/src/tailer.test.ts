@@ -117,6 +117,16 @@ describe('the tailer', () => {
     expect(drain(tailer({ saved }))).toEqual(lines('x', 3, 6));
   });
 
+  it('resumes when only the device number changed (a reboot can renumber it)', () => {
+    append(log, lines('x', 0, 4));
+    const first = tailer();
+    const got = first.read();
+    first.consume((got[1] as { end: number }).end);
+    const saved = first.position();
+    first.close();
+    expect(drain(tailer({ saved: saved && { ...saved, dev: '999999' } }))).toEqual(lines('x', 2, 4));
+  });
+
   it('after a restart that missed a rename rotation, finishes the rotated copy (<path>.1) before the new file', () => {
     append(log, lines('old', 0, 4));
     const first = tailer();

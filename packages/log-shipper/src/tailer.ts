@@ -98,13 +98,24 @@ export function createTailer(options: TailerOptions): Tailer {
     let fd: number;
     try {
       fd = openSync(file, 'r');
-    } catch {
-      return null;
+    } catch (error) {
+      // Not there (yet): wait for it. Anything else (no permission) is the operator's to fix: say so.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
     }
-    const stats = fstatSync(fd, { bigint: true });
+    let stats: BigIntStats;
+    let first: { head: string; bytes: number } | null;
+    try {
+      stats = fstatSync(fd, { bigint: true });
+      first = firstLine(fd);
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
     const identity = identityOf(stats);
-    const first = firstLine(fd);
-    const same = expected !== null && expected.dev === identity.dev && expected.ino === identity.ino && (expected.head === null || expected.head === first?.head);
+    // The device number is left out: it can change across reboots (and container restarts) while
+    // the file stays; the inode with the first line's hash tells files apart.
+    const same = expected !== null && expected.ino === identity.ino && (expected.head === null || expected.head === first?.head);
     const size = Number(stats.size);
     if (expected !== null && !same) {
       closeSync(fd);
