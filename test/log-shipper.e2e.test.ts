@@ -23,8 +23,12 @@ let service: string;
 const secrets = new Map<string, string>();
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
+const nginxes: Process[] = [];
 
 afterAll(async () => {
+  // nginx's master is asked to stop (SIGTERM): killed outright it would leave its worker running.
+  for (const nginx of nginxes) if (nginx.child.exitCode === null) nginx.child.kill('SIGTERM');
+  await Promise.all(nginxes.map((nginx) => nginx.exited));
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await t?.close();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
@@ -84,6 +88,7 @@ ${temp}
   );
   const pidFile = path.join(prefix, 'nginx.pid');
   const nginx = run(NGINX as string, ['-p', prefix, '-c', path.join(prefix, 'nginx.conf'), '-e', path.join(prefix, 'error.log'), '-g', `daemon off; pid ${pidFile};`]);
+  nginxes.push(nginx);
   const site = `http://127.0.0.1:${port}`;
   await expect
     .poll(async () => {
