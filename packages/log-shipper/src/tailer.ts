@@ -227,7 +227,10 @@ export function createTailer(options: TailerOptions): Tailer {
     },
     counters: () => ({ ...counters }),
     close() {
-      if (current !== null) closeSync(current.fd);
+      if (current === null) return;
+      // The position stays readable after close, to be saved.
+      saved = { dev: current.dev, ino: current.ino, head: current.head, offset: current.offset };
+      closeSync(current.fd);
       current = null;
     },
   };
