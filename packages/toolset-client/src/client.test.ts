@@ -20,7 +20,7 @@ interface Sent {
  * A stand-in for the ingest: answers each request with `answer` (by default every event accepted,
  * an id seen before a duplicate), and keeps what it was sent.
  */
-function fakeService(answer?: (body: Sent, call: number) => { status: number; body: unknown } | 'unreachable') {
+function fakeService(answer?: (body: Sent, call: number) => { status: number; body: unknown } | 'unreachable' | undefined) {
   const requests: Sent[] = [];
   const seen = new Set<string>();
   const fetchFn = (async (input: Request) => {
@@ -92,7 +92,7 @@ describe('createToolsetClient', () => {
   it('delivers the events before one a 400 names, drops that one, then sends the rest', async () => {
     const service = fakeService((body) => {
       const index = body.events.findIndex((e) => e.id === 'too-old');
-      return index < 0 ? undefined : { status: 400, body: { schema: 'svc-error.v1', reason: 'invalid-body', human: 'too old', field: `body.events[${index}].ts` } } as never;
+      return index < 0 ? undefined : { status: 400, body: { schema: 'svc-error.v1', reason: 'invalid-body', human: 'too old', field: `body.events[${index}].ts` } };
     });
     const c = client(service.fetchFn);
     for (const id of ['a', 'too-old', 'b']) c.record({ id, eventType: 't' });
