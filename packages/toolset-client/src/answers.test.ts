@@ -16,14 +16,14 @@ describe('readIngestAnswer', () => {
 
   it('names the refused event of a 400 by the field the service names', () => {
     const body = { schema: 'svc-error.v1', reason: 'invalid-body', human: 'body.events[2].ts is too old.', field: 'body.events[2].ts' };
-    expect(readIngestAnswer(400, body, 5)).toEqual({ kind: 'refused-entry', index: 2, reason: 'invalid-body', message: 'body.events[2].ts is too old.' });
+    expect(readIngestAnswer(400, body, 5)).toEqual({ kind: 'refused-entry', index: 2, status: 400, reason: 'invalid-body', message: 'body.events[2].ts is too old.' });
     expect(readIngestAnswer(400, { ...body, field: undefined, details: { field: 'body.events[1]' } }, 5)).toMatchObject({ kind: 'refused-entry', index: 1 });
   });
 
   it('splits a refused batch that names no event, and drops a refused batch of one', () => {
     expect(readIngestAnswer(413, { reason: 'payload-too-large' }, 4)).toMatchObject({ kind: 'split', reason: 'payload-too-large' });
     expect(readIngestAnswer(400, { reason: 'invalid-body', field: 'body.events[9]' }, 4)).toMatchObject({ kind: 'split' });
-    expect(readIngestAnswer(413, {}, 1)).toMatchObject({ kind: 'refused-entry', index: 0 });
+    expect(readIngestAnswer(413, {}, 1)).toMatchObject({ kind: 'refused-entry', index: 0, status: 413 });
   });
 
   it('retries what stored nothing and may pass: auth, rate limits, outages, a proxy page', () => {

@@ -5,7 +5,7 @@ export type BatchOutcome =
   /** Answered per event: every result in the order sent. */
   | { kind: 'answered'; accepted: number; duplicates: number; results: IngestResult[] }
   /** The request was refused for the event at `index` (a 400 naming it, or a batch of one). */
-  | { kind: 'refused-entry'; index: number; reason: string | null; message: string }
+  | { kind: 'refused-entry'; index: number; status: number | null; reason: string | null; message: string }
   /** The request was refused without naming an event: send halves until one is named. */
   | { kind: 'split'; reason: string | null; message: string }
   /** No usable answer (unreachable, 401/403, 429, 5xx, a proxy's page): send the same again later. */
@@ -28,8 +28,8 @@ export function readIngestAnswer(status: number, body: unknown, sent: number): B
   if (status === 400 || status === 413) {
     const field = (json.details as { field?: unknown } | undefined)?.field ?? json.field;
     const index = typeof field === 'string' ? /^body\.events\[(\d+)\]/.exec(field)?.[1] : undefined;
-    if (index !== undefined && Number(index) < sent) return { kind: 'refused-entry', index: Number(index), reason, message };
-    if (sent === 1) return { kind: 'refused-entry', index: 0, reason, message };
+    if (index !== undefined && Number(index) < sent) return { kind: 'refused-entry', index: Number(index), status, reason, message };
+    if (sent === 1) return { kind: 'refused-entry', index: 0, status, reason, message };
     return { kind: 'split', reason, message };
   }
   return { kind: 'retry', status, reason, message };

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createToolsetClient, type ToolsetClientOptions } from './client.ts';
-import { type SignedEvent, signedBytes } from './signing.ts';
+import { diskQueue } from '@observatory/sender';
+import { type SignedEvent, signedBytes, signEvent } from './signing.ts';
 import type { DeliveryProblem } from './types.ts';
 
 const { privateKey, publicKey } = generateKeyPairSync('ed25519');
@@ -123,6 +124,21 @@ describe('createToolsetClient', () => {
     for (const event of bad) expect(c.record(event as never)).toBeNull();
     expect(c.stats()).toMatchObject({ recorded: bad.length, rejected: bad.length, pending: 0 });
     void c.close(0);
+  });
+
+  it('drops a spool line it cannot read back, after delivering the events before it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'toolset-spool-'));
+    dirs.push(dir);
+    const queue = diskQueue({ dir, maxBytes: 1_000_000 });
+    const line = (id: string) => JSON.stringify(signEvent('crawler-lab', { id, eventType: 't' }, privateKey));
+    for (const text of [line('a'), '{"id":"torn', line('b')]) queue.push(text);
+    queue.close();
+    const service = fakeService();
+    const c = client(service.fetchFn, { spoolDir: dir });
+    expect(await c.flush(2000)).toBe(true);
+    await c.close();
+    expect(service.requests.flatMap((r) => r.events.map((e) => e.id))).toEqual(['a', 'b']);
+    expect(c.stats()).toMatchObject({ sent: 2, rejected: 1, lastProblem: { status: null, reason: 'unreadable-spool-line' } });
   });
 
   it('drops and counts events past the queue bound', async () => {

@@ -160,7 +160,15 @@ export function createToolsetClient(options: ToolsetClientOptions): ToolsetClien
   };
 
   async function attemptBatch(lines: string[]): Promise<BatchOutcome> {
-    const events = lines.map((line) => JSON.parse(line) as SignedEvent);
+    const events: SignedEvent[] = [];
+    for (const [index, line] of lines.entries()) {
+      try {
+        events.push(JSON.parse(line) as SignedEvent);
+      } catch {
+        // A spool line damaged on disk: deliver what is before it, then drop it like a refused event.
+        return { kind: 'refused-entry', index, status: null, reason: 'unreadable-spool-line', message: 'a spooled event could not be read back' };
+      }
+    }
     try {
       const { data, error, response } = await api.POST(EMPIRE_INGEST_PATH, {
         body: { toolset, events } as EmpireIngestBody,
@@ -211,7 +219,7 @@ export function createToolsetClient(options: ToolsetClientOptions): ToolsetClien
           queue.shift(1);
           stats.rejected += 1;
           batchLimit = batchMaxEvents;
-          problem({ status: 400, reason: outcome.reason, message: outcome.message, eventId: idOf(lines[0]) });
+          problem({ status: outcome.status, reason: outcome.reason, message: outcome.message, eventId: idOf(lines[0]) });
         } else {
           // Deliver the events before it first, so the order holds.
           batchLimit = outcome.index;
