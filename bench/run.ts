@@ -405,6 +405,10 @@ async function main(): Promise<number> {
       // Triage runs draw on the model-call pool (default 2, 503 `overloaded` beyond); the triage
       // scenarios measure a pass's reads and writes, so every connection gets a slot, as above.
       OBSERVATORY_MODEL_CALL_CONCURRENCY: process.env.OBSERVATORY_MODEL_CALL_CONCURRENCY ?? String(Math.max(settings.connections, ...settings.selected.map((s) => s.connections ?? 0))),
+      // Ingest requests have work slots too (default 64, 503 `overloaded` beyond): ingest-single-100c
+      // measures what group commit makes of 100 senders at once, so each connection gets a slot.
+      // Refusing past the cap is the concurrency tests' subject, not the bench's.
+      OBSERVATORY_INGEST_CONCURRENCY: process.env.OBSERVATORY_INGEST_CONCURRENCY ?? String(Math.max(64, settings.connections, ...settings.selected.map((s) => s.connections ?? 0))),
     });
     // On a server the app opens its own pool sized by DB_POOL_MAX, as in production; PGlite is
     // opened in memory by the helper (the app would otherwise put its files in DATA_DIR).
