@@ -135,9 +135,10 @@ export function createShipper(options: ShipperOptions): Shipper {
       if (event === null) {
         counts.unparsed += 1;
       } else {
-        const before = sender.stats();
+        const { pendingBytes, dropped } = sender.stats();
         // Stop short of the queue's bound, so that lines wait in the file rather than be refused.
-        const full = before.pendingBytes >= highWater || (sender.record(event) === null && sender.stats().dropped > before.dropped);
+        // A null from record is a drop (queue full) or a refusal; only the drop counter tells them apart.
+        const full = pendingBytes >= highWater || (sender.record(event) === null && sender.stats().dropped > dropped);
         if (full) {
           // The queue is full: this line and the rest stay in the file for a later poll.
           stalled = true;

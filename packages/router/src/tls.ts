@@ -21,8 +21,6 @@ export interface HelloReader {
   ja4Of(socket: { remoteAddress?: string | undefined; remotePort?: number | undefined }): string | undefined;
   /** Connections closed before TLS: they did not open with a ClientHello, or took too long. */
   refused(): number;
-  /** Connections still sending their ClientHello. */
-  pending(): number;
   /** Closes the connections still sending their ClientHello. */
   destroyPending(): void;
 }
@@ -79,7 +77,6 @@ export function readHellosBeforeTls(https: HttpsServer, options: HelloOptions = 
   return {
     ja4Of: (socket) => fingerprints.get(keyOf(socket)),
     refused: () => refused,
-    pending: () => pending.size,
     destroyPending: () => {
       for (const socket of pending) socket.destroy();
     },

@@ -34,6 +34,8 @@ export interface DeliveryProblem {
   /** The `svc-error.v1` reason when the service gave one. */
   reason: string | null;
   message: string;
+  /** The event it is about, when it is about one event. */
+  eventId?: string;
 }
 
 export interface SenderStats {
