@@ -4,6 +4,7 @@
  * Nothing else in the service reads process.env.
  */
 import os from 'node:os';
+import { isIP } from 'node:net';
 import { FAULT_CATEGORIES } from './faults/index.ts';
 import ipaddr from 'ipaddr.js';
 
@@ -84,6 +85,14 @@ export interface Config {
     vendorRefresh: boolean;
     /** Key for the keyed hash of client IPs; generated once and stored when unset. */
     ipHashKey: string | null;
+    /** Forward-confirmed reverse DNS as a vendor proof (docs/honeypot/vendors.md, "Reverse DNS"). */
+    reverseDns: {
+      enabled: boolean;
+      /** DNS servers as `ip` or `ip:port` (`[ipv6]:port`); empty asks the system's. */
+      servers: string[];
+      timeoutMs: number;
+      concurrency: number;
+    };
   };
   outbound: {
     /** Allow webhooks to private, loopback and link-local addresses (tests, lab setups). */
@@ -451,6 +460,23 @@ function hostList(env: Env, name: string): string[] {
   return [...new Set(hosts)];
 }
 
+/** A comma-separated list of DNS servers: `ip`, `ip:port` or `[ipv6]:port`; empty when unset. */
+function dnsServerList(env: Env, name: string): string[] {
+  const raw = text(env, name);
+  if (raw === null) return [];
+  const servers = raw.split(',').map((h) => h.trim()).filter((h) => h !== '');
+  for (const server of servers) {
+    const bracketed = /^\[([0-9a-fA-F:.]+)\](?::(\d{1,5}))?$/.exec(server);
+    const plain = /^([0-9.]+)(?::(\d{1,5}))?$/.exec(server);
+    const host = bracketed?.[1] ?? plain?.[1] ?? (isIP(server) === 6 ? server : null);
+    const port = bracketed?.[2] ?? plain?.[2];
+    if (host === null || isIP(host) === 0 || (port !== undefined && (Number(port) < 1 || Number(port) > 65535))) {
+      throw new ConfigError(name, `must be a comma-separated list of DNS server addresses (ip, ip:port or [ipv6]:port); "${server}" is not`);
+    }
+  }
+  return servers;
+}
+
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 const LOG_FORMATS: LogFormat[] = ['json', 'pretty'];
@@ -538,6 +564,12 @@ export function loadConfig(env: Env = process.env, isTty: boolean = process.stdo
       vendorsFile: text(env, 'OBSERVATORY_VENDORS_FILE'),
       vendorRefresh: flag(env, 'OBSERVATORY_VENDOR_REFRESH', true),
       ipHashKey: secretText(env, 'OBSERVATORY_IP_HASH_KEY', 32),
+      reverseDns: {
+        enabled: flag(env, 'OBSERVATORY_RDNS', true),
+        servers: dnsServerList(env, 'OBSERVATORY_RDNS_SERVERS'),
+        timeoutMs: integer(env, 'OBSERVATORY_RDNS_TIMEOUT_MS', 2_000, 100, 30_000),
+        concurrency: integer(env, 'OBSERVATORY_RDNS_CONCURRENCY', 8, 1, 64),
+      },
     },
     outbound: {
       allowPrivate: flag(env, 'OBSERVATORY_ALLOW_PRIVATE_OUTBOUND', false),

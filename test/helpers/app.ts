@@ -39,6 +39,8 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
     OBSERVATORY_SCHEDULER: '0',
     LOG_LEVEL: 'silent',
     OBSERVATORY_PUBLIC_URL: 'http://localhost:8080',
+    // No test asks a real DNS server: the reverse DNS tests start their own and name it.
+    OBSERVATORY_RDNS: '0',
     // Snapshot files of test apps go to the system temp directory, one folder per test worker
     // (shared by the instances a test starts on one database), never into the checkout's data/.
     OBSERVATORY_BACKUP_DIR: path.join(tmpdir(), 'observatory-test-backups', `${process.pid}-${threadId}`),

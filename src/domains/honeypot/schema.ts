@@ -79,6 +79,9 @@ export const honeypotEvents = pgTable(
     index('honeypot_events_received_idx').on(t.receivedAt),
     // Alert windows and the per-tenant replay list read one tenant by receive time.
     index('honeypot_events_tenant_received_idx').on(t.tenantId, t.receivedAt),
+    // The events whose reverse DNS answer is still to come, by address: the re-judge finds them
+    // here when it arrives. Only those rows are indexed, so ordinary ingest does not pay for it.
+    index('honeypot_events_rdns_pending_idx').on(t.ipHash).where(sql`(${t.evidence} -> 'rdns' ->> 'status') = 'pending'`),
   ],
 );
 

@@ -20,9 +20,20 @@ import { getOrCreateSetting } from './ingest/repository.ts';
 import { createIngestService, type IngestEvent, type IngestResult, type IngestService } from './ingest/service.ts';
 import { createReadService } from './reads/service.ts';
 import { createTenantService, type TenantService } from './tenants/service.ts';
+import { createRejudge } from './ingest/rejudge.ts';
 import { classifyRequest } from './vendors/classify.ts';
+import { createFcrdnsLookup, type FcrdnsLookup } from './vendors/fcrdns-lookup.ts';
 import { applyStoredRanges, vendorJobs } from './vendors/refresh.ts';
 import { createRegistryHolder, loadVendorRegistry, type RegistryHolder } from './vendors/registry.ts';
+
+/** Addresses waiting for a reverse DNS lookup at most; beyond, requests are judged without one (`skipped: busy`). */
+const RDNS_MAX_QUEUED = 1_000;
+/** Reverse DNS answers kept (about 300 bytes each). */
+const RDNS_CACHE_SIZE = 10_000;
+/** How long an answer is used: node's resolver does not give the PTR record's TTL, so an hour, as crawler addresses are stable. */
+const RDNS_ANSWER_TTL_MS = 60 * 60_000;
+/** How long a failed lookup is remembered before the address is tried again. */
+const RDNS_FAILURE_TTL_MS = 5 * 60_000;
 
 export interface HoneypotDomain {
   tenants: TenantService;
@@ -45,6 +56,13 @@ export interface HoneypotDomain {
    * instances. The IP-hash key itself never leaves this domain.
    */
   derivedKey(purpose: string): Buffer;
+  /**
+   * Resolves when no reverse DNS lookup is queued or running and every answer has been used to
+   * judge its events again (tests; shutdown waits for it too).
+   */
+  reverseDnsSettled(): Promise<void>;
+  /** The reverse DNS lookups' counters; null when lookups are turned off. */
+  reverseDnsStats(): ReturnType<FcrdnsLookup['stats']> | null;
   /**
    * Lets ingest in flight commit, writes buffered samples and applies pending rollups; after HTTP
    * has drained, before storage closes.
@@ -77,13 +95,37 @@ export async function createHoneypotDomain(deps: {
   // Senders repeat their addresses (a crawler, the agent API's callers): one HMAC per address, not per event.
   const hashedIps = memoizeByText((ip) => hashIp(ipHashKey, ip));
   const tenants = createTenantService({ db, clock, audit });
+  const fingerprinter = { fingerprintOf, hashIp: (key: string, ip: string) => (key === ipHashKey ? hashedIps(ip) : hashIp(key, ip)), isValidIp };
+  const rejudge = createRejudge({
+    db,
+    registry,
+    fingerprints: fingerprinter,
+    hashIp: (ip) => hashedIps(ip),
+    onPending: () => dashboard.schedulePending(),
+  });
+  const rdnsConfig = config.honeypot.reverseDns;
+  const fcrdns: FcrdnsLookup | null = rdnsConfig.enabled
+    ? createFcrdnsLookup({
+        servers: rdnsConfig.servers,
+        timeoutMs: rdnsConfig.timeoutMs,
+        concurrency: rdnsConfig.concurrency,
+        maxQueued: RDNS_MAX_QUEUED,
+        cacheSize: RDNS_CACHE_SIZE,
+        answerTtlMs: RDNS_ANSWER_TTL_MS,
+        failureTtlMs: RDNS_FAILURE_TTL_MS,
+        domains: () => registry.current.vendors.flatMap((v) => v.reverseDns),
+        now: () => clock.now().getTime(),
+        onAnswer: (ip, fact) => rejudge.enqueue(ip, fact, deps.log),
+      })
+    : null;
+  const reverseDns = fcrdns === null ? {} : { reverseDns: (ip: string) => fcrdns.known(ip) };
   const ingest = createIngestService({
     db,
     clock,
     log: deps.log,
-    classifier: { classify: (input) => classifyRequest(registry.current, input) },
+    classifier: { classify: (input) => classifyRequest(registry.current, { ...input, ...reverseDns }) },
     geo,
-    fingerprints: { fingerprintOf, hashIp: (key, ip) => (key === ipHashKey ? hashedIps(ip) : hashIp(key, ip)), isValidIp },
+    fingerprints: fingerprinter,
     tenantBySlug: (slug, fresh) => tenants.forIngest(slug, fresh),
     ipHashKey: () => ipHashKey,
     liarThreshold: config.honeypot.liarThreshold,
@@ -126,7 +168,16 @@ export async function createHoneypotDomain(deps: {
       return ingest.ingest(tenant, { events: valid });
     },
     derivedKey: (purpose) => derivedKey(ipHashKey, purpose),
+    async reverseDnsSettled() {
+      await fcrdns?.idle();
+      await rejudge.settled();
+    },
+    reverseDnsStats: () => fcrdns?.stats() ?? null,
     async close() {
+      // Lookups still out are dropped: their events stay as judged (pending) and are judged again
+      // when their address is next seen and answered.
+      fcrdns?.close();
+      await rejudge.settled();
       await ingest.close();
       await dashboard.close();
     },

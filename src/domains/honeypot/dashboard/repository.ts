@@ -184,6 +184,94 @@ export async function pendingLagSec(db: Db): Promise<number> {
   return row?.lag == null ? 0 : Number(row.lag);
 }
 
+// Re-judged events: their old counts out, their new ones in
+
+/**
+ * The advisory lock that keeps a re-judge and the applier apart: each apply holds it shared
+ * before its statement starts (so its snapshot is taken after any re-judge it waited for
+ * committed), a re-judge holds it alone. Without it an apply whose snapshot predates a
+ * re-judge's commit would add a pending event with its old verdict.
+ */
+const ROLLUP_LOCK = 0x686f6e6579; // "honey"
+
+/** Takes the rollup lock shared for the rest of the transaction (the applier, before it applies). */
+export async function lockForApply(tx: Db): Promise<void> {
+  await tx.execute(sql`SELECT pg_advisory_xact_lock_shared(${ROLLUP_LOCK})`);
+}
+
+/**
+ * Takes the state row shared (as ingest does), then the rollup lock alone, for the rest of the
+ * transaction: no apply runs and none starts until it ends. The state row comes first, in the
+ * order the window advance and the rebuild take them, so they cannot wait on each other.
+ */
+export async function lockForRejudge(tx: Db): Promise<void> {
+  await tx.execute(sql`SELECT 1 FROM honeypot_rollup_state WHERE id = 1 FOR SHARE`);
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(${ROLLUP_LOCK})`);
+}
+
+/** Which of these events still wait in a pending row (not yet in the rollups). */
+export async function pendingAmong(tx: Db, eventIds: readonly string[]): Promise<Set<string>> {
+  if (eventIds.length === 0) return new Set();
+  const rows = rowsOf<{ id: string }>(
+    await tx.execute(sql`SELECT DISTINCT p.id FROM (SELECT unnest(event_ids) AS id FROM honeypot_rollup_pending) p
+      WHERE p.id = ANY(${toUuidArray(eventIds)})`),
+  );
+  return new Set(rows.map((r) => String(r.id)));
+}
+
+const toUuidArray = (ids: readonly string[]) => sql`${`{${ids.join(',')}}`}::uuid[]`;
+
+/**
+ * Takes events that are in the rollups back out of them, as they are stored now: the hourly
+ * counts, the window counts of each dimension and cluster member (flagged by the windows in force,
+ * as the applier flags them), and the fingerprint counters. Rows left with nothing are deleted.
+ * First and last seen are left as they are: they cannot be subtracted, and the same events come
+ * back with their new verdict through a pending row. The caller holds `lockForRejudge`.
+ */
+export async function subtractEvents(tx: Db, eventIds: readonly string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  const ids = toUuidArray(eventIds);
+  const ev = sql`SELECT e.tenant_id, e.path, e.ua_raw, e.country, e.asn, e.ua_class, e.ja4, e.fingerprint_id, ${AT} AS at,
+      CASE WHEN ${AT} >= s.from_24h THEN 1 ELSE 0 END AS m24, CASE WHEN ${AT} >= s.from_7d THEN 1 ELSE 0 END AS m7, 1 AS m30
+    FROM honeypot_events e CROSS JOIN (SELECT from_24h, from_7d, from_30d FROM honeypot_rollup_state WHERE id = 1) s
+    WHERE e.id = ANY(${ids}) AND ${AT} >= s.from_30d`;
+  await tx.execute(sql`UPDATE honeypot_rollup_hourly r SET events = r.events - a.n
+    FROM (SELECT date_trunc('hour', ${AT}, 'UTC') AS hour, e.tenant_id, count(*) AS n FROM honeypot_events e WHERE e.id = ANY(${ids}) GROUP BY 1, 2) a
+    WHERE r.hour = a.hour AND r.tenant_id = a.tenant_id`);
+  await tx.execute(sql`UPDATE honeypot_rollup_dims r SET events_24h = r.events_24h - a.n24, events_7d = r.events_7d - a.n7,
+      events_30d = r.events_30d - a.n30
+    FROM (${dimCounts(ev)}) a WHERE r.tenant_id = a.tenant_id AND r.dim = a.dim AND r.key = a.key`);
+  await tx.execute(sql`UPDATE honeypot_rollup_clusters r SET events_24h = r.events_24h - a.n24, events_7d = r.events_7d - a.n7,
+      events_30d = r.events_30d - a.n30
+    FROM (${clusterCounts(ev)}) a
+    WHERE r.tenant_id = a.tenant_id AND r.cluster_key = a.cluster_key AND r.fingerprint_id = a.fingerprint_id AND r.ua_class = a.ua_class
+      AND r.asn = a.asn AND r.ja4 = a.ja4`);
+  await tx.execute(sql`UPDATE honeypot_fingerprints f SET event_count = f.event_count - a.n, liar_count = f.liar_count - a.liars
+    FROM (SELECT tenant_id, fingerprint_id, count(*) AS n, count(*) FILTER (WHERE ua_class = 'LIAR') AS liars
+      FROM honeypot_events WHERE id = ANY(${ids}) GROUP BY 1, 2) a
+    WHERE f.tenant_id = a.tenant_id AND f.fingerprint_id = a.fingerprint_id`);
+  const tenants = sql`(SELECT DISTINCT tenant_id FROM honeypot_events WHERE id = ANY(${ids}))`;
+  await tx.execute(sql`DELETE FROM honeypot_rollup_dims WHERE tenant_id IN ${tenants} AND events_30d <= 0`);
+  await tx.execute(sql`DELETE FROM honeypot_rollup_clusters WHERE tenant_id IN ${tenants} AND events_30d <= 0`);
+  await tx.execute(sql`DELETE FROM honeypot_fingerprints WHERE tenant_id IN ${tenants} AND event_count <= 0`);
+}
+
+/**
+ * Queues re-judged events for the rollups: those taken out (`readd`) in a new pending row, and the
+ * fingerprints they now have (`[tenantId, fingerprintId, uaNormalized]`) added to the pending rows
+ * of the others (`waiting`), so the applier can name a fingerprint it has not seen.
+ */
+export async function queueRejudged(tx: Db, readd: readonly string[], waiting: readonly string[], fingerprints: [string, string, string][]): Promise<void> {
+  const names = JSON.stringify(fingerprints);
+  if (readd.length > 0) {
+    await tx.execute(sql`INSERT INTO honeypot_rollup_pending (event_ids, fingerprints) VALUES (${toUuidArray(readd)}, ${names}::jsonb)`);
+  }
+  if (waiting.length > 0) {
+    await tx.execute(sql`UPDATE honeypot_rollup_pending SET fingerprints = fingerprints || ${names}::jsonb
+      WHERE event_ids && ${toUuidArray(waiting)}`);
+  }
+}
+
 // Rebuild and window advance: the same rollups, computed from the events in SQL
 
 /** A range of rollup times [from, to); `to` null = no end. */

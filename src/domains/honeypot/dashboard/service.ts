@@ -58,10 +58,18 @@ export interface DashboardDeps {
 export function createDashboardService(deps: DashboardDeps) {
   const { db, clock } = deps;
 
-  /** Applies pending rows until none is left (more than one statement's worth may be waiting). */
-  async function applyAll(on: Db): Promise<void> {
-    if (!(await repo.hasPending(on))) return;
-    while ((await repo.applyPending(on)) === repo.APPLY_GROUPS_PER_STATEMENT);
+  /**
+   * Applies pending rows until none is left (more than one statement's worth may be waiting),
+   * holding the rollup lock shared so that no re-judge changes an event under an apply; `tx` is
+   * the caller's transaction (the advance, the rebuild), else one is opened.
+   */
+  async function applyAll(tx?: Db): Promise<void> {
+    if (!(await repo.hasPending(tx ?? db))) return;
+    const apply = async (on: Db) => {
+      await repo.lockForApply(on);
+      while ((await repo.applyPending(on)) === repo.APPLY_GROUPS_PER_STATEMENT);
+    };
+    await (tx ? apply(tx) : withTransaction(db, apply));
   }
 
   // One apply at a time per instance. A caller that arrives while one runs may hold events that
@@ -71,7 +79,7 @@ export function createDashboardService(deps: DashboardDeps) {
   let applyingNext: Promise<void> | null = null;
   function applyPending(): Promise<void> {
     if (applying === null) {
-      applying = applyAll(db).finally(() => {
+      applying = applyAll().finally(() => {
         applying = null;
       });
       return applying;

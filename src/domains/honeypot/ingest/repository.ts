@@ -194,3 +194,64 @@ export async function insertSamples(db: Db, rows: readonly SampleRow[]): Promise
     sql`INSERT INTO ingest_samples ${insertRows(ingestSamples, rows, ['tenantSlug', 'receivedAt', 'outcome', 'latencyMs', 'eventCount'])}`,
   );
 }
+
+// Re-judging when a reverse DNS answer arrives
+
+/** A stored event whose verdict awaits a reverse DNS answer: what judging it again reads. */
+export interface AwaitingEvent {
+  id: string;
+  tenantId: string;
+  uaRaw: string;
+  headers: Record<string, string>;
+  evidence: Record<string, unknown>;
+  ja4: string | null;
+  asn: number | null;
+  ipHash: string;
+  uaClass: string;
+  fingerprintId: string;
+}
+
+/**
+ * The oldest `limit` events from the address with this hash whose reverse DNS answer is still to
+ * come (the partial index holds only those), locked until the caller's transaction ends.
+ */
+export async function eventsAwaitingRdns(tx: Db, ipHash: string, limit: number): Promise<AwaitingEvent[]> {
+  const rows = rowsOf<Record<string, unknown>>(
+    await tx.execute(sql`SELECT id, tenant_id AS "tenantId", ua_raw AS "uaRaw", headers, evidence, ja4, asn, ip_hash AS "ipHash",
+        ua_class AS "uaClass", fingerprint_id AS "fingerprintId"
+      FROM honeypot_events WHERE ip_hash = ${ipHash} AND (evidence -> 'rdns' ->> 'status') = 'pending'
+      ORDER BY received_at, id LIMIT ${limit} FOR UPDATE`),
+  );
+  return rows.map((r) => ({
+    id: String(r.id),
+    tenantId: String(r.tenantId),
+    uaRaw: String(r.uaRaw),
+    headers: (r.headers as Record<string, string> | null) ?? {},
+    evidence: (r.evidence as Record<string, unknown> | null) ?? {},
+    ja4: r.ja4 === null ? null : String(r.ja4),
+    asn: r.asn === null ? null : Number(r.asn),
+    ipHash: String(r.ipHash),
+    uaClass: String(r.uaClass),
+    fingerprintId: String(r.fingerprintId),
+  }));
+}
+
+/** A new verdict for a stored event. */
+export interface VerdictUpdate {
+  id: string;
+  uaClass: string;
+  vendorId: string | null;
+  proof: string | null;
+  evidence: Record<string, unknown>;
+  fingerprintId: string;
+}
+
+/** Writes new verdicts (class, vendor, proof, evidence, fingerprint) over stored events, in one statement. */
+export async function updateVerdicts(tx: Db, updates: readonly VerdictUpdate[]): Promise<void> {
+  if (updates.length === 0) return;
+  await tx.execute(sql`UPDATE honeypot_events e SET ua_class = u."uaClass", vendor_id = u."vendorId", proof = u.proof,
+      evidence = u.evidence, fingerprint_id = u."fingerprintId"
+    FROM jsonb_to_recordset(${JSON.stringify(updates)}::jsonb)
+      AS u(id uuid, "uaClass" text, "vendorId" text, proof text, evidence jsonb, "fingerprintId" text)
+    WHERE e.id = u.id`);
+}

@@ -174,6 +174,14 @@ export function readEndpoints(deps: { reads: ReadService }): Endpoint[] {
               proof: Nullable(Type.String()),
               verified: Type.Boolean(),
               claimed: Type.Array(Type.String()),
+              proofSources: Type.Array(Type.String(), {
+                description: 'The proof sources the vendor publishes (`ip-range`, `web-bot-auth`, `fcrdns`); empty when it publishes none, so its claim can never be verified or refuted.',
+              }),
+              unverifiedReason: Nullable(
+                Type.String({
+                  description: 'Why an UNVERIFIED_AGENT verdict is unverified: `no-proof-source`, `lookup-pending`, `lookup-failed` or `not-compared`; null for other classes.',
+                }),
+              ),
               failed: Type.Array(Type.String(), { description: 'Each published proof that did not hold.' }),
               summary: Type.String(),
             }),
@@ -235,6 +243,8 @@ export function readEndpoints(deps: { reads: ReadService }): Endpoint[] {
           proof: null,
           verified: false,
           claimed: ['openai-gptbot'],
+          proofSources: ['ip-range'],
+          unverifiedReason: null,
           failed: ['ip-range: the client IP is outside every range openai-gptbot publishes'],
           summary: 'claims openai-gptbot, and every proof openai-gptbot publishes failed',
         },

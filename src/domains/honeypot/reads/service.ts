@@ -11,7 +11,8 @@ import * as repo from './repository.ts';
 import { isVerifiedClass } from '../ingest/tarpit.ts';
 import type { TenantService } from '../tenants/service.ts';
 import { reclassify } from '../vendors/classify.ts';
-import type { RegistryHolder, VendorRegistry } from '../vendors/registry.ts';
+import { proofSourcesOf, type RegistryHolder, type VendorRegistry } from '../vendors/registry.ts';
+import { rdnsFactFrom } from '../vendors/reverse-dns.ts';
 
 /**
  * The honeypot reads (docs/honeypot/reads.md): recent events, single-fingerprint investigation,
@@ -182,11 +183,18 @@ export function explainVerdict(registry: VendorRegistry, e: Pick<repo.StoredEven
     } else if (ev.signature === 'absent' && vendor !== undefined && vendor.keys.size > 0) {
       failed.push(`web-bot-auth: no signature, though ${e.vendorId} publishes keys`);
     }
+    const rdns = rdnsFactFrom(ev.rdns);
+    if (rdns?.status === 'answered' && vendor !== undefined && vendor.reverseDns.length > 0) {
+      const named = rdns.ptr.length === 0 ? 'has no reverse DNS name' : `is named ${rdns.ptr.join(', ')}`;
+      failed.push(`fcrdns: the client IP ${named}, and no name under ${vendor.reverseDns.join(' or ')} resolves back to it`);
+    }
   }
+  const reason = typeof ev.unverifiedReason === 'string' ? ev.unverifiedReason : null;
+  const proofSources = Array.isArray(ev.proofSources) ? ev.proofSources.filter((p): p is string => typeof p === 'string') : vendor ? proofSourcesOf(vendor) : [];
   let summary: string;
   if (verified) summary = `verified as ${e.vendorId} by ${e.proof}`;
   else if (e.uaClass === 'LIAR') summary = `claims ${e.vendorId}, and every proof ${e.vendorId} publishes failed`;
-  else if (e.uaClass === 'UNVERIFIED_AGENT') summary = `claims ${e.vendorId}, which publishes no proof that was checked; neither confirmed nor refuted`;
+  else if (e.uaClass === 'UNVERIFIED_AGENT') summary = `claims ${e.vendorId}; ${UNVERIFIED_WHY[reason ?? ''] ?? 'no proof it publishes was checked'}: neither confirmed nor refuted`;
   else summary = `names no registry vendor (rule ${typeof ev.rule === 'string' ? ev.rule : 'unknown'})`;
   return {
     uaClass: e.uaClass,
@@ -195,10 +203,19 @@ export function explainVerdict(registry: VendorRegistry, e: Pick<repo.StoredEven
     proof: e.proof,
     verified,
     claimed,
+    proofSources,
+    unverifiedReason: e.uaClass === 'UNVERIFIED_AGENT' ? reason : null,
     failed,
     summary,
   };
 }
+
+const UNVERIFIED_WHY: Record<string, string> = {
+  'no-proof-source': 'it publishes no proof source at all (no IP ranges, no Web Bot Auth keys, no reverse DNS domain)',
+  'lookup-pending': 'its only proof is reverse DNS, and the lookup had not answered (the event is judged again when it does)',
+  'lookup-failed': 'its only proof is reverse DNS, and the lookup failed or was not made',
+  'not-compared': 'the client IP was never compared with its proofs (it was named after this event was stored)',
+};
 
 // ---------------------------------------------------------------------------------------------
 // Service

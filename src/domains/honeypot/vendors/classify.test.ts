@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { type ClassifyInput, classifyRequest, reclassify, UA_CLASS_VALUES, UA_CLASSES, type Verdict } from './classify.ts';
 import { loadVendorRegistry, parseVendorRegistry, type Vendor, type VendorRegistry } from './registry.ts';
 import { addressInside, makeTestKey, signByHand, type TestKey } from '../../../../test/helpers/vendors.ts';
+import type { RdnsFact } from './reverse-dns.ts';
 
 const shipped = loadVendorRegistry(null);
 const now = new Date('2026-09-01T12:00:00Z');
@@ -311,5 +312,69 @@ describe('properties', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('forward-confirmed reverse DNS as a proof', () => {
+  const AMAZONBOT = shipped.byId.get('amazon-amazonbot')!.uaExamples[0]!;
+  const BINGBOT = shipped.byId.get('microsoft-bingbot')!.uaExamples[0]!;
+  const answered = (ptr: string[], names: string[] = ptr): RdnsFact => ({ status: 'answered', ptr, names });
+  const withRdns = (fact: RdnsFact) => {
+    const asked: string[] = [];
+    return { asked, reverseDns: (ip: string) => (asked.push(ip), fact) };
+  };
+
+  it('verifies a vendor whose only proof is reverse DNS by a forward-confirmed name under its domain, and calls a name elsewhere a lie', async () => {
+    const ok = await classify(shipped, { ua: AMAZONBOT, ip: '203.0.113.7', ...withRdns(answered(['1.crawl.amazonbot.amazon'])) });
+    expect(ok).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', vendorId: 'amazon-amazonbot', proof: 'fcrdns:1.crawl.amazonbot.amazon' });
+    expect(ok.evidence).toMatchObject({ proofSources: ['fcrdns'], unverifiedReason: null });
+    // A name that only ends in the same letters is not under the domain.
+    for (const fact of [answered(['x.evilcrawl.amazonbot.amazon.example']), answered(['1.crawl.amazonbot.amazon'], []), answered([])]) {
+      expect((await classify(shipped, { ua: AMAZONBOT, ip: '203.0.113.7', ...withRdns(fact) })).uaClass).toBe('LIAR');
+    }
+  });
+
+  it('leaves the claim unverified while the lookup is out, or when it failed or was not made, and says which', async () => {
+    const cases: [RdnsFact | undefined, string][] = [
+      [{ status: 'pending' }, 'lookup-pending'],
+      [{ status: 'failed', error: 'ptr:ETIMEOUT' }, 'lookup-failed'],
+      [{ status: 'skipped', why: 'busy' }, 'lookup-failed'],
+      [undefined, 'lookup-failed'],
+    ];
+    for (const [fact, reason] of cases) {
+      const verdict = await classify(shipped, { ua: AMAZONBOT, ip: '203.0.113.7', ...(fact ? withRdns(fact) : {}) });
+      expect(verdict, reason).toMatchObject({ uaClass: 'UNVERIFIED_AGENT', proof: null, evidence: { unverifiedReason: reason } });
+    }
+  });
+
+  it('asks reverse DNS only when it can change the verdict: a vendor claimed publishes a domain and no quicker proof held', async () => {
+    const inRange = withRdns(answered([]));
+    const bing = shipped.byId.get('microsoft-bingbot')!;
+    expect((await classify(shipped, { ua: BINGBOT, ip: addressInside(bing.ranges[0]!.cidr), ...inRange })).uaClass).toBe('VERIFIED_CRAWLER');
+    expect(inRange.asked).toEqual([]);
+    const gpt = withRdns(answered([]));
+    await classify(shipped, { ua: 'GPTBot/1.1', ip: '198.51.100.7', ...gpt });
+    expect(gpt.asked).toEqual([]);
+    // Outside the ranges the claim fails until the lookup saves it; a confirmed name does.
+    const pending = await classify(shipped, { ua: BINGBOT, ip: '198.51.100.7', ...withRdns({ status: 'pending' }) });
+    expect(pending).toMatchObject({ uaClass: 'LIAR', evidence: { rdns: { status: 'pending' }, proofSources: ['ip-range', 'fcrdns'] } });
+    const saved = await classify(shipped, { ua: BINGBOT, ip: '198.51.100.7', ...withRdns(answered(['msnbot-1.search.msn.com'])) });
+    expect(saved).toMatchObject({ uaClass: 'VERIFIED_CRAWLER', proof: 'fcrdns:msnbot-1.search.msn.com' });
+  });
+
+  it('says in the evidence that a vendor with no proof source at all can be neither verified nor refuted', async () => {
+    const claude = await classify(shipped, { ua: 'ClaudeBot/1.0', ip: '198.51.100.7', ...withRdns(answered([])) });
+    expect(claude).toMatchObject({ uaClass: 'UNVERIFIED_AGENT', evidence: { proofSources: [], unverifiedReason: 'no-proof-source', rdns: null } });
+  });
+
+  it('re-derives every such verdict from its stored evidence (reclassify)', async () => {
+    const facts: RdnsFact[] = [answered(['1.crawl.amazonbot.amazon']), answered(['elsewhere.example']), { status: 'pending' }, { status: 'failed', error: 'ptr:ESERVFAIL' }];
+    for (const ua of [AMAZONBOT, BINGBOT]) {
+      for (const fact of facts) {
+        const verdict = await classify(shipped, { ua, ip: '198.51.100.7', ...withRdns(fact) });
+        const stored = JSON.parse(JSON.stringify(verdict.evidence)) as Record<string, unknown>;
+        expect(reclassify(shipped, { ua, headers: {}, evidence: stored }), `${ua} ${JSON.stringify(fact)}`).toEqual(verdict);
+      }
+    }
   });
 });

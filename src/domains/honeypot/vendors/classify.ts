@@ -1,14 +1,15 @@
 import { memoizeByText } from '../../../platform/memo.ts';
 import { type ParsedIp, parseIp, PrefixIndex } from './ip.ts';
-import { hasProof, type Vendor, type VendorRegistry } from './registry.ts';
+import { hasProof, type ProofSource, proofSourcesOf, type Vendor, type VendorRegistry } from './registry.ts';
+import { type RdnsFact, rdnsFactFrom, type RdnsStatus, rdnsStatus } from './reverse-dns.ts';
 import { genericBotRule, isBrowser } from './ua.ts';
 import { checkWebBotAuth, headerValue, type SignatureCheck, type SignatureStatus } from './web-bot-auth.ts';
 
 /**
  * The crawler-verification classifier (spec D3). A request whose UA names a registry vendor is
  * checked against every proof the registry has for that vendor (its published IP prefixes, its
- * Web Bot Auth keys): one passing makes it verified, all failing makes it a LIAR, none published
- * leaves it unverified. Other requests are sorted into generic bots, browsers and the rest.
+ * Web Bot Auth keys, the domains its hosts' reverse DNS names fall under): one passing makes it
+ * verified, the checked ones failing makes it a LIAR, none published leaves it unverified. Other requests are sorted into generic bots, browsers and the rest.
  *
  * The rule itself (`decide`) is a pure function of the vendors claimed and the proof facts, so
  * `reclassify` can re-run it from a stored row's evidence, without the raw IP.
@@ -18,7 +19,7 @@ export const UA_CLASSES = [
   { value: 'KNOWN_LLM_AGENT', meaning: 'The UA names an AI vendor of the registry and a published proof (IP range or Web Bot Auth signature) holds.' },
   { value: 'VERIFIED_CRAWLER', meaning: 'The UA names a non-AI vendor of the registry (search engine, archiver, fetcher) and a published proof holds.' },
   { value: 'LIAR', meaning: 'The UA names a registry vendor that publishes proofs, and every one of them fails for this request.' },
-  { value: 'UNVERIFIED_AGENT', meaning: 'The UA names a registry vendor that publishes no proof (e.g. Anthropic, Meta), so the claim can be neither confirmed nor refuted.' },
+  { value: 'UNVERIFIED_AGENT', meaning: 'The UA names a registry vendor whose proof could not be checked (it publishes none, e.g. Anthropic, or its reverse DNS has not answered): neither confirmed nor refuted.' },
   { value: 'UNKNOWN_BOT', meaning: 'The UA names no registry vendor but is a bot: a crawler-user-agents pattern or an obvious client token (curl, python-requests, headless, ...) matches.' },
   { value: 'BROWSER', meaning: 'An ordinary browser user agent (Mozilla/5.0 with a browser engine and product) that names no vendor and no bot.' },
   { value: 'UNKNOWN', meaning: 'Anything else, including an empty user agent.' },
@@ -47,12 +48,25 @@ export type Evidence = {
   signatureError: string | null;
   /** How a UA naming no vendor was sorted: `crawler-user-agents:<pattern>`, `token:<t>`, `browser`, `empty`, `unrecognised`; `vendor` otherwise. */
   rule: string;
+  /** The client address's forward-confirmed reverse DNS, when a claimed vendor publishes domains and nothing else verified it; else null. */
+  rdns: RdnsFact | null;
+  /** The proof sources the verdict's vendor publishes; empty when it publishes none; null when no vendor is named. */
+  proofSources: ProofSource[] | null;
+  /**
+   * Why an UNVERIFIED_AGENT verdict is unverified: `no-proof-source` (the vendor publishes none),
+   * `lookup-pending` (its reverse DNS lookup had not answered; the event is judged again when it
+   * does), `lookup-failed` (the lookup failed or was not made), `not-compared` (replayed with a
+   * registry that names a vendor this event's address was never compared with). Null otherwise.
+   */
+  unverifiedReason: UnverifiedReason | null;
 };
+
+export type UnverifiedReason = 'no-proof-source' | 'lookup-pending' | 'lookup-failed' | 'not-compared';
 
 export interface Verdict {
   uaClass: UaClass;
   vendorId: string | null;
-  /** The proof that verified the claim: `ip-range:<cidr>` or `web-bot-auth:<keyid>`; null unless verified. */
+  /** The proof that verified the claim: `ip-range:<cidr>`, `web-bot-auth:<keyid>` or `fcrdns:<name>`; null unless verified. */
   proof: string | null;
   evidence: Evidence;
 }
@@ -64,6 +78,12 @@ export interface ClassifyInput {
   method: string;
   path: string;
   now: Date;
+  /**
+   * The reverse DNS of `ip` as far as known now: a cached answer, or `pending` once a lookup has
+   * been started. Asked only when a claimed vendor publishes domains and no other proof holds;
+   * absent, such a request is judged as if lookups were turned off.
+   */
+  reverseDns?: (ip: string) => RdnsFact;
 }
 
 /** The proof facts `decide` works from; computed live by `classifyRequest`, read back by `reclassify`. */
@@ -74,6 +94,8 @@ export interface ProofFacts {
   /** Vendors whose prefixes were compared with the IP: all of them live, the stored `claimed` on replay. */
   checked: 'all' | ReadonlySet<string>;
   signature: SignatureCheck;
+  /** The client address's reverse DNS; null when it was not consulted. */
+  rdns: RdnsFact | null;
 }
 
 function signatureAgentOf(headers: Record<string, string>): string | null {
@@ -136,30 +158,46 @@ function ipStatus(vendor: Vendor, facts: ProofFacts): IpStatus {
 
 type Outcome = 'verified' | 'failed' | 'unproven';
 
-function outcomeOf(vendor: Vendor, facts: ProofFacts): { outcome: Outcome; proof: string | null; ip: IpStatus } {
+interface VendorOutcome {
+  outcome: Outcome;
+  proof: string | null;
+  ip: IpStatus;
+  rdns: RdnsStatus;
+  unverifiedReason: UnverifiedReason | null;
+}
+
+function outcomeOf(vendor: Vendor, facts: ProofFacts): VendorOutcome {
   const ip = ipStatus(vendor, facts);
+  const rdns = rdnsStatus(vendor, facts.rdns);
   const { signature } = facts;
-  if (signature.status === 'valid' && signature.keyid !== null && vendor.keys.has(signature.keyid)) {
-    return { outcome: 'verified', proof: `web-bot-auth:${signature.keyid}`, ip };
+  const verified = (proof: string): VendorOutcome => ({ outcome: 'verified', proof, ip, rdns, unverifiedReason: null });
+  const unproven = (why: UnverifiedReason): VendorOutcome => ({ outcome: 'unproven', proof: null, ip, rdns, unverifiedReason: why });
+  if (signature.status === 'valid' && signature.keyid !== null && vendor.keys.has(signature.keyid)) return verified(`web-bot-auth:${signature.keyid}`);
+  if (ip === 'in') return verified(`ip-range:${facts.ipVendors[vendor.id]}`);
+  if (rdns.status === 'in') return verified(`fcrdns:${rdns.name}`);
+  if (!hasProof(vendor)) return unproven('no-proof-source');
+  // On replay the IP was never compared with this vendor's prefixes.
+  if (ip === 'unknown') return unproven('not-compared');
+  // A reverse DNS answer still to come (or that never came) settles nothing by itself; beside
+  // ranges or keys that failed it does not save the claim, and the answer can still verify it.
+  if (rdns.status === 'unknown' && vendor.ranges.length === 0 && vendor.keys.size === 0) {
+    return unproven(facts.rdns?.status === 'pending' ? 'lookup-pending' : 'lookup-failed');
   }
-  if (ip === 'in') return { outcome: 'verified', proof: `ip-range:${facts.ipVendors[vendor.id]}`, ip };
-  // No proof published, or (on replay) the IP was never compared with this vendor's prefixes.
-  if (!hasProof(vendor) || ip === 'unknown') return { outcome: 'unproven', proof: null, ip };
-  return { outcome: 'failed', proof: null, ip };
+  return { outcome: 'failed', proof: null, ip, rdns, unverifiedReason: null };
 }
 
 /** The rule of spec D3 over the claimed vendors; null when the request names none. */
-export function decide(claimed: readonly Vendor[], facts: ProofFacts): Omit<Verdict, 'evidence'> & { ip: IpStatus } | null {
+export function decide(claimed: readonly Vendor[], facts: ProofFacts): (Omit<Verdict, 'evidence'> & VendorOutcome & { vendor: Vendor }) | null {
   if (claimed.length === 0) return null;
   const outcomes = claimed.map((vendor) => ({ vendor, ...outcomeOf(vendor, facts) }));
   const verified = outcomes.find((o) => o.outcome === 'verified');
   if (verified) {
     const uaClass = verified.vendor.isAi ? 'KNOWN_LLM_AGENT' : 'VERIFIED_CRAWLER';
-    return { uaClass, vendorId: verified.vendor.id, proof: verified.proof, ip: verified.ip };
+    return { ...verified, uaClass, vendorId: verified.vendor.id };
   }
   const failed = outcomes.find((o) => o.outcome === 'failed');
   const chosen = failed ?? outcomes[0]!;
-  return { uaClass: failed ? 'LIAR' : 'UNVERIFIED_AGENT', vendorId: chosen.vendor.id, proof: null, ip: chosen.ip };
+  return { ...chosen, uaClass: failed ? 'LIAR' : 'UNVERIFIED_AGENT', vendorId: chosen.vendor.id, proof: null };
 }
 
 /** How a UA that names no vendor is sorted; a pure function of the UA, so remembered per UA. */
@@ -188,6 +226,9 @@ function verdictOf(ua: string, claimed: readonly Vendor[], facts: ProofFacts): V
     keyid: facts.signature.keyid,
     signatureError: facts.signature.error,
     rule: unclaimed?.rule ?? 'vendor',
+    rdns: facts.rdns,
+    proofSources: decided === null ? null : proofSourcesOf(decided.vendor),
+    unverifiedReason: decided?.uaClass === 'UNVERIFIED_AGENT' ? decided.unverifiedReason : null,
   };
   if (decided === null) return { uaClass: unclaimed!.uaClass, vendorId: null, proof: null, evidence };
   return { uaClass: decided.uaClass, vendorId: decided.vendorId, proof: decided.proof, evidence };
@@ -224,8 +265,23 @@ export async function classifyRequest(registry: VendorRegistry, input: ClassifyI
     { method: String(input.method ?? 'GET'), path: String(input.path ?? '/'), headers, now: input.now },
     keyLookup(registry),
   );
-  const facts: ProofFacts = { ipValid: ip !== null, ipVendors: vendorsHoldingIp(registry, ip), checked: 'all', signature };
-  return verdictOf(ua, claimedVendors(registry, ua, headers, signature), facts);
+  const facts: ProofFacts = { ipValid: ip !== null, ipVendors: vendorsHoldingIp(registry, ip), checked: 'all', signature, rdns: null };
+  const claimed = claimedVendors(registry, ua, headers, signature);
+  // Reverse DNS is asked only when it could change the verdict: a vendor claimed publishes
+  // domains, and no quicker proof already verified the request.
+  if (ip !== null && claimed.some((v) => v.reverseDns.length > 0) && !isVerifiedOutcome(decide(claimed, facts))) {
+    facts.rdns = input.reverseDns ? input.reverseDns(input.ip) : { status: 'skipped', why: 'off' };
+  }
+  return verdictOf(ua, claimed, facts);
+}
+
+function isVerifiedOutcome(decided: ReturnType<typeof decide>): boolean {
+  return decided !== null && decided.outcome === 'verified';
+}
+
+/** True when a claimed vendor's reverse DNS proof is still to come: the event is judged again when it arrives. */
+export function awaitsReverseDns(evidence: Pick<Evidence, 'rdns'>): boolean {
+  return evidence.rdns?.status === 'pending';
 }
 
 const STATUSES: readonly SignatureStatus[] = ['valid', 'invalid', 'absent'];
@@ -243,6 +299,7 @@ export function factsFromEvidence(evidence: Record<string, unknown>): ProofFacts
   return {
     ipValid: typeof evidence.ipValid === 'boolean' ? evidence.ipValid : null,
     ipVendors,
+    rdns: rdnsFactFrom(evidence.rdns),
     checked: new Set(claimed),
     signature: {
       status: status === 'valid' && keyid === null ? 'invalid' : status,

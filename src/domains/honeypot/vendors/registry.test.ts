@@ -7,6 +7,7 @@ import { buildRegistry, SNAPSHOT } from '../../../../scripts/build-vendor-regist
 import { classifyRequest, UA_CLASS_VALUES } from './classify.ts';
 import {
   hasProof,
+  proofSourcesOf,
   loadVendorRegistry,
   parseVendorRegistry,
   type RangeSnapshotRow,
@@ -69,10 +70,35 @@ describe('the shipped registry', () => {
   });
 
   it('has no proof for the vendors that publish none in the snapshot', () => {
-    for (const id of ['anthropic-claudebot', 'anthropic-claude-user', 'anthropic-claude-searchbot', 'meta-externalagent', 'meta-facebookexternalhit', 'amazon-amazonbot', 'bytedance-bytespider', 'arquivo-pt']) {
+    for (const id of ['anthropic-claudebot', 'anthropic-claude-user', 'anthropic-claude-searchbot', 'meta-externalagent', 'meta-facebookexternalhit', 'bytedance-bytespider', 'arquivo-pt']) {
       expect(hasProof(registry.byId.get(id)!), id).toBe(false);
+      expect(proofSourcesOf(registry.byId.get(id)!), id).toEqual([]);
     }
     expect(registry.byId.get('google-googlebot')!.ranges.some((r) => r.family === 6)).toBe(true);
+  });
+
+  it('names the domains of the vendors that document forward-confirmed reverse DNS', () => {
+    const domains = Object.fromEntries(registry.vendors.filter((v) => v.reverseDns.length > 0).map((v) => [v.id, v.reverseDns]));
+    expect(domains).toEqual({
+      'google-googlebot': ['googlebot.com', 'google.com'],
+      'google-cloudvertexbot': ['googlebot.com', 'google.com'],
+      'google-user-triggered-fetchers': ['google.com'],
+      'google-notebooklm': ['google.com'],
+      'microsoft-bingbot': ['search.msn.com'],
+      'apple-applebot': ['applebot.apple.com'],
+      'amazon-amazonbot': ['crawl.amazonbot.amazon'],
+    });
+    // Amazon publishes no ranges: reverse DNS is its only proof, which makes a fake Amazonbot catchable.
+    expect(proofSourcesOf(registry.byId.get('amazon-amazonbot')!)).toEqual(['fcrdns']);
+    expect(proofSourcesOf(registry.byId.get('microsoft-bingbot')!)).toEqual(['ip-range', 'fcrdns']);
+  });
+
+  it('refuses a reverse DNS domain that is not a lower-case name of two labels or more', () => {
+    const entry = (reverseDns: unknown) => ({ vendors: [{ id: 'x', name: 'X', uaPattern: 'XBot', cidrs: [], reverseDns }] });
+    for (const bad of [['com'], ['Example.com'], ['.example.com'], ['example..com'], ['exa mple.com'], ['-x.example.com']]) {
+      expect(() => parseVendorRegistry(entry(bad), 'inline.json'), JSON.stringify(bad)).toThrow(/reverseDns\[0\]/);
+    }
+    expect(parseVendorRegistry(entry(['crawl.example.com']), 'inline.json').vendors[0]!.reverseDns).toEqual(['crawl.example.com']);
   });
 
   it('does not make Google-Extended a user agent: it is a robots.txt token only', () => {

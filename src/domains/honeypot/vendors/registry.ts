@@ -48,6 +48,7 @@ export const VendorEntry = Type.Object({
   webBotAuth: Type.Optional(
     Type.Object({ keys: Type.Array(WebBotAuthKey), signatureAgent: Type.Optional(Type.String({ minLength: 1 })) }),
   ),
+  reverseDns: Type.Optional(Type.Array(Type.String({ minLength: 3, maxLength: 253 }), { maxItems: 16 })),
   docsUrl: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   notes: Type.Optional(Type.String()),
   robotsTokens: Type.Optional(Type.Array(Type.String())),
@@ -82,6 +83,11 @@ export interface Vendor {
   webBotAuth: { keys: readonly { keyid: string; jwk: unknown }[]; signatureAgent: string | null } | null;
   /** Web Bot Auth keyid to public key. */
   keys: ReadonlyMap<string, KeyObject>;
+  /**
+   * Domains the vendor's crawler hosts are named under (lower case, no dots at the ends): a
+   * forward-confirmed reverse DNS name equal to one, or ending in `.` and one, proves the claim.
+   */
+  reverseDns: readonly string[];
   docsUrl: string | null;
   notes: string | null;
   robotsTokens: readonly string[];
@@ -97,9 +103,32 @@ export interface VendorRegistry {
   byId: ReadonlyMap<string, Vendor>;
 }
 
+/** The kinds of proof a vendor can publish, as verdicts name them (`<source>:<detail>`). */
+export const PROOF_SOURCES = ['ip-range', 'web-bot-auth', 'fcrdns'] as const;
+export type ProofSource = (typeof PROOF_SOURCES)[number];
+
+/** The proof sources a vendor publishes, in `PROOF_SOURCES` order; empty when it publishes none. */
+export function proofSourcesOf(vendor: Vendor): ProofSource[] {
+  const sources: ProofSource[] = [];
+  if (vendor.ranges.length > 0) sources.push('ip-range');
+  if (vendor.keys.size > 0) sources.push('web-bot-auth');
+  if (vendor.reverseDns.length > 0) sources.push('fcrdns');
+  return sources;
+}
+
 /** A vendor can be verified (and so can be caught lying) only if it publishes a proof. */
 export function hasProof(vendor: Vendor): boolean {
-  return vendor.ranges.length > 0 || vendor.keys.size > 0;
+  return vendor.ranges.length > 0 || vendor.keys.size > 0 || vendor.reverseDns.length > 0;
+}
+
+// LDH labels of 1 to 63 characters, at least two of them: a whole top-level domain is no proof.
+const DOMAIN = /^(?=.{3,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
+
+function checkDomain(file: string, member: string, value: string): string {
+  if (!DOMAIN.test(value)) {
+    throw new VendorRegistryError(file, member, `"${value}" is not a lower-case domain of at least two labels (such as "search.msn.com")`);
+  }
+  return value;
 }
 
 export class VendorRegistryError extends Error {
@@ -180,6 +209,7 @@ function buildVendor(file: string, entry: VendorEntry, index: number): Vendor {
       throw new VendorRegistryError(file, at(`.webBotAuth.keys[${i}].jwk`), (error as Error).message);
     }
   });
+  const reverseDns = (entry.reverseDns ?? []).map((d, i) => checkDomain(file, at(`.reverseDns[${i}]`), d));
   return {
     id: entry.id,
     name: entry.name,
@@ -200,6 +230,7 @@ function buildVendor(file: string, entry: VendorEntry, index: number): Vendor {
       ? { keys: entry.webBotAuth.keys, signatureAgent: entry.webBotAuth.signatureAgent ?? null }
       : null,
     keys,
+    reverseDns,
     docsUrl: entry.docsUrl ?? null,
     notes: entry.notes ?? null,
     robotsTokens: entry.robotsTokens ?? [],

@@ -1,0 +1,1 @@
+CREATE INDEX "honeypot_events_rdns_pending_idx" ON "honeypot_events" USING btree ("ip_hash") WHERE ("honeypot_events"."evidence" -> 'rdns' ->> 'status') = 'pending';

@@ -1,0 +1,202 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../platform/clock.ts';
+import { rowsOf } from '../../../platform/db/client.ts';
+import { startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
+import { startDnsServer, type TestDnsServer } from '../../../../test/helpers/dns-server.ts';
+import { createTenant, signedIngest } from '../../../../test/helpers/honeypot.ts';
+
+/**
+ * Forward-confirmed reverse DNS end to end: ingest answers at once on what it knows, the lookup
+ * runs against a DNS server this test starts on a loopback port, and the stored events are
+ * judged again when it answers, with the dashboard's rollups and the fingerprint counters moved
+ * along.
+ */
+
+const AMAZONBOT_UA = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Amazonbot/0.1; +https://developer.amazon.com/support/amazonbot) Chrome/119.0.6045.214 Safari/537.36';
+const GOOGLEBOT_UA = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+const CLAUDEBOT_UA = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
+
+const clock = new ManualClock('2026-11-29T10:00:00.000Z');
+let t: TestApp;
+let dns: TestDnsServer;
+let secret: string;
+let sent = 0;
+
+async function send(events: { ua: string; ip: string; path?: string }[]) {
+  const res = await signedIngest(t, {
+    slug: 'rdns-site',
+    secret,
+    unixSeconds: Math.floor(clock.now().getTime() / 1000),
+    body: { events: events.map((e) => ({ id: `ev-${++sent}`, path: e.path ?? '/honeypot/topics/llm-pricing', ua: e.ua, ip: e.ip })) },
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json<{ events: { id: string; eventId: string; uaClass: string; fingerprintId: string }[] }>().events;
+}
+
+async function stored(eventId: string) {
+  const [row] = rowsOf<{ ua_class: string; proof: string | null; fingerprint_id: string; evidence: Record<string, unknown> }>(
+    await t.app.database.db.execute(sql`SELECT ua_class, proof, fingerprint_id, evidence FROM honeypot_events WHERE id = ${eventId}`),
+  );
+  return row!;
+}
+
+async function dashboard() {
+  const res = await t.call({ method: 'GET', url: `${V1}/honeypot/dashboard?tenant=rdns-site&window=24h` });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json<{ kpis: Record<string, number>; uaClassBreakdown: unknown[] } & Record<string, unknown>>();
+}
+
+async function clusters() {
+  const res = await t.call({ method: 'GET', url: `${V1}/honeypot/clusters?tenant=rdns-site&window=24h` });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json<{ clusters: unknown[] }>().clusters;
+}
+
+const fingerprintCounts = async () =>
+  rowsOf<{ fingerprint_id: string; event_count: string | number; liar_count: string | number }>(
+    await t.app.database.db.execute(sql`SELECT fingerprint_id, event_count, liar_count FROM honeypot_fingerprints ORDER BY fingerprint_id`),
+  ).map((r) => ({ fingerprintId: r.fingerprint_id, events: Number(r.event_count), liars: Number(r.liar_count) }));
+
+const withoutTimes = (d: Record<string, unknown>) => ({ ...d, generatedAt: undefined, freshness: undefined });
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  // A real Amazonbot: its name is under crawl.amazonbot.amazon and resolves back to it.
+  dns.ptr.set('203.0.113.7', ['203-0-113-7.crawl.amazonbot.amazon']);
+  dns.forward.set('203-0-113-7.crawl.amazonbot.amazon', ['203.0.113.7']);
+  // A fake: named elsewhere.
+  dns.ptr.set('198.51.100.9', ['host-9.residential.example.net']);
+  // A fake that names itself under Amazon's domain, which does not resolve back to it.
+  dns.ptr.set('198.51.100.10', ['198-51-100-10.crawl.amazonbot.amazon']);
+  dns.forward.set('198-51-100-10.crawl.amazonbot.amazon', ['203.0.113.99']);
+  // A DNS server that fails for this address: no verdict either way.
+  dns.servfail.add('198.51.100.11');
+  // Googlebot from an address outside the shipped ranges (a list gone stale), confirmed by DNS.
+  dns.ptr.set('203.0.113.20', ['crawl-203-0-113-20.googlebot.com']);
+  dns.forward.set('crawl-203-0-113-20.googlebot.com', ['203.0.113.20']);
+  // A "Googlebot" whose name only looks like Google's.
+  dns.ptr.set('198.51.100.21', ['crawl.googlebot.com.evil.example']);
+  dns.forward.set('crawl.googlebot.com.evil.example', ['198.51.100.21']);
+  t = await startTestApp({
+    clock,
+    env: { OBSERVATORY_RDNS: '1', OBSERVATORY_RDNS_SERVERS: dns.address, OBSERVATORY_RDNS_TIMEOUT_MS: '500', OBSERVATORY_ROLLUP_APPLY_DELAY_MS: '0' },
+  });
+  secret = await createTenant(t, 'rdns-site');
+});
+afterAll(async () => {
+  await t?.close();
+  await dns?.close();
+});
+
+describe('forward-confirmed reverse DNS', () => {
+  it('answers ingest at once, then judges the stored events again when the lookup answers, rollups and counters included', async () => {
+    dns.pause();
+    const [real, fake, spoofedName, broken] = await send([
+      { ua: AMAZONBOT_UA, ip: '203.0.113.7' },
+      { ua: AMAZONBOT_UA, ip: '198.51.100.9' },
+      { ua: AMAZONBOT_UA, ip: '198.51.100.10' },
+      { ua: AMAZONBOT_UA, ip: '198.51.100.11' },
+    ]);
+    // Ingest did not wait for DNS: every claim is unverified for now, and stored as awaiting the answer.
+    for (const e of [real, fake, spoofedName, broken]) expect(e!.uaClass).toBe('UNVERIFIED_AGENT');
+    expect((await stored(real!.eventId)).evidence).toMatchObject({ rdns: { status: 'pending' }, unverifiedReason: 'lookup-pending', proofSources: ['fcrdns'] });
+
+    // The dashboard adds them to the rollups with the verdicts they have now.
+    const before = await dashboard();
+    expect(before.kpis).toMatchObject({ totalEvents: 4, liarCount: 0, knownVerifiedCount: 0 });
+
+    dns.resume();
+    await t.app.honeypot.reverseDnsSettled();
+
+    const realRow = await stored(real!.eventId);
+    expect(realRow).toMatchObject({ ua_class: 'KNOWN_LLM_AGENT', proof: 'fcrdns:203-0-113-7.crawl.amazonbot.amazon' });
+    expect(realRow.evidence).toMatchObject({
+      rdns: { status: 'answered', ptr: ['203-0-113-7.crawl.amazonbot.amazon'], names: ['203-0-113-7.crawl.amazonbot.amazon'] },
+      unverifiedReason: null,
+    });
+    // A verified request is keyed by its vendor, not its address: the fingerprint moved with the verdict.
+    expect(realRow.fingerprint_id).not.toBe(real!.fingerprintId);
+    expect(await stored(fake!.eventId)).toMatchObject({ ua_class: 'LIAR', proof: null });
+    expect(await stored(spoofedName!.eventId)).toMatchObject({ ua_class: 'LIAR', proof: null });
+    const brokenRow = await stored(broken!.eventId);
+    expect(brokenRow).toMatchObject({ ua_class: 'UNVERIFIED_AGENT' });
+    expect(brokenRow.evidence).toMatchObject({ rdns: { status: 'failed', error: 'ptr:ESERVFAIL' }, unverifiedReason: 'lookup-failed' });
+
+    // The rollups and counters now say what the events say, exactly as a rebuild from the events would.
+    const after = await dashboard();
+    expect(after.kpis).toMatchObject({ totalEvents: 4, liarCount: 2, knownVerifiedCount: 1 });
+    expect(after.uaClassBreakdown).toEqual(
+      expect.arrayContaining([{ uaClass: 'LIAR', count: 2 }, { uaClass: 'KNOWN_LLM_AGENT', count: 1 }, { uaClass: 'UNVERIFIED_AGENT', count: 1 }]),
+    );
+    const afterClusters = await clusters();
+    const counters = await fingerprintCounts();
+    expect(counters.reduce((n, c) => n + c.events, 0)).toBe(4);
+    expect(counters.reduce((n, c) => n + c.liars, 0)).toBe(2);
+    expect(counters.every((c) => c.events > 0)).toBe(true);
+    expect(counters.map((c) => c.fingerprintId)).toContain(realRow.fingerprint_id);
+    expect(counters.map((c) => c.fingerprintId)).not.toContain(real!.fingerprintId);
+    await t.app.honeypot.dashboard.rebuild();
+    expect(withoutTimes(await dashboard())).toEqual(withoutTimes(after));
+    expect(await clusters()).toEqual(afterClusters);
+
+    // Replay re-derives the stored verdict and fingerprint from the evidence alone.
+    for (const e of [real, fake, spoofedName, broken]) {
+      const res = await t.call({ method: 'GET', url: `${V1}/honeypot/replay?eventId=${e!.eventId}` });
+      expect(res.json(), e!.id).toMatchObject({ matches: true });
+    }
+  });
+
+  it('judges a later request from an answered address at once, from the cache, without asking DNS again', async () => {
+    const asked = dns.questions.length;
+    const [again, liar] = await send([
+      { ua: AMAZONBOT_UA, ip: '203.0.113.7' },
+      { ua: AMAZONBOT_UA, ip: '198.51.100.9' },
+    ]);
+    expect(again!.uaClass).toBe('KNOWN_LLM_AGENT');
+    expect(liar!.uaClass).toBe('LIAR');
+    expect(dns.questions.length).toBe(asked);
+    expect(t.app.honeypot.reverseDnsStats()).toMatchObject({ queued: 0, running: 0 });
+  });
+
+  it('lets reverse DNS verify a crawler outside its published ranges, judged a liar until the answer came', async () => {
+    const [stale, lookalike] = await send([
+      { ua: GOOGLEBOT_UA, ip: '203.0.113.20' },
+      { ua: GOOGLEBOT_UA, ip: '198.51.100.21' },
+    ]);
+    // The ranges failed, so ingest answered LIAR; the lookup may still save the claim.
+    expect(stale!.uaClass).toBe('LIAR');
+    expect(lookalike!.uaClass).toBe('LIAR');
+    await t.app.honeypot.reverseDnsSettled();
+    expect(await stored(stale!.eventId)).toMatchObject({ ua_class: 'VERIFIED_CRAWLER', proof: 'fcrdns:crawl-203-0-113-20.googlebot.com' });
+    const fake = await stored(lookalike!.eventId);
+    expect(fake).toMatchObject({ ua_class: 'LIAR', proof: null });
+    expect(fake.evidence).toMatchObject({ rdns: { status: 'answered', ptr: ['crawl.googlebot.com.evil.example'], names: [] } });
+    // Whether the answer came before or after the applier took the events, the rollups agree with a rebuild.
+    const now = await dashboard();
+    expect(now.kpis).toMatchObject({ totalEvents: 8, knownVerifiedCount: 3 });
+    await t.app.honeypot.dashboard.rebuild();
+    expect(withoutTimes(await dashboard())).toEqual(withoutTimes(now));
+  });
+
+  it('never asks DNS when a quicker proof holds or the vendor publishes no domain, and says when a vendor has no proof source', async () => {
+    const asked = dns.questions.length;
+    const [googlebot, claudebot] = await send([
+      { ua: GOOGLEBOT_UA, ip: '66.249.66.1' },
+      { ua: CLAUDEBOT_UA, ip: '198.51.100.30' },
+    ]);
+    await t.app.honeypot.reverseDnsSettled();
+    expect(googlebot!.uaClass).toBe('VERIFIED_CRAWLER');
+    expect(claudebot!.uaClass).toBe('UNVERIFIED_AGENT');
+    expect(dns.questions.length).toBe(asked);
+    const res = await t.call({ method: 'GET', url: `${V1}/honeypot/investigate?tenant=rdns-site&fingerprintId=${claudebot!.fingerprintId}` });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().verifiedVendorVerdict).toMatchObject({
+      uaClass: 'UNVERIFIED_AGENT',
+      vendorId: 'anthropic-claudebot',
+      proofSources: [],
+      unverifiedReason: 'no-proof-source',
+      summary: expect.stringContaining('publishes no proof source at all'),
+    });
+  });
+});
