@@ -100,6 +100,8 @@ describe.skipIf(skip)('console honeypot pages', () => {
     await expect(verdict.textContent()).resolves.toContain('verified as openai');
     const [, cidr] = seeded.verifiedProof.split(':');
     await expect(fact(verdict, 'Proof').textContent()).resolves.toBe(`Client IP inside the published range ${cidr}`);
+    // The proof sources the vendor publishes, so an operator sees what could have verified it.
+    await expect(fact(verdict, 'Publishes').textContent()).resolves.toBe('ip-range');
     await expect(page.getByText('drifting').isVisible()).resolves.toBe(true);
     const ja4s = page.getByRole('list', { name: 'JA4s of this user agent' });
     await expect(ja4s.textContent()).resolves.toContain(JA4_OPENAI);

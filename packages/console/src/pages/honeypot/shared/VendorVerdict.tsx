@@ -5,13 +5,14 @@ import { UaClassBadge } from './uaClasses';
 
 type Verdict = NonNullable<Investigation['verifiedVendorVerdict']>;
 
-/** A stored proof (`ip-range:<cidr>`, `web-bot-auth:<keyid>`) in words, its value kept verbatim. */
+/** A stored proof (`ip-range:<cidr>`, `web-bot-auth:<keyid>`, `fcrdns:<name>`) in words, its value kept verbatim. */
 export function describeProof(proof: string): { kind: string; value: string } {
   const colon = proof.indexOf(':');
   const kind = colon < 0 ? proof : proof.slice(0, colon);
   const value = colon < 0 ? '' : proof.slice(colon + 1);
   if (kind === 'ip-range') return { kind: 'Client IP inside the published range', value };
   if (kind === 'web-bot-auth') return { kind: 'Web Bot Auth signature verified with key', value };
+  if (kind === 'fcrdns') return { kind: 'Reverse DNS name under the vendor\'s domain, resolving back to the client IP', value };
   return { kind, value };
 }
 
@@ -30,6 +31,12 @@ export function VendorVerdict({ verdict }: { verdict: Verdict | null }) {
         <dd>{verdict.claimed.length > 0 ? verdict.claimed.join(', ') : 'no registry vendor'}</dd>
         <dt>Vendor</dt>
         <dd>{verdict.vendorId ? `${verdict.vendorName ?? verdict.vendorId} (${verdict.vendorId})` : '—'}</dd>
+        {verdict.vendorId && (
+          <>
+            <dt>Publishes</dt>
+            <dd>{verdict.proofSources.length > 0 ? verdict.proofSources.join(', ') : <span className="muted">none published: the claim can never be verified or refuted</span>}</dd>
+          </>
+        )}
         <dt>Proof</dt>
         <dd className="hp-proof">
           {proof ? (

@@ -25,6 +25,7 @@ describe('honeypot page helpers', () => {
     expect(describeProof('ip-range:52.230.152.0/24')).toEqual({ kind: 'Client IP inside the published range', value: '52.230.152.0/24' });
     expect(describeProof('ip-range:2001:4860:4801:10::/64').value).toBe('2001:4860:4801:10::/64');
     expect(describeProof('web-bot-auth:kid-1')).toEqual({ kind: 'Web Bot Auth signature verified with key', value: 'kid-1' });
+    expect(describeProof('fcrdns:crawl-66-249-66-1.googlebot.com')).toMatchObject({ kind: expect.stringContaining('Reverse DNS'), value: 'crawl-66-249-66-1.googlebot.com' });
     expect(describeProof('something-new')).toEqual({ kind: 'something-new', value: '' });
   });
 
