@@ -119,8 +119,12 @@ export function recordedHeaders(headers: IncomingHttpHeaders): Record<string, st
 
 /** Text the service can store: no U+0000 (PostgreSQL refuses it), at most `max` characters. */
 export function clean(text: string, max: number): string {
-  return text.replace(/\u0000/g, '').slice(0, max);
+  // Most text has no U+0000 and fits: then it is returned as it is, without a regular expression.
+  const kept = text.includes('\u0000') ? text.replace(/\u0000/g, '') : text;
+  return kept.length > max ? kept.slice(0, max) : kept;
 }
+
+const methodOf = (method: string | undefined) => (method === 'GET' || method === 'HEAD' || method === 'POST' ? method : method !== undefined && /^[A-Za-z]{1,16}$/.test(method) ? method : 'GET');
 
 /** What a site knows of one request, from whatever server it runs on. */
 export interface SeenRequest {
@@ -166,16 +170,13 @@ export function requestEvent(seen: SeenRequest, rules: ClientRules, trusted: rea
   const ua = clean(headerText(seen.headers['user-agent']) ?? '', 2048);
   const referer = headerText(seen.headers.referer);
   const headers = recordedHeaders(seen.headers);
-  const event: HoneypotEvent = {
-    ts: new Date(nowMs).toISOString(),
-    method: /^[A-Za-z]{1,16}$/.test(seen.method ?? '') ? (seen.method as string) : 'GET',
-    path,
-    ...(query === undefined ? {} : { query }),
-    ua,
-    ip: client.ip,
-    ...(client.ja4 === undefined ? {} : { ja4: client.ja4 }),
-    ...(referer === undefined ? {} : { referer: clean(referer, 2048) }),
-    ...(headers === undefined ? {} : { headers }),
-  };
+  // Fields set one by one in this order (the event's JSON keeps it): no object spread per request.
+  const event: HoneypotEvent = { ts: new Date(nowMs).toISOString(), method: methodOf(seen.method), path } as HoneypotEvent;
+  if (query !== undefined) event.query = query;
+  event.ua = ua;
+  event.ip = client.ip;
+  if (client.ja4 !== undefined) event.ja4 = client.ja4;
+  if (referer !== undefined) event.referer = clean(referer, 2048);
+  if (headers !== undefined) event.headers = headers;
   return { event, client, path, key: clientKey(client.ip, ua, client.ja4) };
 }
