@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { clean, clientRulesOf, createSender, headerText, type PendingAnswer, requestEvent, type Sender, type SenderOptions, verdictTracker } from '@observatory/sender';
-import { createMaze, MAX_PATH_LENGTH, type Page, type Topic } from './maze.ts';
+import { createMaze, MAX_PATH_LENGTH, namesOrigin, type Page, type Topic } from './maze.ts';
 import { type HelloReader, readHellosBeforeTls } from './tls.ts';
 
 export interface RouterOptions {
@@ -106,8 +106,7 @@ export function createRouter(options: RouterOptions): Router {
     return { status: page.status, body, headers: ['content-type', page.contentType, 'content-length', String(body.length), 'cache-control', 'public, max-age=3600'] };
   };
   const readyPage = (pagePath: string, origin: string): ReadyPage => {
-    // robots.txt and the sitemap name the origin; every other page is the path's alone.
-    if (pagePath === '/robots.txt' || pagePath === '/sitemap.xml' || pagePath.length > MAX_PATH_LENGTH) return ready(pageFor(pagePath, origin));
+    if (namesOrigin(pagePath) || pagePath.length > MAX_PATH_LENGTH) return ready(pageFor(pagePath, origin));
     let page = pages.get(pagePath);
     if (page === undefined) {
       page = ready(pageFor(pagePath, origin));
@@ -165,6 +164,12 @@ export function createRouter(options: RouterOptions): Router {
     res.once('close', () => clearTimeout(timeout));
   };
 
+  const originOf = (req: IncomingMessage, viaProxy: boolean) => {
+    const host = clean(headerText(req.headers.host) ?? 'localhost', 255);
+    const proto = hellos !== null || (viaProxy && headerText(req.headers['x-forwarded-proto']) === 'https') ? 'https' : 'http';
+    return `${proto}://${host}`;
+  };
+
   // The hot path: no closure is made for a request answered at once.
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     counts.requests += 1;
@@ -175,13 +180,12 @@ export function createRouter(options: RouterOptions): Router {
       now(),
     );
     const id = sender.record(event);
-    const host = clean(headerText(req.headers.host) ?? 'localhost', 255);
-    const proto = hellos !== null || (client.viaProxy && headerText(req.headers['x-forwarded-proto']) === 'https') ? 'https' : 'http';
     // The page is chosen by the path as sent (the event's is cut to what the ingest takes).
     const target = req.url ?? '/';
     const mark = target.indexOf('?');
     const pagePath = mark < 0 ? target : target.slice(0, mark);
-    const origin = `${proto}://${host}`;
+    // The origin is read only for the pages that name it (any other page is the path's alone).
+    const origin = namesOrigin(pagePath) ? originOf(req, client.viaProxy) : '';
     // A body is never read (the maze answers by URL alone): Node discards it after the response.
 
     const known = verdicts.get(key);
