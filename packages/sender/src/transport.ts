@@ -25,14 +25,17 @@ export interface Transport {
  * and a Response per batch), would cost a busy site more than the batch's own bytes.
  *
  * `timeoutMs` bounds the whole exchange, from the request to the last byte of the answer. An idle
- * kept connection is closed before the service's keep-alive hint runs out (Node's agent reads the
- * `Keep-Alive: timeout=` it answers with), so a request seldom meets one the service has closed;
- * one that does fails like any other attempt and is retried with backoff, as with fetch.
+ * kept connection is closed before the service's keep-alive hint runs out, so a request seldom
+ * meets one the service has closed; one that does fails like any other attempt and is retried with
+ * backoff, as with fetch.
  */
 export function nodeTransport(url: string, timeoutMs: number): Transport {
   const target = new URL(url);
   const secure = target.protocol === 'https:';
-  const agent = secure ? new HttpsAgent({ keepAlive: true, maxSockets: 1 }) : new HttpAgent({ keepAlive: true, maxSockets: 1 });
+  // An idle connection is closed after 4 s, or sooner when the service's `Keep-Alive: timeout=`
+  // says so (Node's agent applies that hint only below a timeout of its own): as undici does.
+  const agentOptions = { keepAlive: true, maxSockets: 1, timeout: 4000 };
+  const agent = secure ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
   const send = secure ? httpsRequest : httpRequest;
 
   const post: Post = (body, headers, signal) =>
@@ -55,7 +58,8 @@ export function nodeTransport(url: string, timeoutMs: number): Transport {
           clearTimeout(timer);
           reject(error);
         });
-        response.on('aborted', () => {
+        response.on('close', () => {
+          if (response.complete) return;
           clearTimeout(timer);
           reject(new Error('the answer was cut short'));
         });
