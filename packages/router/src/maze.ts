@@ -32,6 +32,8 @@ export interface Page {
 export const BAIT_ROOTS = ['/honeypot/topics/', '/q/', '/agents/'] as const;
 /** Longer paths are answered 414 (and still recorded): the maze never hashes more than this. */
 export const MAX_PATH_LENGTH = 2048;
+/** Whether the page at `path` names the site's origin (robots.txt's and the sitemap's URLs); no other page depends on it. */
+export const namesOrigin = (path: string) => path === '/robots.txt' || path === '/sitemap.xml';
 /** How many links a page carries into the maze, and how many paragraphs. */
 const LINKS_PER_PAGE = 8;
 const PARAGRAPHS_PER_PAGE = 4;

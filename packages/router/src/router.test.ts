@@ -5,10 +5,10 @@ import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FALLBACK_TOPICS } from './maze.ts';
+import { createMaze, FALLBACK_TOPICS } from './maze.ts';
 import { createRouter, type Router, type RouterOptions } from './router.ts';
 
 /**
@@ -133,6 +133,34 @@ describe('the router', () => {
     expect((await get(`/q/${'z'.repeat(3000)}`, 'c')).status).toBe(414);
     await router.sender.flush(3000);
     expect(ingest.received()).toBe(3);
+  });
+
+  it('serves a page again from its cache byte for byte, within the cache\'s bound, and robots.txt per host', async () => {
+    const { site, ingest } = await setUp({ current: 'answer' }, { pageCacheBytes: 8000 });
+    const maze = createMaze({ topics: FALLBACK_TOPICS, agentApiBase: ingest.url, siteName: 'Open Research Archive' });
+    const raw = (target: string, host: string) =>
+      new Promise<{ status: number; type: string; length: number; body: string }>((resolve, reject) => {
+        const { port } = new URL(site);
+        httpRequest({ host: '127.0.0.1', port, path: target, headers: { host, 'user-agent': 'browser' } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), length: Number(res.headers['content-length']), body: Buffer.concat(chunks).toString('utf8') }));
+        })
+          .on('error', reject)
+          .end();
+      });
+    // More pages than the bound holds, each asked for twice, in turn.
+    const paths = ['/q/a', '/agents/b', '/honeypot/topics/llm-pricing/c', '/q/d', '/agents/e', '/nowhere', '/'];
+    for (const round of [1, 2]) {
+      for (const target of paths) {
+        const page = maze(target, 'http://unused');
+        const served = await raw(`${target}?round=${round}`, 'bait.example');
+        expect(served).toEqual({ status: page.status, type: page.contentType, length: Buffer.byteLength(page.body), body: page.body });
+      }
+    }
+    expect((await raw('/robots.txt', 'one.example')).body).toContain('Sitemap: http://one.example/sitemap.xml');
+    expect((await raw('/robots.txt', 'two.example')).body).toContain('Sitemap: http://two.example/sitemap.xml');
+    expect((await raw('/sitemap.xml', 'two.example')).body).toContain('<loc>http://two.example/q/latest</loc>');
   });
 });
 

@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { clean, clientRulesOf, createSender, headerText, requestEvent, type Sender, type SenderOptions, verdictTracker } from '@observatory/sender';
-import { createMaze, type Page, type Topic } from './maze.ts';
+import { clean, clientRulesOf, createSender, headerText, type PendingAnswer, requestEvent, type Sender, type SenderOptions, verdictTracker } from '@observatory/sender';
+import { createMaze, MAX_PATH_LENGTH, namesOrigin, type Page, type Topic } from './maze.ts';
 import { type HelloReader, readHellosBeforeTls } from './tls.ts';
 
 export interface RouterOptions {
@@ -26,6 +26,8 @@ export interface RouterOptions {
   maxDelayMs?: number;
   /** Clients remembered (default 100,000). */
   maxClients?: number;
+  /** The most bytes of recently served pages kept ready to send again (default 8 MiB; 0 keeps none). */
+  pageCacheBytes?: number;
   /**
    * Terminate TLS here (PEM certificate chain and key): the site is served over HTTPS and each
    * client's JA4 is computed from its own ClientHello instead of read from a proxy's header.
@@ -97,20 +99,36 @@ export function createRouter(options: RouterOptions): Router {
     },
   });
 
+  const pages = pageCache(options.pageCacheBytes ?? 8 * 1024 * 1024);
+  /** What a page is sent as: its bytes and the response's headers, made once per page. */
+  const ready = (page: Page): ReadyPage => {
+    const body = Buffer.from(page.body);
+    return { status: page.status, body, headers: ['content-type', page.contentType, 'content-length', String(body.length), 'cache-control', 'public, max-age=3600'] };
+  };
+  const readyPage = (pagePath: string, origin: string): ReadyPage => {
+    if (namesOrigin(pagePath) || pagePath.length > MAX_PATH_LENGTH) return ready(pageFor(pagePath, origin));
+    let page = pages.get(pagePath);
+    if (page === undefined) {
+      page = ready(pageFor(pagePath, origin));
+      pages.set(pagePath, page);
+    }
+    return page;
+  };
+
   /** The page is made when it is sent: a held response keeps only its path (docs: memory per held connection). */
-  const respond = (res: ServerResponse, pageOf: () => Page) => {
+  const respond = (res: ServerResponse, pagePath: string, origin: string) => {
     if (res.writableEnded || res.destroyed) return;
-    const page = pageOf();
-    res.writeHead(page.status, { 'content-type': page.contentType, 'content-length': Buffer.byteLength(page.body), 'cache-control': 'public, max-age=3600' });
+    const page = readyPage(pagePath, origin);
+    res.writeHead(page.status, page.headers);
     res.end(page.body);
   };
 
-  const hold = (res: ServerResponse, delayMs: number, page: () => Page) => {
+  const hold = (res: ServerResponse, delayMs: number, pagePath: string, origin: string) => {
     const delay = Math.min(delayMs, maxDelayMs);
-    if (delay <= 0) return respond(res, page);
+    if (delay <= 0) return respond(res, pagePath, origin);
     if (counts.held >= maxHeld) {
       counts.holdOverflow += 1;
-      return respond(res, page);
+      return respond(res, pagePath, origin);
     }
     counts.held += 1;
     counts.delayed += 1;
@@ -124,12 +142,35 @@ export function createRouter(options: RouterOptions): Router {
     };
     const timer = setTimeout(() => {
       release();
-      respond(res, page);
+      respond(res, pagePath, origin);
     }, delay);
     // A client that gives up frees its slot at once.
     res.once('close', release);
   };
 
+  /** Waits up to verdictWaitMs for the answer to this request's event, then holds by it. */
+  const awaitVerdict = (res: ServerResponse, pending: PendingAnswer, pagePath: string, origin: string) => {
+    const timeout = setTimeout(() => {
+      counts.verdictTimeouts += 1;
+      pending.waiter = null;
+      respond(res, pagePath, origin);
+    }, verdictWaitMs);
+    pending.waiter = (verdict) => {
+      clearTimeout(timeout);
+      pending.waiter = null;
+      if (res.destroyed || res.writableEnded) return;
+      hold(res, verdict.tarpit.active ? verdict.tarpit.delayMs : 0, pagePath, origin);
+    };
+    res.once('close', () => clearTimeout(timeout));
+  };
+
+  const originOf = (req: IncomingMessage, viaProxy: boolean) => {
+    const host = clean(headerText(req.headers.host) ?? 'localhost', 255);
+    const proto = hellos !== null || (viaProxy && headerText(req.headers['x-forwarded-proto']) === 'https') ? 'https' : 'http';
+    return `${proto}://${host}`;
+  };
+
+  // The hot path: no closure is made for a request answered at once.
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     counts.requests += 1;
     const { event, client, key } = requestEvent(
@@ -139,32 +180,20 @@ export function createRouter(options: RouterOptions): Router {
       now(),
     );
     const id = sender.record(event);
-    const host = clean(headerText(req.headers.host) ?? 'localhost', 255);
-    const proto = hellos !== null || (client.viaProxy && headerText(req.headers['x-forwarded-proto']) === 'https') ? 'https' : 'http';
     // The page is chosen by the path as sent (the event's is cut to what the ingest takes).
     const target = req.url ?? '/';
-    const pagePath = target.split('?', 1)[0] as string;
-    const origin = `${proto}://${host}`;
-    const page = () => pageFor(pagePath, origin);
+    const mark = target.indexOf('?');
+    const pagePath = mark < 0 ? target : target.slice(0, mark);
+    // The origin is read only for the pages that name it (any other page is the path's alone).
+    const origin = namesOrigin(pagePath) ? originOf(req, client.viaProxy) : '';
     // A body is never read (the maze answers by URL alone): Node discards it after the response.
 
     const known = verdicts.get(key);
     const pending = id === null ? null : verdicts.expect(id, key);
     // While the service is unreachable no answer is coming: nobody waits for one.
     const waitForAnswer = pending !== null && (known === undefined || known.uaClass === 'LIAR' || known.tarpit.active) && !sender.failing;
-    if (!waitForAnswer) return hold(res, known?.tarpit.active ? known.tarpit.delayMs : 0, page);
-    const timeout = setTimeout(() => {
-      counts.verdictTimeouts += 1;
-      pending.waiter = null;
-      respond(res, page);
-    }, verdictWaitMs);
-    pending.waiter = (verdict) => {
-      clearTimeout(timeout);
-      pending.waiter = null;
-      if (res.destroyed || res.writableEnded) return;
-      hold(res, verdict.tarpit.active ? verdict.tarpit.delayMs : 0, page);
-    };
-    res.once('close', () => clearTimeout(timeout));
+    if (!waitForAnswer) return hold(res, known?.tarpit.active ? known.tarpit.delayMs : 0, pagePath, origin);
+    awaitVerdict(res, pending, pagePath, origin);
   };
 
   const server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handle) : createServer(handle);
@@ -194,6 +223,52 @@ export function createRouter(options: RouterOptions): Router {
         setTimeout(() => server.closeAllConnections(), 1000).unref();
       });
       await sender.close(timeoutMs);
+    },
+  };
+}
+
+/** A page as sent: its bytes, and its headers as name, value pairs in one list. */
+interface ReadyPage {
+  status: number;
+  body: Buffer;
+  headers: string[];
+}
+
+/**
+ * Recently served pages, least recently served dropped first, at most `maxBytes` of bodies: a
+ * crawler that comes back to a page (or many clients to the same ones) is answered without
+ * building and encoding it again. A page is at most 16 KiB, so the bound is what it says.
+ */
+function pageCache(maxBytes: number) {
+  const entries = new Map<string, ReadyPage>();
+  let bytes = 0;
+  let newest: string | null = null;
+  return {
+    get(path: string): ReadyPage | undefined {
+      const found = entries.get(path);
+      // Moving an entry to the newest end costs two map operations: not for the newest already.
+      if (found !== undefined && path !== newest) {
+        entries.delete(path);
+        entries.set(path, found);
+        newest = path;
+      }
+      return found;
+    },
+    set(path: string, page: ReadyPage): void {
+      if (page.body.length > maxBytes) return;
+      const before = entries.get(path);
+      if (before !== undefined) {
+        entries.delete(path);
+        bytes -= before.body.length;
+      }
+      entries.set(path, page);
+      newest = path;
+      bytes += page.body.length;
+      for (const [oldest, old] of entries) {
+        if (bytes <= maxBytes) break;
+        entries.delete(oldest);
+        bytes -= old.body.length;
+      }
     },
   };
 }

@@ -42,6 +42,16 @@ export function parseTrusted(entries: readonly string[]): TrustedRange[] {
 
 /** The address in its plain form: IPv4-mapped IPv6 (`::ffff:192.0.2.1`) as IPv4. */
 export function plainAddress(text: string): string | null {
+  if (text === lastPlain.text) return lastPlain.plain;
+  const plain = plainAddressOf(text);
+  lastPlain = { text, plain };
+  return plain;
+}
+
+/** The last address read (a busy site reads the same peers again and again). */
+let lastPlain: { text: string; plain: string | null } = { text: '', plain: null };
+
+function plainAddressOf(text: string): string | null {
   // The common cases without parsing: a socket's IPv4 peer as Node gives it, and IPv4-mapped.
   if (DOTTED_QUAD.test(text)) return text;
   if (text.startsWith('::ffff:') && DOTTED_QUAD.test(text.slice(7))) return text.slice(7);
@@ -119,8 +129,12 @@ export function recordedHeaders(headers: IncomingHttpHeaders): Record<string, st
 
 /** Text the service can store: no U+0000 (PostgreSQL refuses it), at most `max` characters. */
 export function clean(text: string, max: number): string {
-  return text.replace(/\u0000/g, '').slice(0, max);
+  // Most text has no U+0000 and fits: then it is returned as it is, without a regular expression.
+  const kept = text.includes('\u0000') ? text.replace(/\u0000/g, '') : text;
+  return kept.length > max ? kept.slice(0, max) : kept;
 }
+
+const methodOf = (method: string | undefined) => (method === 'GET' || method === 'HEAD' || method === 'POST' ? method : method !== undefined && /^[A-Za-z]{1,16}$/.test(method) ? method : 'GET');
 
 /** What a site knows of one request, from whatever server it runs on. */
 export interface SeenRequest {
@@ -166,16 +180,31 @@ export function requestEvent(seen: SeenRequest, rules: ClientRules, trusted: rea
   const ua = clean(headerText(seen.headers['user-agent']) ?? '', 2048);
   const referer = headerText(seen.headers.referer);
   const headers = recordedHeaders(seen.headers);
-  const event: HoneypotEvent = {
-    ts: new Date(nowMs).toISOString(),
-    method: /^[A-Za-z]{1,16}$/.test(seen.method ?? '') ? (seen.method as string) : 'GET',
-    path,
-    ...(query === undefined ? {} : { query }),
-    ua,
-    ip: client.ip,
-    ...(client.ja4 === undefined ? {} : { ja4: client.ja4 }),
-    ...(referer === undefined ? {} : { referer: clean(referer, 2048) }),
-    ...(headers === undefined ? {} : { headers }),
-  };
-  return { event, client, path, key: clientKey(client.ip, ua, client.ja4) };
+  // Fields set one by one in this order (the event's JSON keeps it): no object spread per request.
+  const event: HoneypotEvent = { ts: isoTime(nowMs), method: methodOf(seen.method), path } as HoneypotEvent;
+  if (query !== undefined) event.query = query;
+  event.ua = ua;
+  event.ip = client.ip;
+  if (client.ja4 !== undefined) event.ja4 = client.ja4;
+  if (referer !== undefined) event.referer = clean(referer, 2048);
+  if (headers !== undefined) event.headers = headers;
+  return { event, client, path, key: keyOf(client.ip, ua, client.ja4) };
 }
+
+// A busy site sees many requests per millisecond and runs of them from one client: the last time
+// written and the last client's key are kept, so such a run makes each once. (The same key string
+// also spares the verdict cache hashing a new one per request.)
+let lastMs = Number.NaN;
+let lastIso = '';
+const isoTime = (ms: number) => {
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastIso;
+};
+let lastClient = { ip: '', ua: '', ja4: undefined as string | undefined, key: clientKey('', '', undefined) };
+const keyOf = (ip: string, ua: string, ja4: string | undefined) => {
+  if (ip !== lastClient.ip || ua !== lastClient.ua || ja4 !== lastClient.ja4) lastClient = { ip, ua, ja4, key: clientKey(ip, ua, ja4) };
+  return lastClient.key;
+};

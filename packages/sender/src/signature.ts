@@ -6,7 +6,7 @@ import { createHmac } from 'node:crypto';
  * from its clock, so a batch is signed when it is sent, never when it is queued: a batch retried
  * after an outage carries a fresh signature over the same bytes.
  */
-export function ingestSignature(secret: string, unixSeconds: number, rawBody: string): string {
-  const hex = createHmac('sha256', secret).update(`${unixSeconds}.${rawBody}`).digest('hex');
+export function ingestSignature(secret: string, unixSeconds: number, rawBody: string | Buffer): string {
+  const hex = createHmac('sha256', secret).update(`${unixSeconds}.`).update(rawBody).digest('hex');
   return `t=${unixSeconds},v1=${hex}`;
 }

@@ -14,18 +14,23 @@ export interface Verdict {
 
 export function verdictCache(maxEntries: number) {
   const entries = new Map<string, Verdict>();
+  /** The key at the newest end of `entries`: one client's run of requests moves nothing. */
+  let newest: string | null = null;
   return {
     get(key: string): Verdict | undefined {
       const found = entries.get(key);
-      if (found !== undefined) {
+      if (found !== undefined && key !== newest) {
         entries.delete(key);
         entries.set(key, found);
+        newest = key;
       }
       return found;
     },
     set(key: string, verdict: Verdict): void {
-      entries.delete(key);
+      // Setting an existing key keeps its place: the newest one stays the newest.
+      if (key !== newest) entries.delete(key);
       entries.set(key, verdict);
+      newest = key;
       if (entries.size > maxEntries) entries.delete(entries.keys().next().value as string);
     },
     get size() {
