@@ -238,14 +238,7 @@ export async function subtractEvents(tx: Db, eventIds: readonly string[]): Promi
   await tx.execute(sql`UPDATE honeypot_rollup_hourly r SET events = r.events - a.n
     FROM (SELECT date_trunc('hour', ${AT}, 'UTC') AS hour, e.tenant_id, count(*) AS n FROM honeypot_events e WHERE e.id = ANY(${ids}) GROUP BY 1, 2) a
     WHERE r.hour = a.hour AND r.tenant_id = a.tenant_id`);
-  await tx.execute(sql`UPDATE honeypot_rollup_dims r SET events_24h = r.events_24h - a.n24, events_7d = r.events_7d - a.n7,
-      events_30d = r.events_30d - a.n30
-    FROM (${dimCounts(ev)}) a WHERE r.tenant_id = a.tenant_id AND r.dim = a.dim AND r.key = a.key`);
-  await tx.execute(sql`UPDATE honeypot_rollup_clusters r SET events_24h = r.events_24h - a.n24, events_7d = r.events_7d - a.n7,
-      events_30d = r.events_30d - a.n30
-    FROM (${clusterCounts(ev)}) a
-    WHERE r.tenant_id = a.tenant_id AND r.cluster_key = a.cluster_key AND r.fingerprint_id = a.fingerprint_id AND r.ua_class = a.ua_class
-      AND r.asn = a.asn AND r.ja4 = a.ja4`);
+  await subtractWindowCounts(tx, ev);
   await tx.execute(sql`UPDATE honeypot_fingerprints f SET event_count = f.event_count - a.n, liar_count = f.liar_count - a.liars
     FROM (SELECT tenant_id, fingerprint_id, count(*) AS n, count(*) FILTER (WHERE ua_class = 'LIAR') AS liars
       FROM honeypot_events WHERE id = ANY(${ids}) GROUP BY 1, 2) a
@@ -369,14 +362,8 @@ export async function rebuildRollups(tx: Db, starts: WindowStarts): Promise<void
     ${clusterCounts(ev)}`);
 }
 
-/**
- * Moves the window columns from `from` to `to`: subtracts the events of the hours that left each
- * window, then deletes rows with nothing left in 30 days. The caller holds the state lock, so no
- * ingest is between reading the starts and committing.
- */
-export async function subtractLeaving(tx: Db, from: WindowStarts, to: WindowStarts): Promise<void> {
-  const ev = eventsLeaving(from, to);
-  if (ev === null) return;
+/** Subtracts the window counts of the events `ev` yields (flagged m24, m7, m30) from the dimension and cluster rollups. */
+async function subtractWindowCounts(tx: Db, ev: SQL): Promise<void> {
   await tx.execute(sql`UPDATE honeypot_rollup_dims r SET events_24h = r.events_24h - a.n24, events_7d = r.events_7d - a.n7,
       events_30d = r.events_30d - a.n30
     FROM (${dimCounts(ev)}) a WHERE r.tenant_id = a.tenant_id AND r.dim = a.dim AND r.key = a.key`);
@@ -385,6 +372,17 @@ export async function subtractLeaving(tx: Db, from: WindowStarts, to: WindowStar
     FROM (${clusterCounts(ev)}) a
     WHERE r.tenant_id = a.tenant_id AND r.cluster_key = a.cluster_key AND r.fingerprint_id = a.fingerprint_id AND r.ua_class = a.ua_class
       AND r.asn = a.asn AND r.ja4 = a.ja4`);
+}
+
+/**
+ * Moves the window columns from `from` to `to`: subtracts the events of the hours that left each
+ * window, then deletes rows with nothing left in 30 days. The caller holds the state lock, so no
+ * ingest is between reading the starts and committing.
+ */
+export async function subtractLeaving(tx: Db, from: WindowStarts, to: WindowStarts): Promise<void> {
+  const ev = eventsLeaving(from, to);
+  if (ev === null) return;
+  await subtractWindowCounts(tx, ev);
   if (to['30d'] > from['30d']) {
     await tx.execute(sql`DELETE FROM honeypot_rollup_dims WHERE events_30d <= 0`);
     await tx.execute(sql`DELETE FROM honeypot_rollup_clusters WHERE events_30d <= 0`);
