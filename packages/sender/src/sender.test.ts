@@ -233,13 +233,17 @@ describe('sender', () => {
     expect(first.stats()).toMatchObject({ spooled: 50, pending: 50, sent: 0 });
     await first.close(0);
 
-    ingest.script = [];
-    const second = createSender({ url: ingest.url, tenant: 'site-a', secret: SECRET, spoolDir: dir, batchMaxWaitMs: 5 });
+    // The service comes back as a new instance. (A request the first sender had in flight when it
+    // closed may still reach the old one after close returns; that one keeps answering 503, so
+    // it cannot be mistaken for a second delivery here.)
+    const restarted = await fakeIngest();
+    cleanups.push(() => restarted.close());
+    const second = createSender({ url: restarted.url, tenant: 'site-a', secret: SECRET, spoolDir: dir, batchMaxWaitMs: 5 });
     cleanups.push(() => second.close(1000));
     expect(second.stats().pending).toBe(50);
     // Without a new event or a flush: what the spool held goes out on its own.
     await expect.poll(() => second.stats().pending, { timeout: 5000 }).toBe(0);
-    expect(ids(ingest.bodies)).toEqual(Array.from({ length: 50 }, (_, i) => `e-${i}`));
+    expect(ids(restarted.bodies)).toEqual(Array.from({ length: 50 }, (_, i) => `e-${i}`));
     expect(second.stats()).toMatchObject({ sent: 50, duplicates: 0, pending: 0 });
   });
 
