@@ -36,7 +36,7 @@ export interface RejudgeResult {
 }
 
 /** The verdict a stored event gets with the reverse DNS fact in its evidence. */
-export function rejudgedVerdict(registry: RegistryHolder['current'], fingerprints: RejudgeDeps['fingerprints'], event: repo.AwaitingEvent, fact: RdnsFact) {
+function rejudgedVerdict(registry: RegistryHolder['current'], fingerprints: RejudgeDeps['fingerprints'], event: repo.AwaitingEvent, fact: RdnsFact) {
   const verdict = reclassify(registry, { ua: event.uaRaw, headers: event.headers, evidence: { ...event.evidence, rdns: fact } });
   const verifiedVendorId = isVerifiedClass(verdict.uaClass) ? verdict.vendorId : null;
   const { fingerprintId, uaNormalized } = fingerprints.fingerprintOf({
@@ -92,5 +92,3 @@ export function createRejudge(deps: RejudgeDeps) {
 
   return { rejudge, enqueue, settled: () => chain.then(() => undefined) };
 }
-
-export type Rejudge = ReturnType<typeof createRejudge>;

@@ -9,7 +9,8 @@ import { checkWebBotAuth, headerValue, type SignatureCheck, type SignatureStatus
  * The crawler-verification classifier (spec D3). A request whose UA names a registry vendor is
  * checked against every proof the registry has for that vendor (its published IP prefixes, its
  * Web Bot Auth keys, the domains its hosts' reverse DNS names fall under): one passing makes it
- * verified, the checked ones failing makes it a LIAR, none published leaves it unverified. Other requests are sorted into generic bots, browsers and the rest.
+ * verified, the checked ones failing makes it a LIAR, none published leaves it unverified. Other
+ * requests are sorted into generic bots, browsers and the rest.
  *
  * The rule itself (`decide`) is a pure function of the vendors claimed and the proof facts, so
  * `reclassify` can re-run it from a stored row's evidence, without the raw IP.
@@ -277,11 +278,6 @@ export async function classifyRequest(registry: VendorRegistry, input: ClassifyI
 
 function isVerifiedOutcome(decided: ReturnType<typeof decide>): boolean {
   return decided !== null && decided.outcome === 'verified';
-}
-
-/** True when a claimed vendor's reverse DNS proof is still to come: the event is judged again when it arrives. */
-export function awaitsReverseDns(evidence: Pick<Evidence, 'rdns'>): boolean {
-  return evidence.rdns?.status === 'pending';
 }
 
 const STATUSES: readonly SignatureStatus[] = ['valid', 'invalid', 'absent'];
