@@ -49,8 +49,7 @@ export async function startReceiver(): Promise<Receiver> {
       res.end(answer.body ?? 'ok');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenAvoiding(server, handedOutClosedPorts);
   receiver.port = port;
   receiver.origin = `http://127.0.0.1:${port}`;
   receiver.close = async () => {
@@ -61,11 +60,27 @@ export async function startReceiver(): Promise<Receiver> {
   return receiver;
 }
 
-/** A port on 127.0.0.1 where nothing listens (it was just freed). */
+/**
+ * Ports closedPort handed out in this process. The kernel may give a freed port to the next
+ * listen(0), so a receiver started after closedPort() could land on the "dead" port and answer
+ * for it: receivers skip these.
+ */
+const handedOutClosedPorts = new Set<number>();
+
+async function listenAvoiding(server: http.Server, avoid: ReadonlySet<number>): Promise<number> {
+  for (;;) {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    if (!avoid.has(port)) return port;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+/** A port on 127.0.0.1 where nothing listens (it was just freed); receivers in this process never take it. */
 export async function closedPort(): Promise<number> {
   const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
+  const port = await listenAvoiding(server, handedOutClosedPorts);
   await new Promise<void>((resolve) => server.close(() => resolve()));
+  handedOutClosedPorts.add(port);
   return port;
 }
