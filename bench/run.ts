@@ -18,6 +18,8 @@
  *   OBSERVATORY_GRAPH_QUERY_CONCURRENCY, OBSERVATORY_MODEL_CALL_CONCURRENCY  passed to the app;
  *                       default the most connections any selected scenario uses (the app's own
  *                       defaults of 4 and 2 would answer 503)
+ *   BENCH_SEARCH_INDEX  passed to the app as OBSERVATORY_SEARCH_INDEX; `0` measures the agent
+ *                       searches in PostgreSQL
  *   BENCH_AGENT_API_TENANT  passed to the app as OBSERVATORY_AGENT_API_TENANT; `off` measures the
  *                       agent API without recording its calls (what recording costs)
  */
@@ -394,6 +396,7 @@ async function main(): Promise<number> {
       OBSERVATORY_AGENT_API_ANON_PER_MINUTE: '1000000000',
       OBSERVATORY_AGENT_API_IP_PER_MINUTE: '1000000000',
       ...(process.env.BENCH_AGENT_API_TENANT ? { OBSERVATORY_AGENT_API_TENANT: process.env.BENCH_AGENT_API_TENANT } : {}),
+      ...(process.env.BENCH_SEARCH_INDEX ? { OBSERVATORY_SEARCH_INDEX: process.env.BENCH_SEARCH_INDEX } : {}),
       HOST: '127.0.0.1',
       PORT: '0',
       ...(testDb.url ? { DATABASE_URL: testDb.url } : {}),

@@ -66,6 +66,8 @@ export interface Config {
     keyPerMinute: number;
     /** Anonymous calls per minute per caller IP across every agent_name. */
     ipPerMinute: number;
+    /** Answer searches from the in-process index (docs/agent-api/search-index.md); false sends every search to PostgreSQL. */
+    searchIndex: boolean;
   };
   empire: {
     /** Refuse unsigned toolset events (`unsigned`) instead of admitting them in compatibility mode. */
@@ -552,6 +554,7 @@ export function loadConfig(env: Env = process.env, isTty: boolean = process.stdo
       anonymousPerMinute: integer(env, 'OBSERVATORY_AGENT_API_ANON_PER_MINUTE', 20, 1, 1_000_000_000),
       keyPerMinute: integer(env, 'OBSERVATORY_AGENT_API_KEY_PER_MINUTE', 200, 1, 1_000_000_000),
       ipPerMinute: integer(env, 'OBSERVATORY_AGENT_API_IP_PER_MINUTE', 120, 1, 1_000_000_000),
+      searchIndex: flag(env, 'OBSERVATORY_SEARCH_INDEX', true),
     },
     empire: {
       requireSignedEvents: flag(env, 'OBSERVATORY_REQUIRE_SIGNED_EVENTS', false),

@@ -1,6 +1,6 @@
 import { asc, desc, eq, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../platform/db/client.ts';
-import { agentApiKeys, agentApiMarkers, agentTopics } from './schema.ts';
+import { agentApiKeys, agentApiMarkers, agentTopicRevision, agentTopics } from './schema.ts';
 
 /**
  * The only SQL of the public agent API: topics (full-text search, browse, upsert), API keys and
@@ -153,7 +153,19 @@ export async function upsertTopics(db: Db, topics: readonly TopicWrite[], now: D
     })
     // xmax is 0 for a row this statement inserted and non-zero for one it updated.
     .returning({ slug: agentTopics.slug, inserted: sql<boolean>`(xmax = 0)` });
+  await markTopicsChanged(db, now);
   return { inserted: rows.filter((r) => r.inserted).map((r) => r.slug) };
+}
+
+/**
+ * Replaces the topics' revision token; called in the transaction of every topic write, so an
+ * instance that reads the token after the commit sees the change (search-index/).
+ */
+async function markTopicsChanged(db: Db, now: Date): Promise<void> {
+  await db
+    .insert(agentTopicRevision)
+    .values({ id: 1, token: sql`gen_random_uuid()`, changedAt: now })
+    .onConflictDoUpdate({ target: agentTopicRevision.id, set: { token: sql`excluded.token`, changedAt: sql`excluded.changed_at` } });
 }
 
 /** Inserts topics whose slug is free and leaves stored ones alone (the seed corpus). */
@@ -164,6 +176,7 @@ export async function insertMissingTopics(db: Db, topics: readonly TopicWrite[],
     .values(topics.map((t) => ({ ...t, updatedAt: now })))
     .onConflictDoNothing()
     .returning({ slug: agentTopics.slug });
+  if (rows.length > 0) await markTopicsChanged(db, now);
   return rows.length;
 }
 

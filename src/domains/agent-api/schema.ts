@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { customType, index, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { customType, index, pgTable, smallint, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
@@ -53,4 +53,16 @@ export const agentApiKeys = pgTable('agent_api_keys', {
 export const agentApiMarkers = pgTable('agent_api_markers', {
   key: text('key').primaryKey(),
   doneAt: ts('done_at').notNull(),
+});
+
+/**
+ * One row: a token replaced in the same transaction as every write to agent_topics, so each
+ * instance's in-process search index (docs/agent-api/search-index.md) sees a change by reading one
+ * row. A random token rather than a counter: a restored snapshot never repeats a token this
+ * instance already indexed.
+ */
+export const agentTopicRevision = pgTable('agent_topic_revision', {
+  id: smallint('id').primaryKey(),
+  token: uuid('token').notNull(),
+  changedAt: ts('changed_at').notNull(),
 });

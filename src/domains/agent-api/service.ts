@@ -8,7 +8,9 @@ import { withTransaction } from '../../platform/db/transaction.ts';
 import { assertThat, badRequest, notFound } from '../../platform/errors.ts';
 import { createClockCache } from '../../platform/memo.ts';
 import * as repo from './repository.ts';
-import { toPrefixTsquery } from './search-query.ts';
+import { shownScore } from './search-index/rank.ts';
+import type { SearchIndex } from './search-index/service.ts';
+import { queryTerms, toPrefixTsquery } from './search-query.ts';
 
 /**
  * The public agent API's rules (docs/agent-api/README.md): topic search with paging, batch search,
@@ -91,7 +93,7 @@ export interface ResolvedKey {
   plan: string;
 }
 
-export function createAgentApiService(deps: { db: Db; clock: Clock; audit: AuditLog; publicUrl: string }) {
+export function createAgentApiService(deps: { db: Db; clock: Clock; audit: AuditLog; publicUrl: string; searchIndex?: SearchIndex }) {
   const { db, clock, audit } = deps;
   const topicUrl = (slug: string) => `${deps.publicUrl}${TOPIC_ROOT}${slug}`;
   const searchCache = createClockCache<string, Found>({ max: 20_000, ttlMs: SEARCH_CACHE_TTL_MS, clock });
@@ -124,6 +126,21 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
     return value;
   }
 
+  /** One search's answer: from the in-process index when it can answer, else from PostgreSQL. */
+  async function lookUp(args: repo.SearchArgs, terms: readonly string[]): Promise<Found> {
+    const indexed = deps.searchIndex ? await deps.searchIndex.find({ ...args, terms, totalCap: repo.SEARCH_TOTAL_CAP }) : null;
+    if (indexed) {
+      return {
+        results: indexed.hits.map((h) => ({ ...listed({ ...h, createdAt: new Date(h.createdAtMs) }), score: shownScore(h.rank) })),
+        hasMore: indexed.hasMore,
+        total: indexed.total,
+        totalExact: indexed.totalExact,
+      };
+    }
+    const r = await repo.searchTopics(db, args);
+    return { results: r.hits.map(toResult), hasMore: r.hasMore, total: r.total, totalExact: r.totalExact };
+  }
+
   /** `field` names the query in a 400: `query.query` (GET) or `body.query` (POST). */
   async function search(params: SearchParams, field = 'query.query'): Promise<SearchPage> {
     const query = params.query.trim();
@@ -152,10 +169,8 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
         else {
           cacheStats.misses += 1;
           const version = cacheVersion;
-          pending = repo
-            .searchTopics(db, args)
-            .then((r) => {
-              const answer: Found = { results: r.hits.map(toResult), hasMore: r.hasMore, total: r.total, totalExact: r.totalExact };
+          pending = lookUp(args, queryTerms(query))
+            .then((answer) => {
               // An upsert that landed meanwhile may have changed the answer: do not remember it.
               if (version === cacheVersion) searchCache.set(cacheKey, answer);
               return answer;
@@ -178,8 +193,16 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
     };
   }
 
+  /** Drops remembered answers: topics changed here or, as the search index's poll saw, elsewhere. */
+  function forgetAnswers() {
+    searchCache.clear();
+    derived.clear();
+    cacheVersion += 1;
+  }
+
   return {
     search,
+    forgetAnswers,
     /** Search cache hits, misses and misses joined to one in flight, since start (the bench reports them). */
     cacheStats: () => ({ ...cacheStats }),
 
@@ -247,9 +270,8 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
         });
         return written;
       });
-      searchCache.clear();
-      derived.clear();
-      cacheVersion += 1;
+      deps.searchIndex?.topicsChanged();
+      forgetAnswers();
       return { upserted: rows.length, inserted: inserted.length, updated: rows.length - inserted.length };
     },
 

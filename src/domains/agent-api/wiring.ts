@@ -11,10 +11,12 @@ import type { HoneypotDomain } from '../honeypot/index.ts';
 import { callerTiers, createCallerCheck, type Limits } from './caller.ts';
 import { agentApiEndpoints } from './endpoints.ts';
 import { type CallRecorder, createCallRecorder } from './recorder.ts';
+import { createSearchIndex, type SearchIndex } from './search-index/service.ts';
 import { type AgentApiService, createAgentApiService } from './service.ts';
 
 export interface AgentApiDomain {
   service: AgentApiService;
+  searchIndex: SearchIndex;
   recorder: CallRecorder;
   limiter: RateLimiter;
   endpoints(all: () => readonly Endpoint[]): Endpoint[];
@@ -40,9 +42,17 @@ export async function createAgentApiDomain(deps: {
   flags?: RuntimeFlags;
 }): Promise<AgentApiDomain> {
   const { config, flags } = deps;
-  const service = createAgentApiService({ db: deps.db, clock: deps.clock, audit: deps.audit, publicUrl: config.publicUrl });
+  const searchIndex = createSearchIndex({
+    db: deps.db,
+    log: deps.log,
+    enabled: config.agentApi.searchIndex,
+    // Another instance wrote topics: remembered answers may be out of date too.
+    onExternalChange: () => service.forgetAnswers(),
+  });
+  const service = createAgentApiService({ db: deps.db, clock: deps.clock, audit: deps.audit, publicUrl: config.publicUrl, searchIndex });
   const seeded = await service.ensureSeedCorpus();
   if (seeded > 0) deps.log.info({ topics: seeded }, 'agent API seed corpus loaded');
+  searchIndex.start();
   const tenant = config.agentApi.tenant;
   if (tenant !== null) {
     await deps.honeypot.tenants.ensureTenant({
@@ -68,6 +78,7 @@ export async function createAgentApiDomain(deps: {
   const checkCaller = createCallerCheck({ limiter, clock: deps.clock, resolveKey: (plaintext) => service.resolveKey(plaintext) });
   return {
     service,
+    searchIndex,
     recorder,
     limiter,
     endpoints: (all) =>
@@ -81,6 +92,7 @@ export async function createAgentApiDomain(deps: {
         ...(flags ? { searchEnabled: () => flags.enabled(AGENT_API_SEARCH_FLAG) } : {}),
       }),
     async close() {
+      await searchIndex.close();
       await recorder.close();
       await limiter.close();
     },
