@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../../platform/db/client.ts';
 import * as repo from './repository.ts';
-import { type IndexAnswer, type SortField, type SortOrder, TopicIndexBuilder, type TopicIndex } from './topic-index.ts';
+import { type IndexAnswer, type IndexQuery, TopicIndexBuilder, type TopicIndex } from './topic-index.ts';
 import { parseTsvector } from './tsvector.ts';
 
 /**
@@ -27,15 +27,8 @@ export const REBUILD_DELAY_MS = 200;
 /** A stem; '' for a term PostgreSQL drops (a stop word); null for one it splits into several lexemes (the SQL path answers). */
 type Stem = string | null;
 
-export interface IndexSearch {
-  terms: readonly string[];
-  category: string | null;
-  sort: SortField;
-  order: SortOrder;
-  limit: number;
-  offset: number;
-  totalCap: number;
-}
+/** A search as the service asks it: the query's terms as typed (stemmed here), the rest as the index takes it. */
+export type IndexSearch = Omit<IndexQuery, 'stems'> & { terms: readonly string[] };
 
 export interface SearchIndexStats {
   enabled: boolean;

@@ -305,7 +305,7 @@ export class TopicIndex {
     // Each other prefix is tested per visited topic: by a bitmap of its postings (built once, a
     // nanosecond or two a posting) when the walk will visit enough topics to repay it, else by a
     // binary search of the topic's lexemes (about a hundred nanoseconds).
-    const selectivity = others.reduce((product, r) => product * Math.min(1, r.postings / n), category < 0 ? 1 : 1 / 5);
+    const selectivity = others.reduce((product, r) => product * Math.min(1, r.postings / n), category < 0 ? 1 : 1 / this.categoryCodes.size);
     const visits = Math.min(driver.postings, selectivity > 0 ? need / selectivity : n);
     const bitmaps: Uint32Array[] = [];
     const searched: PrefixRange[] = [];
