@@ -57,7 +57,9 @@ describe.skipIf(skip)('the graph page', () => {
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.waitForURL(/[?&]q=MATCH/);
     const rows = page.getByRole('table').filter({ has: page.locator('caption', { hasText: 'Query rows' }) });
-    await rows.waitFor();
+    // The three-step causes walk takes seconds on PGlite alone, and CI runs two browser files at
+    // once on two cores: twice in one day it outlived the 15-s default.
+    await rows.waitFor({ timeout: 60_000 });
     const text = await rows.textContent();
     for (const sender of ['evt-000121', 'evt-000122', 'evt-000123']) expect(text).toContain(sender);
     await expect(rows.locator('tbody tr').count()).resolves.toBe(3);
@@ -77,11 +79,11 @@ describe.skipIf(skip)('the graph page', () => {
 
     // The address holds the query: a reload (or a shared link) answers the same.
     await page.reload();
-    await page.getByRole('table').filter({ has: page.locator('caption', { hasText: 'Query rows' }) }).waitFor();
+    await page.getByRole('table').filter({ has: page.locator('caption', { hasText: 'Query rows' }) }).waitFor({ timeout: 60_000 });
     await expect(page.getByRole('textbox', { name: /^Query/ }).inputValue()).resolves.toContain("senderId: 'evt-000124'");
     await expect(page.locator('table', { has: page.locator('caption', { hasText: 'Query rows' }) }).locator('tbody tr').count()).resolves.toBe(3);
     expect(chain).toHaveLength(5);
-  });
+  }, 150_000);
 
   it('says where a query is wrong', async () => {
     const page = await rig.page();
