@@ -25,8 +25,12 @@ export function queryTerms(query: string): string[] {
   return terms;
 }
 
+/** `kubernetes:* & pods:*` from the terms queryTerms gave; null when there are none. */
+export function prefixTsqueryOf(terms: readonly string[]): string | null {
+  return terms.length === 0 ? null : terms.map((term) => `${term}:*`).join(' & ');
+}
+
 /** `kubernetes:* & pods:*`; null when the query holds no term at all. */
 export function toPrefixTsquery(query: string): string | null {
-  const terms = queryTerms(query);
-  return terms.length === 0 ? null : terms.map((term) => `${term}:*`).join(' & ');
+  return prefixTsqueryOf(queryTerms(query));
 }

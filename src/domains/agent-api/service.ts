@@ -10,7 +10,7 @@ import { createClockCache } from '../../platform/memo.ts';
 import * as repo from './repository.ts';
 import { shownScore } from './search-index/rank.ts';
 import type { SearchIndex } from './search-index/service.ts';
-import { queryTerms, toPrefixTsquery } from './search-query.ts';
+import { prefixTsqueryOf, queryTerms } from './search-query.ts';
 
 /**
  * The public agent API's rules (docs/agent-api/README.md): topic search with paging, batch search,
@@ -147,7 +147,8 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
     if (query === '') throw badRequest(field.startsWith('body') ? 'invalid-body' : 'invalid-query', `${field} must contain something to search for.`, { field });
     const page = params.page ?? 1;
     const limit = params.limit ?? SEARCH_LIMIT_DEFAULT;
-    const tsquery = toPrefixTsquery(query);
+    const terms = queryTerms(query);
+    const tsquery = prefixTsqueryOf(terms);
     let found: Found = NOTHING_FOUND;
     if (tsquery !== null) {
       const args: repo.SearchArgs = {
@@ -169,7 +170,7 @@ export function createAgentApiService(deps: { db: Db; clock: Clock; audit: Audit
         else {
           cacheStats.misses += 1;
           const version = cacheVersion;
-          pending = lookUp(args, queryTerms(query))
+          pending = lookUp(args, terms)
             .then((answer) => {
               // An upsert that landed meanwhile may have changed the answer: do not remember it.
               if (version === cacheVersion) searchCache.set(cacheKey, answer);

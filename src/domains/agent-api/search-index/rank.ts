@@ -67,9 +67,9 @@ function rankAnd(items: readonly (readonly (readonly number[])[])[]): number {
   return res;
 }
 
-/** The rank, normalised as `ts_rank(…, 32)`: rank / (rank + 1). `docHasEntries` is false for an empty tsvector. */
-export function tsRank32(items: readonly (readonly (readonly number[])[])[], docHasEntries = true): number {
-  if (!docHasEntries || items.length === 0) return 0;
+/** The rank of a matching topic, normalised as `ts_rank(…, 32)`: rank / (rank + 1). */
+export function tsRank32(items: readonly (readonly (readonly number[])[])[]): number {
+  if (items.length === 0) return 0;
   let res = items.length >= 2 ? rankAnd(items) : rankOr(items);
   if (res < 0) res = f(1e-20);
   return f(res / f(res + 1));

@@ -49,12 +49,9 @@ export async function topicsAfter(db: Db, cursor: TopicCursor | null, limit: num
 /** Each term's tsvector under the `english` configuration, as `to_tsquery` would parse and stem it. */
 export async function termVectors(db: Db, terms: readonly string[]): Promise<Map<string, string>> {
   const rows = rowsOf<{ term: string; tsvector: string }>(
-    await db.execute(sql`SELECT u.term, to_tsvector('english'::regconfig, u.term)::text AS tsvector FROM unnest(${`{${terms.map(arrayLiteralItem).join(',')}}`}::text[]) AS u(term)`),
+    await db.execute(
+      sql`SELECT u.term, to_tsvector('english'::regconfig, u.term)::text AS tsvector FROM unnest(ARRAY[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]) AS u(term)`,
+    ),
   );
   return new Map(rows.map((r) => [r.term, r.tsvector]));
-}
-
-/** A text[] literal item, quoted: terms are letters and digits, but quote anyway. */
-function arrayLiteralItem(term: string): string {
-  return `"${term.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }

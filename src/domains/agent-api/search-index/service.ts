@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import type { Db } from '../../../platform/db/client.ts';
 import * as repo from './repository.ts';
 import { type IndexAnswer, type IndexQuery, TopicIndexBuilder, type TopicIndex } from './topic-index.ts';
@@ -24,8 +25,8 @@ export const TERM_CACHE_MAX = 50_000;
 /** Quiet time after a local write before rebuilding, so a burst of writes costs one build. */
 export const REBUILD_DELAY_MS = 200;
 
-/** A stem; '' for a term PostgreSQL drops (a stop word); null for one it splits into several lexemes (the SQL path answers). */
-type Stem = string | null;
+/** A stem; '' for a term PostgreSQL drops (a stop word); false for one it splits into several lexemes (the SQL path answers). */
+type Stem = string | false;
 
 /** A search as the service asks it: the query's terms as typed (stemmed here), the rest as the index takes it. */
 export type IndexSearch = Omit<IndexQuery, 'stems'> & { terms: readonly string[] };
@@ -54,7 +55,9 @@ export function createSearchIndex(deps: { db: Db; log: FastifyBaseLogger; enable
   let localChanges = 0;
   let rebuildTimer: NodeJS.Timeout | null = null;
   let pollTimer: NodeJS.Timeout | null = null;
-  const stems = new Map<string, Stem>();
+  // A poll still waiting on a slow database: the next tick skips rather than queue another.
+  let polling = false;
+  const stems = new LRUCache<string, Stem>({ max: TERM_CACHE_MAX });
   const stemLookups = new Map<string, Promise<void>>();
   const stats = { builds: 0, lastBuildMs: null as number | null, answered: 0, fellBack: 0, termLookups: 0 };
 
@@ -123,6 +126,8 @@ export function createSearchIndex(deps: { db: Db; log: FastifyBaseLogger; enable
   }
 
   async function poll() {
+    if (polling) return;
+    polling = true;
     try {
       const revision = await repo.topicRevision(db);
       if (current && revision === current.revision) return;
@@ -132,6 +137,8 @@ export function createSearchIndex(deps: { db: Db; log: FastifyBaseLogger; enable
     } catch (error) {
       // The database is away: keep answering from the index as it was.
       if (!closed) log.debug({ err: error }, 'agent API search index poll failed');
+    } finally {
+      polling = false;
     }
   }
 
@@ -142,8 +149,7 @@ export function createSearchIndex(deps: { db: Db; log: FastifyBaseLogger; enable
       const lookup = repo.termVectors(db, missing).then((vectors) => {
         for (const term of missing) {
           const entries = parseTsvector(vectors.get(term) ?? '');
-          const stem: Stem = entries.length === 0 ? '' : entries.length === 1 && entries[0]!.positions.length <= 1 ? entries[0]!.lexeme : null;
-          if (stems.size >= TERM_CACHE_MAX) stems.delete(stems.keys().next().value!);
+          const stem: Stem = entries.length === 0 ? '' : entries.length === 1 && entries[0]!.positions.length <= 1 ? entries[0]!.lexeme : false;
           stems.set(term, stem);
         }
       });
@@ -183,7 +189,7 @@ export function createSearchIndex(deps: { db: Db; log: FastifyBaseLogger; enable
       const queryStems: string[] = [];
       for (const term of search.terms) {
         const stem = stems.get(term);
-        if (stem === undefined || stem === null) {
+        if (stem === undefined || stem === false) {
           stats.fellBack += 1;
           return null;
         }

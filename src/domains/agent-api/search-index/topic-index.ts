@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+import type { SortField, SortOrder } from '../repository.ts';
 import { tsRank32 } from './rank.ts';
 import { parseTsvector } from './tsvector.ts';
 
@@ -28,9 +30,6 @@ export interface LoadedTopic extends IndexTopic {
   /** The stored `search` column's text output. */
   tsvector: string;
 }
-
-export type SortField = 'createdAt' | 'title';
-export type SortOrder = 'asc' | 'desc';
 
 export interface IndexQuery {
   /** The query's stems (prefixes), as PostgreSQL's `to_tsquery` made them; repeats allowed. */
@@ -266,18 +265,17 @@ export class TopicIndex {
       }
       return entries;
     });
-    return tsRank32(items, docStart[doc + 1]! > docStart[doc]!);
+    return tsRank32(items);
   }
 
-  /** Prefix ranges by stem, for this index (bounded: cleared when full). */
-  private readonly ranges = new Map<string, PrefixRange & { bytes: Buffer }>();
+  /** Prefix ranges by stem, for this index. */
+  private readonly ranges = new LRUCache<string, PrefixRange & { bytes: Buffer }>({ max: RANGE_CACHE_MAX });
 
   private rangeFor(stem: string): PrefixRange & { bytes: Buffer } {
     let range = this.ranges.get(stem);
     if (!range) {
       const bytes = Buffer.from(stem, 'utf8');
       range = { ...this.rangeOf(bytes), bytes };
-      if (this.ranges.size >= RANGE_CACHE_MAX) this.ranges.clear();
       this.ranges.set(stem, range);
     }
     return range;
