@@ -11,8 +11,10 @@
  *   BENCH_DURATION_SEC  seconds of measured load per scenario (default 10)
  *   BENCH_WARMUP_SEC    seconds of unmeasured load before each scenario (default 2; 0 = none)
  *   BENCH_CONNECTIONS   concurrent keep-alive connections (default 20)
- *   BENCH_WORKERS       worker threads for the load generator (default 1; 0 = on the server's
- *                       own event loop, which halves what the server gets on a small machine)
+ *   BENCH_WORKERS       worker threads in the load generator's own process (default 0: its main
+ *                       thread); the load generator is always a forked process, so this process's
+ *                       resident memory is the server's
+ *   BENCH_SOAK_SEC      measured seconds of agent-search-long-tail-soak (default 300)
  *   BENCH_ONLY          comma-separated scenario names; the healthz baseline always runs too
  *   DB_POOL_MAX         passed to the app as it is (node-postgres pool size, default 10)
  *   OBSERVATORY_GRAPH_QUERY_CONCURRENCY, OBSERVATORY_MODEL_CALL_CONCURRENCY  passed to the app;
@@ -23,9 +25,8 @@
  *   BENCH_AGENT_API_TENANT  passed to the app as OBSERVATORY_AGENT_API_TENANT; `off` measures the
  *                       agent API without recording its calls (what recording costs)
  */
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -34,19 +35,10 @@ import { createLogger } from '../src/platform/logger.ts';
 import { type App, createApp } from '../src/app.ts';
 import { loadConfig } from '../src/platform/config.ts';
 import { createTestDatabase, type TestDatabase } from '../test/helpers/database.ts';
-import { BASELINE, type BenchContext, type BenchRequest, type Scenario, scenarios } from './scenarios.ts';
+import { BASELINE, type BenchContext, type BenchRequest, type Scenario, scenarios, targets } from './scenarios.ts';
 
 const ADMIN_TOKEN = 'svctok_benchadmintokenbenchadmintokenbenchadmin00';
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
-
-// autocannon reports fixed latency percentiles (…, p90, p97_5, p99, …) computed from its merged
-// HDR histogram with the list exported by hdr-histogram-percentiles-obj; p95, which the targets
-// of docs/performance.md use, is added to that list (the same module instance autocannon uses).
-{
-  const fromAutocannon = createRequire(createRequire(import.meta.url).resolve('autocannon'));
-  const { percentiles } = fromAutocannon('hdr-histogram-percentiles-obj') as { percentiles: number[] };
-  if (!percentiles.includes(95)) percentiles.push(95);
-}
 
 class BenchError extends Error {}
 
@@ -83,7 +75,7 @@ function readSettings(): Settings {
     durationSec: intFromEnv('BENCH_DURATION_SEC', 10, 1, 3600),
     warmupSec: intFromEnv('BENCH_WARMUP_SEC', 2, 0, 600),
     connections: intFromEnv('BENCH_CONNECTIONS', 20, 1, 10_000),
-    workers: intFromEnv('BENCH_WORKERS', 1, 0, 64),
+    workers: intFromEnv('BENCH_WORKERS', 0, 0, 64),
     selected: scenarios.filter((s) => s.name === BASELINE || wanted.size === 0 || wanted.has(s.name)),
   };
 }
@@ -122,26 +114,88 @@ export interface ScenarioResult {
   counters: Record<string, number> | null;
   /** What a one-shot `measure` scenario returned (its load fields are then zero); null otherwise. */
   figures: Record<string, number> | null;
+  /** The server's memory during the measured load (this process: the load generator runs in its own). */
+  memory: MemoryRecord | null;
 }
 
-let current: autocannon.Instance | null = null;
+/** Resident memory and V8 heap sampled every second of a measured load, in MiB. */
+export interface MemoryRecord {
+  rssStartMiB: number;
+  rssPeakMiB: number;
+  rssEndMiB: number;
+  heapUsedPeakMiB: number;
+  /** `[second, rss MiB]` every second from the start of the load. */
+  rssSamples: [number, number][];
+}
+
+const MIB = 2 ** 20;
+
+/** Samples this process's memory once a second until `stop()`; what a scenario's load did to the server. */
+function sampleMemory(): { stop(): MemoryRecord } {
+  const started = performance.now();
+  const samples: [number, number][] = [];
+  let heapUsedPeak = 0;
+  const take = () => {
+    const usage = process.memoryUsage();
+    heapUsedPeak = Math.max(heapUsedPeak, usage.heapUsed);
+    samples.push([round((performance.now() - started) / 1000, 1), round(usage.rss / MIB, 1)]);
+  };
+  take();
+  const timer = setInterval(take, 1000);
+  return {
+    stop() {
+      clearInterval(timer);
+      take();
+      const rss = samples.map(([, mib]) => mib);
+      return {
+        rssStartMiB: rss[0]!,
+        rssPeakMiB: Math.max(...rss),
+        rssEndMiB: rss[rss.length - 1]!,
+        heapUsedPeakMiB: round(heapUsedPeak / MIB, 1),
+        rssSamples: samples,
+      };
+    },
+  };
+}
+
+const LOAD_GENERATOR = fileURLToPath(new URL('./load-generator.cjs', import.meta.url));
+
+let current: ChildProcess | null = null;
 let abortCurrent: ((error: Error) => void) | null = null;
 
-/** One bounded autocannon run; `stopAll` can cut it short. */
+/**
+ * One bounded autocannon run in a forked load generator (bench/load-generator.cjs), so this
+ * process's resident memory is the server's; `stopAll` can cut it short. The child inherits the
+ * environment as it is now (a scenario's setup passes its request module parameters that way).
+ */
 function cannon(options: autocannon.Options): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
-    abortCurrent = reject;
-    current = autocannon(options, (error: unknown, result) => {
+    const child = fork(LOAD_GENERATOR, [], { execArgv: [], env: process.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    let settled = false;
+    const settle = (error: Error | null, result?: autocannon.Result) => {
+      if (settled) return;
+      settled = true;
       current = null;
       abortCurrent = null;
-      if (error) reject(error instanceof Error ? error : new Error(String(error)));
-      else resolve(result);
+      if (error) reject(error);
+      else resolve(result!);
+    };
+    current = child;
+    abortCurrent = (error) => {
+      child.kill();
+      settle(error);
+    };
+    child.on('message', (reply: { result?: autocannon.Result; error?: string }) => {
+      settle(reply.error !== undefined ? new BenchError(`load generator: ${reply.error}`) : null, reply.result);
     });
+    child.on('error', (error) => settle(error));
+    child.on('exit', (code) => settle(new BenchError(`the load generator exited (${code}) without a result`)));
+    child.send({ options });
   });
 }
 
 function stopAll(reason: string): void {
-  current?.stop();
+  current?.send('stop');
   abortCurrent?.(new BenchError(reason));
   current = null;
   abortCurrent = null;
@@ -193,6 +247,7 @@ function formatLine(r: ScenarioResult): string {
     `errors ${String(r.errors).padStart(5)}`,
     `${pct.padStart(7)} of healthz`,
     `loop busy ${(r.serverEventLoopUtilization * 100).toFixed(0).padStart(3)}%`,
+    ...(r.memory ? [`rss ${r.memory.rssPeakMiB.toFixed(0)} MiB`] : []),
   ].join('  ');
 }
 
@@ -216,7 +271,14 @@ async function runScenario(
   }
   const countersBefore = scenario.counters ? await scenario.counters(ctx) : null;
   const eluBefore = performance.eventLoopUtilization();
-  const r = await cannon(toCannonOptions(ctx.baseUrl, request, settings, settings.durationSec, connections));
+  const memory = sampleMemory();
+  let memoryRecord: MemoryRecord;
+  let r: autocannon.Result;
+  try {
+    r = await cannon(toCannonOptions(ctx.baseUrl, request, settings, scenario.durationSec ?? settings.durationSec, connections));
+  } finally {
+    memoryRecord = memory.stop();
+  }
   const elu = performance.eventLoopUtilization(eluBefore).utilization;
   let counters: Record<string, number> | null = null;
   if (scenario.counters && countersBefore) {
@@ -249,6 +311,7 @@ async function runScenario(
     warmup,
     counters,
     figures: null,
+    memory: memoryRecord,
   };
 }
 
@@ -282,6 +345,7 @@ async function measureOnce(scenario: Scenario, ctx: BenchContext, state: unknown
     warmup: null,
     counters: null,
     figures,
+    memory: null,
   };
 }
 
@@ -363,7 +427,8 @@ async function main(): Promise<number> {
 
   // A hard ceiling on the whole run, so a hung setup or database never keeps it going.
   const setupBudgetSec = settings.selected.reduce((sum, s) => sum + (s.setupBudgetSec ?? 0), 0);
-  const budgetMs = (settings.selected.length * (settings.durationSec + settings.warmupSec + 30) + setupBudgetSec + 120) * 1000;
+  const longerSec = settings.selected.reduce((sum, s) => sum + Math.max(0, (s.durationSec ?? 0) - settings.durationSec), 0);
+  const budgetMs = (settings.selected.length * (settings.durationSec + settings.warmupSec + 30) + setupBudgetSec + longerSec + 120) * 1000;
   const watchdog = setTimeout(() => {
     process.stderr.write(`bench: still running after ${budgetMs / 1000} s; giving up\n`);
     stopAll('watchdog');
@@ -431,7 +496,7 @@ async function main(): Promise<number> {
     const m = machine();
     process.stdout.write(
       `Observatory bench — driver ${driver}, ${settings.durationSec} s per scenario after ${settings.warmupSec} s warm-up, ` +
-        `${settings.connections} connections, load generator on ${settings.workers === 0 ? 'the server thread' : `${settings.workers} worker thread(s)`}\n` +
+        `${settings.connections} connections, load generator in its own process${settings.workers === 0 ? '' : ` with ${settings.workers} worker thread(s)`}\n` +
         `${m.cpuCount} × ${m.cpuModel}, ${m.totalMemoryGiB} GiB, Node ${m.node}, load average ${m.loadAverage1mAtStart}; server at ${baseUrl}\n\n`,
     );
 
@@ -451,6 +516,16 @@ async function main(): Promise<number> {
     }
     if (interrupted) throw new BenchError('interrupted; no results written');
 
+    const byName = new Map(results.map((r) => [r.name, r]));
+    const decided = targets.flatMap((t) => {
+      const outcome = t.evaluate(byName);
+      return outcome ? [{ name: t.name, goal: t.goal, ...outcome }] : [];
+    });
+    if (decided.length > 0) {
+      process.stdout.write(`\nTargets (${driver}, this run):\n`);
+      for (const t of decided) process.stdout.write(`  ${t.met ? 'met    ' : 'MISSED '} ${t.name.padEnd(22)} ${t.figure}   (goal: ${t.goal})\n`);
+    }
+
     const report = {
       date: started.toISOString(),
       gitCommit: gitCommit(),
@@ -463,6 +538,7 @@ async function main(): Promise<number> {
       dbPoolMax: driver === 'node-postgres' ? config.dbPoolMax : null,
       loadAverage1mAtEnd: round(os.loadavg()[0] ?? 0),
       scenarios: results,
+      targets: decided,
     };
     mkdirSync(RESULTS_DIR, { recursive: true });
     const stamp = started.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');

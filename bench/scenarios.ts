@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import type { App } from '../src/app.ts';
+import type { ScenarioResult } from './run.ts';
 import { EMPIRE_INGEST_PATH } from '../src/domains/empire/ingest/endpoints.ts';
 import { type EmpireEvent, signedBytesOf } from '../src/domains/empire/ingest/service.ts';
 import { loadSeedCorpus } from '../src/domains/agent-api/service.ts';
@@ -24,6 +25,7 @@ import { graphQueryScenarios } from './graph-query.ts';
 import { graphQueryWorstScenario } from './graph-query-worst.ts';
 import { triageRunScenarios } from './triage-run.ts';
 import { routerBaitScenario, routerTarpitHoldScenario } from './router.ts';
+import { RAW_INSERT_SCENARIO, rawInsertScenario } from './raw-insert.ts';
 
 /**
  * The benchmark scenarios `npm run bench` runs, in this order. To add one, append an object to
@@ -87,6 +89,8 @@ export interface Scenario<S = unknown> {
   warmupSec?: number;
   /** Concurrent connections for this scenario instead of BENCH_CONNECTIONS (recorded in its result). */
   connections?: number;
+  /** Seconds of measured load for this scenario instead of BENCH_DURATION_SEC (a soak). */
+  durationSec?: number;
   /** The request autocannon repeats; absent on a one-shot `measure` scenario. */
   request?: BenchRequest | ((ctx: BenchContext, state: S) => BenchRequest);
   /**
@@ -203,6 +207,7 @@ scenarios.push(
     100,
     'POST /api/observatory/honeypot/ingest, 100 events per request (events/s = req/s × 100), each with a new sender id.',
   ),
+  rawInsertScenario({ tenantSlug: 'bench-ingest', scenario: 'ingest-batch-100' }),
   ...(['dashboard', 'clusters'] as const).flatMap((read) => [rollupRead(read, '10k', 10_000, '24h'), rollupRead(read, '10k', 10_000, '30d')]),
   ...(['dashboard', 'clusters'] as const).flatMap((read) => [rollupRead(read, '1m', 1_000_000, '24h'), rollupRead(read, '1m', 1_000_000, '30d')]),
 );
@@ -303,6 +308,13 @@ async function agentCounters(ctx: BenchContext): Promise<Record<string, number>>
 }
 
 const SEARCH_CATALOGUE = 1000;
+const LONG_TAIL_SOAK = 'agent-search-long-tail-soak';
+/** The soak's measured seconds: more than the 60 its peak is compared with. */
+const SOAK_SEC = (() => {
+  const raw = process.env.BENCH_SOAK_SEC?.trim() || '300';
+  if (!/^\d+$/.test(raw) || Number(raw) < 90 || Number(raw) > 3600) throw new Error(`BENCH_SOAK_SEC must be a whole number of seconds between 90 and 3600, got "${raw}"`);
+  return Number(raw);
+})();
 /** Draws of the catalogue each connection sends in turn: more than any connection sends in a run. */
 const CATALOGUE_DRAWS = 50_000;
 const { catalogueDraws } = createRequire(import.meta.url)(AGENT_SEARCH_MODULE) as {
@@ -327,6 +339,17 @@ scenarios.push(
     name: 'agent-search-long-tail',
     description: `The same corpus and call path as agent-search, but every request a fresh draw of words, pages and filters, so nearly every search misses the cache: the in-process search index answers it (PostgreSQL when the bench runs with BENCH_SEARCH_INDEX=0). Target: 10% of healthz, p99 50 ms.`,
     setupBudgetSec: 600,
+    setup: async (ctx) => {
+      process.env.BENCH_SEARCH_WORDS = (await agentSearchSetup(ctx)).join(',');
+    },
+    counters: agentCounters,
+    request: { method: 'GET', path: '/api/agent?query=x', setupRequest: AGENT_SEARCH_MODULE },
+  }),
+  defineScenario({
+    name: LONG_TAIL_SOAK,
+    description: `agent-search-long-tail held for ${SOAK_SEC} s (BENCH_SOAK_SEC) with the server's resident memory sampled every second: its peak over the first 60 s against its peak over the whole run (target: within 10%). Every call is recorded, every search a fresh draw, so whatever the answers leave behind (caches, recorded calls, index scratch) shows as growth.`,
+    setupBudgetSec: 600,
+    durationSec: SOAK_SEC,
     setup: async (ctx) => {
       process.env.BENCH_SEARCH_WORDS = (await agentSearchSetup(ctx)).join(',');
     },
@@ -490,3 +513,60 @@ scenarios.push(regionDigestScenario);
 // The honeypot router: bait pages against a bare Node server, and 10,000 tarpit-held connections
 // (packages/router/README.md, "Performance"; bench/router.ts).
 scenarios.push(routerBaitScenario, routerTarpitHoldScenario);
+
+/**
+ * The targets of docs/performance.md that one run can decide, printed after the scenarios: each
+ * reads the figures it needs from this run's results (ratios of scenarios measured side by side),
+ * or is skipped when a scenario it needs did not run.
+ */
+export interface Target {
+  name: string;
+  goal: string;
+  evaluate(results: ReadonlyMap<string, ScenarioResult>): { figure: string; met: boolean } | null;
+}
+
+const pct = (n: number) => `${n.toFixed(1)}%`;
+
+export const targets: Target[] = [
+  {
+    name: 'long-tail search',
+    goal: 'agent-search-long-tail ≥ 10% of healthz, p99 ≤ 50 ms',
+    evaluate(results) {
+      const r = results.get('agent-search-long-tail');
+      if (!r || r.pctOfHealthz === null) return null;
+      return { figure: `${pct(r.pctOfHealthz)} of healthz, p99 ${r.latencyP99Ms} ms`, met: r.pctOfHealthz >= 10 && r.latencyP99Ms <= 50 };
+    },
+  },
+  {
+    name: 'batched signed ingest',
+    goal: `ingest-batch-100 events/s ≥ 50% of ${RAW_INSERT_SCENARIO} rows/s`,
+    evaluate(results) {
+      const signed = results.get('ingest-batch-100');
+      const raw = results.get(RAW_INSERT_SCENARIO)?.figures?.rowsPerSec;
+      if (!signed || !raw) return null;
+      const ratio = ((signed.requestsPerSec * 100) / raw) * 100;
+      return { figure: `${Math.round(signed.requestsPerSec * 100).toLocaleString('en')} ÷ ${raw.toLocaleString('en')} = ${pct(ratio)}`, met: ratio >= 50 };
+    },
+  },
+  {
+    name: 'single signed event',
+    goal: 'ingest-single ≥ 30% of healthz',
+    evaluate(results) {
+      const r = results.get('ingest-single');
+      if (!r || r.pctOfHealthz === null) return null;
+      return { figure: `${pct(r.pctOfHealthz)} of healthz`, met: r.pctOfHealthz >= 30 };
+    },
+  },
+  {
+    name: 'memory under load',
+    goal: `${LONG_TAIL_SOAK}: peak RSS over ${SOAK_SEC} s within 10% of its peak over the first 60 s`,
+    evaluate(results) {
+      const samples = results.get(LONG_TAIL_SOAK)?.memory?.rssSamples;
+      if (!samples || samples.length === 0) return null;
+      const first = Math.max(...samples.filter(([sec]) => sec <= 60).map(([, mib]) => mib));
+      const whole = Math.max(...samples.map(([, mib]) => mib));
+      const growth = (whole / first - 1) * 100;
+      return { figure: `${first} MiB at 60 s, ${whole} MiB at ${SOAK_SEC} s (${growth >= 0 ? '+' : ''}${pct(growth)})`, met: growth <= 10 };
+    },
+  },
+];

@@ -76,6 +76,11 @@ export const honeypotEvents = pgTable(
     uniqueIndex('honeypot_events_sender_idx').on(t.tenantId, t.senderId),
     index('honeypot_events_tenant_ts_idx').on(t.tenantId, t.ts),
     index('honeypot_events_fingerprint_idx').on(t.tenantId, t.fingerprintId, t.ts),
+    // Ingest counts each liar fingerprint's LIAR events of the last 10 minutes (the tarpit
+    // threshold) in every group it stores. Only LIAR rows are indexed, so the count reads that
+    // fingerprint's liars alone whatever the planner knows of the table; with the two indexes
+    // above, a generic plan on a young table walked the whole tenant's window for every key.
+    index('honeypot_events_liar_idx').on(t.tenantId, t.fingerprintId, t.ts).where(sql`${t.uaClass} = 'LIAR'`),
     index('honeypot_events_received_idx').on(t.receivedAt),
     // Alert windows and the per-tenant replay list read one tenant by receive time.
     index('honeypot_events_tenant_received_idx').on(t.tenantId, t.receivedAt),

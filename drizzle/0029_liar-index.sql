@@ -1,0 +1,1 @@
+CREATE INDEX "honeypot_events_liar_idx" ON "honeypot_events" USING btree ("tenant_id","fingerprint_id","ts") WHERE "honeypot_events"."ua_class" = 'LIAR';
