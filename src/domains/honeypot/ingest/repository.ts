@@ -1,4 +1,4 @@
-import { and, eq, gt, isNotNull, lte, sql } from 'drizzle-orm';
+import { and, eq, gt, isNotNull, lte, type SQL, sql } from 'drizzle-orm';
 import { type Db, rowsOf } from '../../../platform/db/client.ts';
 import { executePrepared, insertRows } from '../../../platform/db/prepared.ts';
 import { deleteOlderThan } from '../../../platform/db/retention.ts';
@@ -138,10 +138,22 @@ const pairsOf = (value: unknown): [string, string, unknown][] => (typeof value =
  * was not stored.
  */
 export async function storeGroup(db: Db, w: GroupWrite): Promise<GroupWritten> {
-  const result = await executePrepared(
-    db,
-    'honeypot_ingest_group',
-    sql`WITH stored_events AS (
+  const result = await executePrepared(db, 'honeypot_ingest_group', groupStatement(w));
+  const [row] = rowsOf<{ stateRows: unknown; active: unknown; liars: unknown }>(result);
+  if (Number(row?.stateRows) !== 1) throw new Error('honeypot_rollup_state has no row; the dashboard service creates it at start');
+  return {
+    activeTarpits: new Map(pairsOf(row!.active).map(([tenantId, fingerprintId, delayMs]) => [`${tenantId}|${fingerprintId}`, { delayMs: Number(delayMs) }])),
+    storedLiarEvents: new Map(pairsOf(row!.liars).map(([tenantId, fingerprintId, n]) => [`${tenantId}|${fingerprintId}`, Number(n)])),
+  };
+}
+
+/**
+ * The statement `storeGroup` prepares (exported for the test that reads its generic plan): the
+ * liar count reads `honeypot_events_liar_idx`, the LIAR rows alone, so a flood of a tenant's other
+ * events never adds to the cost of counting one fingerprint's liars.
+ */
+export function groupStatement(w: GroupWrite): SQL {
+  return sql`WITH stored_events AS (
         INSERT INTO honeypot_events ${insertRows(honeypotEvents, w.rows)}
         RETURNING id
       ), pending AS (
@@ -169,14 +181,7 @@ export async function storeGroup(db: Db, w: GroupWrite): Promise<GroupWritten> {
       )
       SELECT (SELECT count(*) FROM rollup_state) AS "stateRows",
         (SELECT coalesce(json_agg(json_build_array(tenant_id, fingerprint_id, delay_ms)), '[]') FROM active_tarpits) AS active,
-        (SELECT coalesce(json_agg(json_build_array(tenant_id, fingerprint_id, n)), '[]') FROM stored_liars) AS liars`,
-  );
-  const [row] = rowsOf<{ stateRows: unknown; active: unknown; liars: unknown }>(result);
-  if (Number(row?.stateRows) !== 1) throw new Error('honeypot_rollup_state has no row; the dashboard service creates it at start');
-  return {
-    activeTarpits: new Map(pairsOf(row!.active).map(([tenantId, fingerprintId, delayMs]) => [`${tenantId}|${fingerprintId}`, { delayMs: Number(delayMs) }])),
-    storedLiarEvents: new Map(pairsOf(row!.liars).map(([tenantId, fingerprintId, n]) => [`${tenantId}|${fingerprintId}`, Number(n)])),
-  };
+        (SELECT coalesce(json_agg(json_build_array(tenant_id, fingerprint_id, n)), '[]') FROM stored_liars) AS liars`;
 }
 
 
