@@ -35,8 +35,8 @@ export function rawInsertScenario(source: { tenantSlug: string; scenario: string
       return rows;
     },
     measure: async (ctx: BenchContext, rows: EventRow[]) => {
-      const durationMs = Number(process.env.BENCH_DURATION_SEC ?? 10) * 1000;
-      const callers = Number(process.env.BENCH_CONNECTIONS ?? 20);
+      const durationMs = ctx.run.durationSec * 1000;
+      const callers = ctx.run.connections;
       const run = randomUUID().slice(0, 8);
       const db = ctx.app.database.db;
       let next = 0;

@@ -128,9 +128,8 @@ const metrics = async (adminPort: number) => (await (await fetch(`http://127.0.0
 export const routerBaitScenario = defineScenario({
   name: 'router-bait',
   description: 'The honeypot router serving maze pages (recording each to a stand-in ingest) against a bare Node HTTP server answering a page of the same size, each in its own process, the same load (target: router ≥ 50% of bare).',
-  async measure() {
-    const durationSec = Number(process.env.BENCH_DURATION_SEC ?? 10);
-    const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
+  async measure(ctx) {
+    const { durationSec, connections } = ctx.run;
     const pageFor = createMaze({ topics: FALLBACK_TOPICS, agentApiBase: 'http://127.0.0.1:8080', siteName: 'Open Research Archive' });
     const pageBytes = Math.round(baitPaths.slice(0, 30).reduce((sum, p) => sum + Buffer.byteLength(pageFor(p, 'http://127.0.0.1').body), 0) / 30);
     const bare = await start(['-e', BARE], { PAGE_BYTES: String(pageBytes) }, portLine);

@@ -36,21 +36,10 @@ import { type App, createApp } from '../src/app.ts';
 import { loadConfig } from '../src/platform/config.ts';
 import { createTestDatabase, type TestDatabase } from '../test/helpers/database.ts';
 import { BASELINE, type BenchContext, type BenchRequest, type Scenario, scenarios, targets } from './scenarios.ts';
+import { BenchError, intFromEnv } from './settings.ts';
 
 const ADMIN_TOKEN = 'svctok_benchadmintokenbenchadmintokenbenchadmin00';
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
-
-class BenchError extends Error {}
-
-function intFromEnv(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name]?.trim();
-  if (!raw) return fallback;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < min || value > max) {
-    throw new BenchError(`${name} must be a whole number between ${min} and ${max}, got "${raw}"`);
-  }
-  return value;
-}
 
 interface Settings {
   durationSec: number;
@@ -363,10 +352,11 @@ function machine() {
   };
 }
 
-function makeContext(baseUrl: string, app: App): BenchContext {
+function makeContext(baseUrl: string, app: App, settings: Settings): BenchContext {
   const adminHeaders = { authorization: `Bearer ${ADMIN_TOKEN}` };
   return {
     baseUrl,
+    run: { durationSec: settings.durationSec, warmupSec: settings.warmupSec, connections: settings.connections },
     adminToken: ADMIN_TOKEN,
     adminHeaders,
     driver: app.database.driver,
@@ -490,7 +480,7 @@ async function main(): Promise<number> {
     const address = app.server.server.address();
     if (address === null || typeof address === 'string') throw new BenchError('the server did not bind a TCP port');
     const baseUrl = `http://127.0.0.1:${address.port}`;
-    const ctx = makeContext(baseUrl, app);
+    const ctx = makeContext(baseUrl, app, settings);
     const driver = app.database.driver;
 
     const m = machine();

@@ -21,10 +21,7 @@ let database: Database;
 beforeAll(async () => {
   ({ testDb, database } = await openTestDatabase());
 });
-afterAll(async () => {
-  await database?.close();
-  await testDb?.drop();
-});
+afterAll(() => testDb.drop());
 
 const literal = (value: unknown) => `'${String(value).replace(/'/g, "''")}'`;
 
