@@ -7,13 +7,16 @@
  *
  * Environment:
  *   DATABASE_URL        a PostgreSQL server: a fresh database is created on it and dropped at the
- *                       end; unset, the app runs on an in-memory PGlite
+ *                       end; unset, the app runs on PGlite in a new data directory (DATA_DIR) under
+ *                       the system temporary directory, removed at the end
  *   BENCH_DURATION_SEC  seconds of measured load per scenario (default 10)
  *   BENCH_WARMUP_SEC    seconds of unmeasured load before each scenario (default 2; 0 = none)
  *   BENCH_CONNECTIONS   concurrent keep-alive connections (default 20)
  *   BENCH_WORKERS       worker threads in the load generator's own process (default 0: its main
  *                       thread); the load generator is always a forked process, so this process's
  *                       resident memory is the server's
+ *   BENCH_PGLITE        without DATABASE_URL: `disk` (default) as above, or `memory`, the in-memory
+ *                       PGlite earlier runs used (faster, but every stored row counts as RSS)
  *   BENCH_SOAK_SEC      measured seconds of agent-search-long-tail-soak (default 300)
  *   BENCH_ONLY          comma-separated scenario names; the healthz baseline always runs too
  *   DB_POOL_MAX         passed to the app as it is (node-postgres pool size, default 10)
@@ -26,8 +29,9 @@
  *                       agent API without recording its calls (what recording costs)
  */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -36,7 +40,7 @@ import { type App, createApp } from '../src/app.ts';
 import { loadConfig } from '../src/platform/config.ts';
 import { createTestDatabase, type TestDatabase } from '../test/helpers/database.ts';
 import { BASELINE, type BenchContext, type BenchRequest, type Scenario, scenarios, targets } from './scenarios.ts';
-import { BenchError, intFromEnv } from './settings.ts';
+import { BenchError, choiceFromEnv, intFromEnv } from './settings.ts';
 
 const ADMIN_TOKEN = 'svctok_benchadmintokenbenchadmintokenbenchadmin00';
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
@@ -46,6 +50,8 @@ interface Settings {
   warmupSec: number;
   connections: number;
   workers: number;
+  /** Where PGlite keeps the database when DATABASE_URL is unset. */
+  pglite: 'disk' | 'memory';
   selected: Scenario[];
 }
 
@@ -65,6 +71,7 @@ function readSettings(): Settings {
     warmupSec: intFromEnv('BENCH_WARMUP_SEC', 2, 0, 600),
     connections: intFromEnv('BENCH_CONNECTIONS', 20, 1, 10_000),
     workers: intFromEnv('BENCH_WORKERS', 0, 0, 64),
+    pglite: choiceFromEnv('BENCH_PGLITE', ['disk', 'memory']),
     selected: scenarios.filter((s) => s.name === BASELINE || wanted.size === 0 || wanted.has(s.name)),
   };
 }
@@ -437,10 +444,16 @@ async function main(): Promise<number> {
   process.on('SIGTERM', () => onSignal('SIGTERM'));
 
   let testDb: TestDatabase | null = null;
+  let dataDir: string | null = null;
   let app: App | null = null;
   try {
-    // A fresh database: on the DATABASE_URL server a new one, dropped below; otherwise PGlite in memory.
-    testDb = await createTestDatabase();
+    // A fresh database: on the DATABASE_URL server a new one, dropped below. Otherwise PGlite in a
+    // new data directory on disk, removed below, as `npm start` runs it (DATA_DIR): in memory, every
+    // row stored would live in this process's memory and its resident-memory figures would be the
+    // data's, not the service's.
+    // BENCH_PGLITE=memory keeps the old in-memory run, to compare.
+    if (process.env.DATABASE_URL || settings.pglite === 'memory') testDb = await createTestDatabase();
+    else dataDir = mkdtempSync(join(os.tmpdir(), 'observatory-bench-'));
     const config = loadConfig({
       LOG_LEVEL: 'warn',
       OBSERVATORY_SCHEDULER: '0',
@@ -454,7 +467,8 @@ async function main(): Promise<number> {
       ...(process.env.BENCH_SEARCH_INDEX ? { OBSERVATORY_SEARCH_INDEX: process.env.BENCH_SEARCH_INDEX } : {}),
       HOST: '127.0.0.1',
       PORT: '0',
-      ...(testDb.url ? { DATABASE_URL: testDb.url } : {}),
+      ...(testDb?.url ? { DATABASE_URL: testDb.url } : {}),
+      ...(dataDir ? { DATA_DIR: dataDir } : {}),
       ...(process.env.DB_POOL_MAX ? { DB_POOL_MAX: process.env.DB_POOL_MAX } : {}),
       // Graph queries have their own work slots (default 4, 503 `overloaded` beyond); the
       // graph-query scenarios send from every connection at once, so the bench gives one slot a
@@ -468,14 +482,9 @@ async function main(): Promise<number> {
       // Refusing past the cap is the concurrency tests' subject, not the bench's.
       OBSERVATORY_INGEST_CONCURRENCY: process.env.OBSERVATORY_INGEST_CONCURRENCY ?? String(Math.max(64, settings.connections, ...settings.selected.map((s) => s.connections ?? 0))),
     });
-    // On a server the app opens its own pool sized by DB_POOL_MAX, as in production; PGlite is
-    // opened in memory by the helper (the app would otherwise put its files in DATA_DIR).
-    const database = testDb.url ? undefined : await testDb.open();
-    app = await createApp({
-      config,
-      ...(database ? { database } : {}),
-      logger: createLogger(config.logLevel),
-    });
+    // The app opens its own storage, as in production: on a server a pool sized by DB_POOL_MAX.
+    const database = testDb && !testDb.url ? await testDb.open() : undefined;
+    app = await createApp({ config, ...(database ? { database } : {}), logger: createLogger(config.logLevel) });
     await app.server.listen({ host: '127.0.0.1', port: 0 });
     const address = app.server.server.address();
     if (address === null || typeof address === 'string') throw new BenchError('the server did not bind a TCP port');
@@ -485,7 +494,7 @@ async function main(): Promise<number> {
 
     const m = machine();
     process.stdout.write(
-      `Observatory bench — driver ${driver}, ${settings.durationSec} s per scenario after ${settings.warmupSec} s warm-up, ` +
+      `Observatory bench — driver ${driver}${driver === 'pglite' ? ` (${settings.pglite === 'disk' ? 'on disk' : 'in memory'})` : ''}, ${settings.durationSec} s per scenario after ${settings.warmupSec} s warm-up, ` +
         `${settings.connections} connections, load generator in its own process${settings.workers === 0 ? '' : ` with ${settings.workers} worker thread(s)`}\n` +
         `${m.cpuCount} × ${m.cpuModel}, ${m.totalMemoryGiB} GiB, Node ${m.node}, load average ${m.loadAverage1mAtStart}; server at ${baseUrl}\n\n`,
     );
@@ -526,6 +535,7 @@ async function main(): Promise<number> {
       connections: settings.connections,
       loadGeneratorWorkers: settings.workers,
       dbPoolMax: driver === 'node-postgres' ? config.dbPoolMax : null,
+      pgliteStorage: driver === 'pglite' ? settings.pglite : null,
       loadAverage1mAtEnd: round(os.loadavg()[0] ?? 0),
       scenarios: results,
       targets: decided,
@@ -553,6 +563,7 @@ async function main(): Promise<number> {
       const d = testDb;
       await withTimeout('dropping the throwaway database', 15_000, () => d.drop());
     }
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     clearTimeout(watchdog);
   }
 }

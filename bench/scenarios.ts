@@ -267,9 +267,17 @@ async function agentSearchSetup(ctx: BenchContext): Promise<string[]> {
     await ctx.app.database.db.execute(sql`VACUUM (ANALYZE) agent_topics`);
     process.stdout.write(`  (generated ${GENERATED_TOPICS.toLocaleString('en')} topics in ${((performance.now() - started) / 1000).toFixed(1)} s, then VACUUM ANALYZE)\n`);
   }
-  // The writes left the search index stale: measure it rebuilt, as it serves between writes.
-  await ctx.app.agentApi.searchIndex.settled();
-  const index = ctx.app.agentApi.searchIndex.stats();
+  // The writes left the search index stale: measure it rebuilt, as it serves between writes. A
+  // build that lost three times to the seeding's writes leaves the next try to the revision poll
+  // (once a second), so wait through a few polls, not just the builds under way.
+  const searchIndex = ctx.app.agentApi.searchIndex;
+  const deadline = performance.now() + 60_000;
+  await searchIndex.settled();
+  while (searchIndex.stats().enabled && !searchIndex.stats().ready && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    await searchIndex.settled();
+  }
+  const index = searchIndex.stats();
   if (index.ready) {
     const perTenThousand = (index.memoryBytes / index.topics) * 10_000;
     process.stdout.write(

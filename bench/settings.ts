@@ -13,3 +13,11 @@ export function intFromEnv(name: string, fallback: number, min: number, max: num
   }
   return value;
 }
+
+/** One of `choices` from `name`, or the first choice when unset. */
+export function choiceFromEnv<T extends string>(name: string, choices: readonly [T, ...T[]]): T {
+  const raw = process.env[name]?.trim();
+  if (!raw) return choices[0];
+  if (!(choices as readonly string[]).includes(raw)) throw new BenchError(`${name} must be one of ${choices.join(', ')}, got "${raw}"`);
+  return raw as T;
+}

@@ -12,7 +12,7 @@ import type { Outbound } from '../../platform/outbound/service.ts';
 import { alertJobs, type AlertService, createAlertService } from './alerts/service.ts';
 import { createDashboardService, type DashboardService, dashboardJobs } from './dashboard/service.ts';
 import { honeypotEndpoints } from './endpoints.ts';
-import { fingerprintOf, hashIp } from './enrichment/fingerprint.ts';
+import { fingerprintOf, hashIp, ipHasher } from './enrichment/fingerprint.ts';
 import { openGeoIp } from './enrichment/geoip.ts';
 import { isValidIp } from './enrichment/ip.ts';
 import { ingestJobs } from './ingest/jobs.ts';
@@ -93,7 +93,7 @@ export async function createHoneypotDomain(deps: {
   const ipHashKey = config.honeypot.ipHashKey ?? (await getOrCreateSetting(db, 'ip-hash-key', randomToken(32), clock.now()));
 
   // Senders repeat their addresses (a crawler, the agent API's callers): one HMAC per address, not per event.
-  const hashedIps = memoizeByText((ip) => hashIp(ipHashKey, ip));
+  const hashedIps = memoizeByText(ipHasher(ipHashKey));
   const tenants = createTenantService({ db, clock, audit });
   const fingerprinter = { fingerprintOf, hashIp: (key: string, ip: string) => (key === ipHashKey ? hashedIps(ip) : hashIp(key, ip)), isValidIp };
   const rejudge = createRejudge({

@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { fingerprintInput, fingerprintOf, hashIp, MAX_NORMALISED_UA, normaliseJa4, normaliseUserAgent } from './fingerprint.ts';
+import { fingerprintInput, fingerprintOf, hashIp, ipHasher, MAX_NORMALISED_UA, normaliseJa4, normaliseUserAgent } from './fingerprint.ts';
 
 const CHROME_JA4 = 't13d1516h2_8daaf6152771_02713d6af862';
 const PYTHON_JA4 = 't13d181000_85036bcba153_d41ae481755e';
@@ -128,5 +128,13 @@ describe('hashIp', () => {
   it('depends on the key and hashes non-addresses as given', () => {
     expect(hashIp('a', '8.8.8.8')).not.toBe(hashIp('b', '8.8.8.8'));
     expect(hashIp('k', 'not an ip')).toBe(createHmac('sha256', 'k').update('not an ip').digest('hex'));
+  });
+
+  it('ipHasher(key) gives hashIp(key, ·) for every spelling, address or not', () => {
+    const hasher = ipHasher('secret');
+    for (const ip of ['8.8.8.8', '::ffff:8.8.8.8', '2001:0DB8:0:0:0:0:0:1', '2001:db8::1', '010.0.0.1', 'not an ip', '']) {
+      expect(hasher(ip), ip).toBe(hashIp('secret', ip));
+    }
+    expect(hasher('::FFFF:8.8.8.8')).toBe(createHmac('sha256', 'secret').update('8.8.8.8').digest('hex'));
   });
 });

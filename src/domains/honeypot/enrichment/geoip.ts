@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type ipaddr from 'ipaddr.js';
 import { Reader, type Response } from 'maxmind';
 import { buildAsnTables, type AsnTables } from './asn-table.ts';
-import { isPublicUnicast, parseIp } from './ip.ts';
+import { isPublicUnicast, normaliseIp, parseIp } from './ip.ts';
 
 export { isValidIp, normaliseIp } from './ip.ts';
 
@@ -101,14 +101,15 @@ class LoadedGeoIp implements GeoIp {
     const parsed = parseIp(ip);
     if (parsed === null || !isPublicUnicast(parsed)) return nulls();
     try {
-      return { country: this.country(parsed), ...this.asn(parsed) };
+      // The one text form is kept with the parse (hashing wants it too), so this builds no text.
+      return { country: this.country(normaliseIp(ip)!), ...this.asn(parsed) };
     } catch {
       return nulls();
     }
   }
 
-  private country(ip: ipaddr.IPv4 | ipaddr.IPv6): string | null {
-    const record = this.countries.get(ip.toString()) as CountryRecord | null;
+  private country(ip: string): string | null {
+    const record = this.countries.get(ip) as CountryRecord | null;
     const code = record?.country_code;
     // "ZZ" is the conventional "unknown" code, not a country.
     return typeof code === 'string' && COUNTRY_CODE.test(code) && code !== 'ZZ' ? code : null;

@@ -2,7 +2,6 @@ import ipaddr from 'ipaddr.js';
 
 /** The longest textual IP accepted; the longest valid form (IPv6 with an embedded IPv4) is 45. */
 const MAX_IP_TEXT = 64;
-const DOTTED_QUAD = /^(?:0|[1-9]\d{0,2})(?:\.(?:0|[1-9]\d{0,2})){3}$/;
 
 export type ParsedIp = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -19,32 +18,75 @@ export type ParsedIp = ipaddr.IPv4 | ipaddr.IPv6;
  * Returns null for anything else; never throws.
  */
 export function parseIp(ip: unknown): ParsedIp | null {
-  if (typeof ip !== 'string') return null;
-  // Ingest asks about one event's address several times in a row (bounds, classification, GeoIP,
-  // hashing): the last answer is kept. Parsed addresses are never modified by their readers.
-  if (ip === lastText) return lastParsed;
-  const parsed = parseIpText(ip);
-  lastText = ip;
-  lastParsed = parsed;
-  return parsed;
+  return typeof ip === 'string' ? knownAddress(ip).parsed : null;
 }
-let lastText: string | null = null;
-let lastParsed: ParsedIp | null = null;
 
-/** Four decimal parts without leading zeros, each at most 255, as octets; null otherwise. */
+/** A text's parse and, for an address, its one text form (`normaliseIp`), made on first use. */
+interface KnownAddress {
+  parsed: ParsedIp | null;
+  normalised: string | null | undefined;
+}
+
+/**
+ * Ingest asks about each event's address several times (bounds, GeoIP, hashing), a batch's
+ * bounds all before its first derivation: the answers for the last few hundred texts are kept,
+ * so a batch of up to 500 events parses each address once. Generational: when the newer map is
+ * full the older one is dropped, which costs nothing per lookup. Parsed addresses are never
+ * modified by their readers.
+ */
+const RECENT_ADDRESSES = 512;
+let recent = new Map<string, KnownAddress>();
+let older = new Map<string, KnownAddress>();
+function knownAddress(ip: string): KnownAddress {
+  let known = recent.get(ip);
+  if (known !== undefined) return known;
+  known = older.get(ip) ?? { parsed: parseIpText(ip), normalised: undefined };
+  if (recent.size >= RECENT_ADDRESSES) {
+    older = recent;
+    recent = new Map();
+  }
+  recent.set(ip, known);
+  return known;
+}
+
+const DIGIT_0 = 48;
+const DOT = 46;
+
+/**
+ * Four decimal parts without leading zeros, each at most 255, as octets; null otherwise. Read
+ * character by character: every event's address passes here, and a regular expression, a split
+ * and a map cost more than the lookups the address is parsed for.
+ */
 export function dottedQuadOctets(ip: string): number[] | null {
-  if (!DOTTED_QUAD.test(ip)) return null;
-  const octets = ip.split('.').map(Number);
-  return octets.every((o) => o <= 255) ? octets : null;
+  if (ip.length < 7 || ip.length > 15) return null;
+  const octets: number[] = [];
+  let value = 0;
+  let digits = 0;
+  for (let i = 0; i <= ip.length; i++) {
+    const code = i === ip.length ? DOT : ip.charCodeAt(i);
+    if (code === DOT) {
+      if (digits === 0 || octets.length === 4) return null;
+      octets.push(value);
+      value = 0;
+      digits = 0;
+      continue;
+    }
+    const digit = code - DIGIT_0;
+    if (digit < 0 || digit > 9) return null;
+    // A leading zero ("010") reads as octal in some programs and decimal in others.
+    if (digits === 1 && value === 0) return null;
+    value = value * 10 + digit;
+    digits += 1;
+    if (value > 255) return null;
+  }
+  return octets.length === 4 ? octets : null;
 }
 
 function parseIpText(ip: string): ParsedIp | null {
   if (ip.length === 0 || ip.length > MAX_IP_TEXT) return null;
   try {
-    if (DOTTED_QUAD.test(ip)) {
-      const octets = dottedQuadOctets(ip);
-      return octets === null ? null : new ipaddr.IPv4(octets);
-    }
+    const octets = dottedQuadOctets(ip);
+    if (octets !== null) return new ipaddr.IPv4(octets);
     if (!ip.includes(':') || ip.includes('%')) return null;
     if (ip.includes('.')) {
       const tail = ip.slice(ip.lastIndexOf(':') + 1);
@@ -70,9 +112,16 @@ export function isValidIp(ip: string): boolean {
  * valid address.
  */
 export function normaliseIp(ip: string): string | null {
-  const parsed = parseIp(ip);
+  const known = knownAddress(ip);
+  if (known.normalised === undefined) known.normalised = normalForm(ip, known.parsed);
+  return known.normalised;
+}
+
+function normalForm(text: string, parsed: ParsedIp | null): string | null {
   if (parsed === null) return null;
-  return parsed.kind() === 'ipv4' ? parsed.toString() : (parsed as ipaddr.IPv6).toRFC5952String();
+  if (parsed.kind() === 'ipv6') return (parsed as ipaddr.IPv6).toRFC5952String();
+  // A dotted quad that parsed is already the one form (no leading zeros, no other spelling).
+  return dottedQuadOctets(text) !== null ? text : parsed.toString();
 }
 
 /**

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fingerprintOf, hashIp, normaliseJa4, normaliseUserAgent } from './fingerprint.ts';
 import { type GeoIp, isValidIp, normaliseIp, openGeoIp } from './geoip.ts';
+import { dottedQuadOctets } from './ip.ts';
 import { ja4Drift, parseJa4, uaJa4Consistency } from './ja4.ts';
 
 // "binary" strings hold any code point, lone surrogates and control characters included.
@@ -53,6 +54,19 @@ describe('never throwing on arbitrary text', () => {
         expect(hashIp('k', ip)).toMatch(/^[0-9a-f]{64}$/);
       }),
       { numRuns: 2000 },
+    );
+  });
+
+  it('reads a dotted quad as the strict rule says: four decimal parts 0–255, no leading zeros', () => {
+    const strict = /^(?:0|[1-9]\d{0,2})(?:\.(?:0|[1-9]\d{0,2})){3}$/;
+    const part = fc.oneof(fc.integer({ min: 0, max: 300 }).map(String), fc.constantFrom('', '00', '01', '007', '1a', '-1', ' 1', '256', '1000'));
+    const quadLike = fc.array(part, { minLength: 1, maxLength: 6 }).map((parts) => parts.join('.'));
+    fc.assert(
+      fc.property(fc.oneof(quadLike, fc.ipV4(), fc.ipV4Extended(), anyString), (ip) => {
+        const expected = strict.test(ip) && ip.split('.').every((p) => Number(p) <= 255) ? ip.split('.').map(Number) : null;
+        expect(dottedQuadOctets(ip)).toEqual(expected);
+      }),
+      { numRuns: 5000 },
     );
   });
 });
