@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { V1 } from '../src/platform/http/registry.ts';
 import { type BenchContext, defineScenario } from './scenarios.ts';
+import { startArguments } from '../test/helpers/process.ts';
 
 /**
  * `region-digest-3`: the federation fan-out (`POST {v1}/empire/region-digest`) over three local
@@ -96,7 +97,7 @@ async function startDeployment(ctx: BenchContext, region: string, port: number, 
       await c.end();
     };
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, startArguments(), {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',

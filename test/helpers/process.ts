@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 /** `npm start` as a real child process, for tests of start-up, signals and crashes. */
 export interface Running {
@@ -11,10 +12,22 @@ export interface Running {
 
 let nextPort = 18_400 + Math.floor(Math.random() * 2000);
 
+/**
+ * The Node arguments of package.json's `start` script (`node <flags> --import tsx src/main.ts`):
+ * the service under test runs with the flags operators run it with (the GC settings,
+ * docs/operations.md), so a flag the installed Node refuses fails here too.
+ */
+export function startArguments(): string[] {
+  const { scripts } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
+  const [command, ...args] = scripts.start.trim().split(/\s+/);
+  if (command !== 'node' || args.at(-1) !== 'src/main.ts') throw new Error(`the start script is not "node … src/main.ts": ${scripts.start}`);
+  return args;
+}
+
 export function startService(env: Record<string, string>): Running {
   nextPort += 1;
   const port = nextPort;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, startArguments(), {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,3 +1,4 @@
+import { parse, PGlite, protocol, type QueryOptions, type Results, types as pgTypes } from '@electric-sql/pglite';
 import { getTableColumns, type SQL, sql } from 'drizzle-orm';
 import { PgDialect, type PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from './client.ts';
@@ -5,13 +6,81 @@ import type { Db } from './client.ts';
 const dialect = new PgDialect();
 
 /**
- * Runs `query` as a named prepared statement: on node-postgres each connection parses and plans
- * it once, then reuses the plan (PGlite runs it as any other query). For statements sent on every
- * request or batch whose text never changes; planning them each time cost more than running them.
- * The parameters must keep the same types from call to call (a JSON text, a timestamp, …).
+ * Runs `query` as a named prepared statement: each connection (node-postgres) or the one PGlite
+ * session parses it once, then reuses its plan. For statements sent on every request or batch
+ * whose text never changes; planning them each time cost more than running them. The parameters
+ * must keep the same types from call to call (a JSON text, a timestamp, …). Inside a transaction
+ * on PGlite the statement runs as any other query.
  */
 export function executePrepared(db: Db, name: string, query: SQL): Promise<unknown> {
+  const client = (db._.session as unknown as { client?: unknown }).client;
+  if (client instanceof PGlite) {
+    const { sql: text, params } = dialect.sqlToQuery(query);
+    return executeNamedOnPglite(client, name, text, params);
+  }
   return db._.session.prepareQuery(dialect.sqlToQuery(query), undefined, name, false).execute();
+}
+
+type BackendMessage = Awaited<ReturnType<PGlite['execProtocolStream']>>[number];
+
+/** The statements each PGlite session has parsed: name → text and parameter types. */
+const pgliteStatements = new WeakMap<PGlite, Map<string, { text: string; paramTypes: number[] }>>();
+
+/**
+ * drizzle's answer for a raw statement on PGlite (rows as objects, timestamps, dates and intervals
+ * left as text), so callers read the same shape whichever way the statement ran.
+ */
+const RAW_RESULT: QueryOptions = {
+  rowMode: 'object',
+  parsers: Object.fromEntries(
+    [pgTypes.TIMESTAMP, pgTypes.TIMESTAMPTZ, pgTypes.INTERVAL, pgTypes.DATE, 1231, 1115, 1185, 1187, 1182].map((oid) => [oid, (value: string) => value]),
+  ),
+};
+
+/**
+ * PGlite's `query` parses and plans its text every time: for the ingest group statement that was
+ * more than half of its cost (docs/performance.md). PGlite has no named statements in its API, so
+ * this sends the extended protocol's messages itself, as `query` does, with a name: Parse and
+ * Describe once per session, then Bind, Describe, Execute and Sync per call. It holds PGlite's
+ * transaction and query locks like `query`, so it never lands inside another caller's transaction.
+ */
+function executeNamedOnPglite(client: PGlite, name: string, text: string, params: unknown[]): Promise<Results> {
+  return client._runExclusiveTransaction(() =>
+    client._runExclusiveQuery(async () => {
+      let statements = pgliteStatements.get(client);
+      if (!statements) pgliteStatements.set(client, (statements = new Map()));
+      const send = (message: Uint8Array) => client.execProtocolStream(message, { syncToFs: false });
+      const messages: BackendMessage[] = [];
+      try {
+        let statement = statements.get(name);
+        if (statement !== undefined && statement.text !== text) throw new Error(`prepared statement ${name} was given another text`);
+        if (statement === undefined) {
+          await send(protocol.serialize.parse({ name, text }));
+          try {
+            statement = { text, paramTypes: parse.parseDescribeStatementResults(await send(protocol.serialize.describe({ type: 'S', name }))) };
+          } catch (error) {
+            await send(protocol.serialize.close({ type: 'S', name })).catch(() => undefined);
+            throw error;
+          }
+          statements.set(name, statement);
+        }
+        const { paramTypes } = statement;
+        const values = params.map((value, i) => {
+          if (value === null || value === undefined) return null;
+          const serializer = client.serializers[paramTypes[i]!];
+          return serializer ? serializer(value) : String(value);
+        });
+        messages.push(...(await send(protocol.serialize.bind({ statement: name, values }))));
+        messages.push(...(await send(protocol.serialize.describe({ type: 'P' }))));
+        messages.push(...(await send(protocol.serialize.execute({}))));
+      } finally {
+        // After an error the server skips everything up to Sync: always end the exchange.
+        messages.push(...(await send(protocol.serialize.sync())));
+      }
+      if (!client.isInTransaction()) await client.syncToFs();
+      return parse.parseResults(messages, client.parsers, RAW_RESULT)[0]!;
+    }),
+  );
 }
 
 /**
