@@ -482,7 +482,8 @@ async function main(): Promise<number> {
       // Refusing past the cap is the concurrency tests' subject, not the bench's.
       OBSERVATORY_INGEST_CONCURRENCY: process.env.OBSERVATORY_INGEST_CONCURRENCY ?? String(Math.max(64, settings.connections, ...settings.selected.map((s) => s.connections ?? 0))),
     });
-    // The app opens its own storage, as in production: on a server a pool sized by DB_POOL_MAX.
+    // The app opens its own storage, as in production (on a server a pool sized by DB_POOL_MAX,
+    // on disk PGlite in DATA_DIR); only the in-memory PGlite is opened here, by the test helper.
     const database = testDb && !testDb.url ? await testDb.open() : undefined;
     app = await createApp({ config, ...(database ? { database } : {}), logger: createLogger(config.logLevel) });
     await app.server.listen({ host: '127.0.0.1', port: 0 });

@@ -1,4 +1,4 @@
-import { parse, PGlite, protocol, type QueryOptions, type Results, types as pgTypes } from '@electric-sql/pglite';
+import { parse, PGlite, protocol, type QueryOptions, type Results } from '@electric-sql/pglite';
 import { getTableColumns, type SQL, sql } from 'drizzle-orm';
 import { PgDialect, type PgTable } from 'drizzle-orm/pg-core';
 import type { Db } from './client.ts';
@@ -13,12 +13,13 @@ const dialect = new PgDialect();
  * on PGlite the statement runs as any other query.
  */
 export function executePrepared(db: Db, name: string, query: SQL): Promise<unknown> {
+  const prepared = db._.session.prepareQuery(dialect.sqlToQuery(query), undefined, name, false);
   const client = (db._.session as unknown as { client?: unknown }).client;
-  if (client instanceof PGlite) {
-    const { sql: text, params } = dialect.sqlToQuery(query);
-    return executeNamedOnPglite(client, name, text, params);
-  }
-  return db._.session.prepareQuery(dialect.sqlToQuery(query), undefined, name, false).execute();
+  if (!(client instanceof PGlite)) return prepared.execute();
+  // drizzle's PGlite query object ignores the name; its text, parameters and result options
+  // (rows as objects, timestamps left as text) are used as they are, so the answer has its shape.
+  const { queryString, params, rawQueryConfig } = prepared as unknown as { queryString: string; params: unknown[]; rawQueryConfig: QueryOptions };
+  return executeNamedOnPglite(client, name, queryString, params, rawQueryConfig);
 }
 
 type BackendMessage = Awaited<ReturnType<PGlite['execProtocolStream']>>[number];
@@ -27,24 +28,13 @@ type BackendMessage = Awaited<ReturnType<PGlite['execProtocolStream']>>[number];
 const pgliteStatements = new WeakMap<PGlite, Map<string, { text: string; paramTypes: number[] }>>();
 
 /**
- * drizzle's answer for a raw statement on PGlite (rows as objects, timestamps, dates and intervals
- * left as text), so callers read the same shape whichever way the statement ran.
- */
-const RAW_RESULT: QueryOptions = {
-  rowMode: 'object',
-  parsers: Object.fromEntries(
-    [pgTypes.TIMESTAMP, pgTypes.TIMESTAMPTZ, pgTypes.INTERVAL, pgTypes.DATE, 1231, 1115, 1185, 1187, 1182].map((oid) => [oid, (value: string) => value]),
-  ),
-};
-
-/**
  * PGlite's `query` parses and plans its text every time: for the ingest group statement that was
  * more than half of its cost (docs/performance.md). PGlite has no named statements in its API, so
  * this sends the extended protocol's messages itself, as `query` does, with a name: Parse and
  * Describe once per session, then Bind, Describe, Execute and Sync per call. It holds PGlite's
  * transaction and query locks like `query`, so it never lands inside another caller's transaction.
  */
-function executeNamedOnPglite(client: PGlite, name: string, text: string, params: unknown[]): Promise<Results> {
+function executeNamedOnPglite(client: PGlite, name: string, text: string, params: unknown[], options: QueryOptions): Promise<Results> {
   return client._runExclusiveTransaction(() =>
     client._runExclusiveQuery(async () => {
       let statements = pgliteStatements.get(client);
@@ -55,13 +45,10 @@ function executeNamedOnPglite(client: PGlite, name: string, text: string, params
         let statement = statements.get(name);
         if (statement !== undefined && statement.text !== text) throw new Error(`prepared statement ${name} was given another text`);
         if (statement === undefined) {
+          // A Parse whose Describe failed left the name taken; closing a name not in use is no error.
+          await send(protocol.serialize.close({ type: 'S', name }));
           await send(protocol.serialize.parse({ name, text }));
-          try {
-            statement = { text, paramTypes: parse.parseDescribeStatementResults(await send(protocol.serialize.describe({ type: 'S', name }))) };
-          } catch (error) {
-            await send(protocol.serialize.close({ type: 'S', name })).catch(() => undefined);
-            throw error;
-          }
+          statement = { text, paramTypes: parse.parseDescribeStatementResults(await send(protocol.serialize.describe({ type: 'S', name }))) };
           statements.set(name, statement);
         }
         const { paramTypes } = statement;
@@ -78,7 +65,7 @@ function executeNamedOnPglite(client: PGlite, name: string, text: string, params
         messages.push(...(await send(protocol.serialize.sync())));
       }
       if (!client.isInTransaction()) await client.syncToFs();
-      return parse.parseResults(messages, client.parsers, RAW_RESULT)[0]!;
+      return parse.parseResults(messages, client.parsers, options)[0]!;
     }),
   );
 }

@@ -34,9 +34,11 @@ interface KnownAddress {
  * full the older one is dropped, which costs nothing per lookup. Parsed addresses are never
  * modified by their readers.
  */
-const RECENT_ADDRESSES = 512;
+export const RECENT_ADDRESSES = 512;
 let recent = new Map<string, KnownAddress>();
 let older = new Map<string, KnownAddress>();
+/** How many texts are remembered now: at most twice RECENT_ADDRESSES (for the test of the bound). */
+export const rememberedAddressCount = (): number => recent.size + older.size;
 function knownAddress(ip: string): KnownAddress {
   let known = recent.get(ip);
   if (known !== undefined) return known;
@@ -120,8 +122,9 @@ export function normaliseIp(ip: string): string | null {
 function normalForm(text: string, parsed: ParsedIp | null): string | null {
   if (parsed === null) return null;
   if (parsed.kind() === 'ipv6') return (parsed as ipaddr.IPv6).toRFC5952String();
-  // A dotted quad that parsed is already the one form (no leading zeros, no other spelling).
-  return dottedQuadOctets(text) !== null ? text : parsed.toString();
+  // An IPv4 address without a colon was read as a strict dotted quad, already the one form; with
+  // one it was IPv4-mapped IPv6 text.
+  return text.includes(':') ? parsed.toString() : text;
 }
 
 /**
