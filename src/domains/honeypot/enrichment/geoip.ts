@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import type ipaddr from 'ipaddr.js';
 import { Reader, type Response } from 'maxmind';
+import { createRecentMap } from '../../../platform/memo.ts';
 import { buildAsnTables, type AsnTables } from './asn-table.ts';
 import { isPublicUnicast, normaliseIp, parseIp } from './ip.ts';
 
@@ -85,6 +86,8 @@ interface CountryRecord {
 }
 
 const COUNTRY_CODE = /^[A-Z]{2}$/;
+/** Decoded MMDB records kept, a generation of `createRecentMap`. */
+const DECODED_RECORDS = 4096;
 
 function nulls(): GeoIpResult {
   return { country: null, asn: null, asOrg: null };
@@ -138,7 +141,9 @@ async function load(given?: Partial<GeoIpFiles>): Promise<GeoIp> {
     readFile(files.asnIpv4Csv, 'utf8'),
     readFile(files.asnIpv6Csv, 'utf8'),
   ]);
-  const countries = new Reader<Response>(mmdb);
+  // Many addresses share one record (a country's): decoded once and kept by its offset in the
+  // file, which bounds the cache by the data's records (about 250 here) as well as by the map.
+  const countries = new Reader<Response>(mmdb, { cache: createRecentMap<string | number, unknown>(DECODED_RECORDS) });
   const asns = buildAsnTables(ipv4Csv, ipv6Csv);
   const loadMs = Math.round(performance.now() - started);
   const info: GeoIpInfo = {

@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js';
+import { createRecentMap } from '../../../platform/memo.ts';
 
 /** The longest textual IP accepted; the longest valid form (IPv6 with an embedded IPv4) is 45. */
 const MAX_IP_TEXT = 64;
@@ -29,25 +30,17 @@ interface KnownAddress {
 
 /**
  * Ingest asks about each event's address several times (bounds, GeoIP, hashing), a batch's
- * bounds all before its first derivation: the answers for the last few hundred texts are kept,
- * so a batch of up to 500 events parses each address once. Generational: when the newer map is
- * full the older one is dropped, which costs nothing per lookup. Parsed addresses are never
- * modified by their readers.
+ * bounds all before its first derivation: the answers for the last few hundred texts are kept
+ * (platform `createRecentMap`), so a batch of up to 500 events parses each address once. Parsed
+ * addresses are never modified by their readers.
  */
 export const RECENT_ADDRESSES = 512;
-let recent = new Map<string, KnownAddress>();
-let older = new Map<string, KnownAddress>();
+const addresses = createRecentMap<string, KnownAddress>(RECENT_ADDRESSES);
 /** How many texts are remembered now: at most twice RECENT_ADDRESSES (for the test of the bound). */
-export const rememberedAddressCount = (): number => recent.size + older.size;
+export const rememberedAddressCount = (): number => addresses.size;
 function knownAddress(ip: string): KnownAddress {
-  let known = recent.get(ip);
-  if (known !== undefined) return known;
-  known = older.get(ip) ?? { parsed: parseIpText(ip), normalised: undefined };
-  if (recent.size >= RECENT_ADDRESSES) {
-    older = recent;
-    recent = new Map();
-  }
-  recent.set(ip, known);
+  let known = addresses.get(ip);
+  if (known === undefined) addresses.set(ip, (known = { parsed: parseIpText(ip), normalised: undefined }));
   return known;
 }
 

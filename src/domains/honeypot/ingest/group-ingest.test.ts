@@ -98,6 +98,28 @@ describe('group commit', () => {
   });
 });
 
+  it('opens the tarpits of several fingerprints that reach the threshold in one request, each with its own count', async () => {
+    const flood = (ja4: string, count: number, prefix: string) =>
+      Array.from({ length: count }, (_, i) => ({ id: `${prefix}-${i}`, path: `/q/${prefix}/${i}`, ua: GPTBOT_UA, ip: '198.51.100.98', ja4 }));
+    const res = await send('group-a', [
+      ...flood('t13d1011h2_aaaaaaaaaaaa_000000000001', 5, 'fa'),
+      ...flood('t13d1011h2_aaaaaaaaaaaa_000000000002', 6, 'fb'),
+      ...flood('t13d1011h2_aaaaaaaaaaaa_000000000003', 4, 'fc'),
+    ]);
+    const events = res.json().events as { fingerprintId: string; tarpit: { active: boolean } }[];
+    const fingerprintOf = (index: number) => events[index]!.fingerprintId;
+    const rows = await query<{ fingerprint_id: string; liar_event_count: number }>(
+      sql`SELECT fingerprint_id, liar_event_count FROM honeypot_tarpits t JOIN honeypot_tenants n ON n.id = t.tenant_id
+        WHERE t.active AND n.slug = 'group-a' ORDER BY liar_event_count`,
+    );
+    expect(rows).toEqual([
+      { fingerprint_id: fingerprintOf(0), liar_event_count: 5 },
+      { fingerprint_id: fingerprintOf(5), liar_event_count: 6 },
+    ]);
+    // The answer already reports the tarpits the request opened; the fingerprint below the threshold has none.
+    expect(events.map((e) => e.tarpit.active)).toEqual([...Array(11).fill(true), ...Array(4).fill(false)]);
+  });
+
 describe('tenant lookups across instances', () => {
   it('accepts at once a secret rotated on another instance (a failed signature reads the tenant again)', async () => {
     expect((await send('group-b', [event('before-rotation')])).statusCode).toBe(200);

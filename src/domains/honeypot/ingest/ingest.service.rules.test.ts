@@ -58,7 +58,7 @@ function service(over: Partial<IngestDeps> = {}, options: { applier?: boolean } 
     clock,
     log: silentLog,
     classifier: {
-      classify: async ({ ip }) => {
+      classify: ({ ip }) => {
         seen.classified += 1;
         return { uaClass: ip === LIAR_IP ? 'LIAR' : 'UNKNOWN', vendorId: null, proof: null, evidence: {} };
       },
@@ -371,7 +371,7 @@ describe('sender ids and duplicates', () => {
     const { ingest } = service({
       liarThreshold: 3,
       classifier: {
-        classify: async ({ ip }) =>
+        classify: ({ ip }) =>
           ip === verifiedIp
             ? { uaClass: 'KNOWN_LLM_AGENT', vendorId: 'openai-gptbot', proof: 'ip-range:192.0.2.0/24', evidence: {} }
             : { uaClass: 'LIAR', vendorId: 'openai-gptbot', proof: null, evidence: {} },

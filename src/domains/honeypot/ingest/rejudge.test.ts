@@ -5,6 +5,9 @@ import { rowsOf } from '../../../platform/db/client.ts';
 import { startTestApp, type TestApp, V1 } from '../../../../test/helpers/app.ts';
 import { startDnsServer, type TestDnsServer } from '../../../../test/helpers/dns-server.ts';
 import { createTenant, signedIngest } from '../../../../test/helpers/honeypot.ts';
+import { fingerprintOf } from '../enrichment/fingerprint.ts';
+import { createRegistryHolder, loadVendorRegistry } from '../vendors/registry.ts';
+import { createRejudge } from './rejudge.ts';
 
 /**
  * Forward-confirmed reverse DNS end to end: ingest answers at once on what it knows, the lookup
@@ -198,5 +201,52 @@ describe('forward-confirmed reverse DNS', () => {
       unverifiedReason: 'no-proof-source',
       summary: expect.stringContaining('publishes no proof source at all'),
     });
+  });
+});
+
+describe('answers judged together', () => {
+  it('judges the events of several answers in shared, bounded passes, each event with its own address\'s answer, until none waits', async () => {
+    const sentEvents = await send([
+      ...Array.from({ length: 4 }, () => ({ ua: AMAZONBOT_UA, ip: '198.51.100.40' })),
+      ...Array.from({ length: 3 }, () => ({ ua: AMAZONBOT_UA, ip: '198.51.100.41' })),
+    ]);
+    await t.app.honeypot.reverseDnsSettled();
+    await t.app.honeypot.dashboard.applyPending();
+    const ids = sentEvents.map((e) => e.eventId);
+    // Put them back to waiting for an answer, as a restart with lookups out would leave them.
+    await t.app.database.db.execute(sql`UPDATE honeypot_events SET evidence = jsonb_set(evidence, '{rdns}', '{"status":"pending"}')
+      WHERE id = ANY(${`{${ids.join(',')}}`}::uuid[])`);
+    const hashOf = new Map<string, string>();
+    for (const [i, ip] of [[0, '198.51.100.40'], [4, '198.51.100.41']] as const) {
+      const [row] = rowsOf<{ ip_hash: string }>(await t.app.database.db.execute(sql`SELECT ip_hash FROM honeypot_events WHERE id = ${ids[i]}`));
+      hashOf.set(ip, row!.ip_hash);
+    }
+    let hashed = 0;
+    const rejudge = createRejudge({
+      db: t.app.database.db,
+      registry: createRegistryHolder(loadVendorRegistry(null)),
+      fingerprints: { fingerprintOf },
+      hashIp: (ip) => {
+        hashed += 1;
+        return hashOf.get(ip)!;
+      },
+      maxEvents: 2,
+    });
+    rejudge.enqueue('198.51.100.40', { status: 'failed', error: 'ptr:ETIMEOUT' });
+    rejudge.enqueue('198.51.100.41', { status: 'answered', ptr: [], names: [] });
+    await rejudge.settled();
+
+    // Seven events, two a pass: four passes, each asking about both addresses.
+    expect(hashed).toBe(8);
+    for (const [i, id] of ids.entries()) {
+      const row = await stored(id);
+      if (i < 4) expect(row, id).toMatchObject({ ua_class: 'UNVERIFIED_AGENT', evidence: { rdns: { status: 'failed', error: 'ptr:ETIMEOUT' } } });
+      else expect(row, id).toMatchObject({ ua_class: 'LIAR', evidence: { rdns: { status: 'answered', ptr: [], names: [] } } });
+    }
+    // The counters moved with the verdicts: the rollups agree with a rebuild from the events.
+    await t.app.honeypot.dashboard.applyPending();
+    const now = await dashboard();
+    await t.app.honeypot.dashboard.rebuild();
+    expect(withoutTimes(await dashboard())).toEqual(withoutTimes(now));
   });
 });

@@ -17,8 +17,10 @@ import { isVerifiedClass } from './tarpit.ts';
  * ones, with the rollups and fingerprint counters moved from the old verdict to the new one.
  */
 
-/** Events of one address judged again per answer at most; the rest keep waiting for the next answer. */
+/** Events judged again in one transaction at most; the rest are judged in the next. */
 export const REJUDGE_MAX_EVENTS = 2000;
+/** Answers (addresses) that share one transaction at most. */
+export const REJUDGE_MAX_ADDRESSES = 64;
 
 export interface RejudgeDeps {
   db: Db;
@@ -28,6 +30,8 @@ export interface RejudgeDeps {
   hashIp(ip: string): string;
   /** Told when events were queued for the rollups again. */
   onPending?: () => void;
+  /** Events judged again per transaction at most; REJUDGE_MAX_EVENTS unless given (tests). */
+  maxEvents?: number;
 }
 
 export interface RejudgeResult {
@@ -47,20 +51,34 @@ function rejudgedVerdict(registry: RegistryHolder['current'], fingerprints: Reju
   return { verdict, fingerprintId, uaNormalized };
 }
 
+/** One reverse DNS answer: the address asked about and what it says. */
+export interface RdnsAnswer {
+  ip: string;
+  fact: RdnsFact;
+}
+
 export function createRejudge(deps: RejudgeDeps) {
-  /** Judges again the events from `ip` that wait for its reverse DNS, with `fact`. */
-  async function rejudge(ip: string, fact: RdnsFact): Promise<RejudgeResult> {
-    if (fact.status === 'pending') return { events: 0, changed: 0 };
-    const ipHash = deps.hashIp(ip);
+  const maxEvents = deps.maxEvents ?? REJUDGE_MAX_EVENTS;
+
+  /**
+   * Judges again, in one transaction, the events waiting for the reverse DNS of these addresses,
+   * each with its address's fact: the oldest `maxEvents` of them at most. `full` says that
+   * the bound was reached, so that some of them may still wait.
+   */
+  async function rejudgeAnswers(answers: readonly RdnsAnswer[]): Promise<RejudgeResult & { full: boolean }> {
+    // Two spellings of one address hash alike: the later answer stands.
+    const factOf = new Map<string, RdnsFact>();
+    for (const { ip, fact } of answers) if (fact.status !== 'pending') factOf.set(deps.hashIp(ip), fact);
+    if (factOf.size === 0) return { events: 0, changed: 0, full: false };
     const result = await withTransaction(deps.db, async (tx) => {
       await rollups.lockForRejudge(tx);
-      const events = await repo.eventsAwaitingRdns(tx, ipHash, REJUDGE_MAX_EVENTS);
+      const events = await repo.eventsAwaitingRdns(tx, [...factOf.keys()], maxEvents);
       if (events.length === 0) return { events: 0, changed: 0, queued: false };
       const updates: repo.VerdictUpdate[] = [];
       const names = new Map<string, [string, string, string]>();
       const changed: string[] = [];
       for (const event of events) {
-        const { verdict, fingerprintId, uaNormalized } = rejudgedVerdict(deps.registry.current, deps.fingerprints, event, fact);
+        const { verdict, fingerprintId, uaNormalized } = rejudgedVerdict(deps.registry.current, deps.fingerprints, event, factOf.get(event.ipHash)!);
         updates.push({ id: event.id, uaClass: verdict.uaClass, vendorId: verdict.vendorId, proof: verdict.proof, evidence: verdict.evidence, fingerprintId });
         if (verdict.uaClass !== event.uaClass || fingerprintId !== event.fingerprintId) {
           changed.push(event.id);
@@ -76,19 +94,63 @@ export function createRejudge(deps: RejudgeDeps) {
       return { events: events.length, changed: changed.length, queued: applied.length > 0 || waiting.size > 0 };
     });
     if (result.queued) deps.onPending?.();
-    return { events: result.events, changed: result.changed };
+    return { events: result.events, changed: result.changed, full: result.events >= maxEvents };
   }
 
-  // Answers arrive one by one from the lookups; their re-judges run one after another, and
-  // `settled` waits for the last (tests, shutdown).
-  let chain: Promise<unknown> = Promise.resolve();
+  /** Judges again the events from `ip` that wait for its reverse DNS, with `fact` (at most `maxEvents`). */
+  async function rejudge(ip: string, fact: RdnsFact): Promise<RejudgeResult> {
+    const { events, changed } = await rejudgeAnswers([{ ip, fact }]);
+    return { events, changed };
+  }
+
+  // Answers arrive one by one from the lookups and wait here, the newest per address, while the
+  // previous transaction runs; then up to REJUDGE_MAX_ADDRESSES of them share the next one (a
+  // flood of new addresses costs one transaction per batch of answers, not per answer). A batch
+  // that reached `maxEvents` is asked again: what it judged no longer waits, so each pass
+  // moves on, and no waiting event is left for an answer that may never come again.
+  const waitingAnswers = new Map<string, RdnsFact>();
+  let draining: Promise<void> | null = null;
+  async function drain(log?: FastifyBaseLogger): Promise<void> {
+    while (waitingAnswers.size > 0) {
+      const batch: RdnsAnswer[] = [];
+      for (const [ip, fact] of waitingAnswers) {
+        batch.push({ ip, fact });
+        waitingAnswers.delete(ip);
+        if (batch.length >= REJUDGE_MAX_ADDRESSES) break;
+      }
+      try {
+        const { full } = await rejudgeAnswers(batch);
+        // A newer answer for an address that arrived meanwhile stands over the one asked again.
+        if (full) for (const { ip, fact } of batch) if (!waitingAnswers.has(ip)) waitingAnswers.set(ip, fact);
+      } catch (error) {
+        log?.warn({ err: error, addresses: batch.length }, 'could not judge events again with their reverse DNS answers; they stay as judged and wait for the next answer');
+      }
+    }
+  }
+  function startDraining(log?: FastifyBaseLogger): void {
+    if (draining !== null) return;
+    // After this turn of the event loop, so that the answers that arrive in it share the first batch.
+    draining = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => drain(log))
+      .finally(() => {
+        draining = null;
+        // An answer that came after the last batch was taken, as the drain was ending.
+        if (waitingAnswers.size > 0) startDraining(log);
+      });
+  }
   function enqueue(ip: string, fact: RdnsFact, log?: FastifyBaseLogger): void {
-    chain = chain.then(() =>
-      rejudge(ip, fact).catch((error: unknown) => {
-        log?.warn({ err: error }, 'could not judge events again with their reverse DNS answer; they stay as judged and wait for the next answer');
-      }),
-    );
+    if (fact.status === 'pending') return;
+    waitingAnswers.delete(ip);
+    waitingAnswers.set(ip, fact);
+    startDraining(log);
   }
 
-  return { rejudge, enqueue, settled: () => chain.then(() => undefined) };
+  return {
+    rejudge,
+    enqueue,
+    /** Resolves when no answer waits and no batch is being judged (tests, shutdown). */
+    async settled(): Promise<void> {
+      while (draining !== null) await draining;
+    },
+  };
 }

@@ -49,27 +49,24 @@ export interface FingerprintKey {
   fingerprintId: string;
 }
 /**
- * Ends the fingerprint's tarpit if it is still marked active after its expiry (the expire job has
- * not run yet), so that a new one can open: only one active row per fingerprint may exist.
+ * Ends the tarpits of these fingerprints that are still marked active after their expiry (the
+ * expire job has not run yet), so that new ones can open: only one active row per fingerprint may
+ * exist. One statement for every key.
  */
-export async function endExpiredTarpit(db: Db, key: FingerprintKey, now: Date): Promise<void> {
-  await db
-    .update(honeypotTarpits)
-    .set({ active: false, endedAt: now })
-    .where(
-      and(
-        eq(honeypotTarpits.tenantId, key.tenantId),
-        eq(honeypotTarpits.fingerprintId, key.fingerprintId),
-        eq(honeypotTarpits.active, true),
-        lte(honeypotTarpits.expiresAt, now),
-      ),
-    );
+export async function endExpiredTarpits(db: Db, keys: readonly FingerprintKey[], now: Date): Promise<void> {
+  if (keys.length === 0) return;
+  await db.execute(sql`UPDATE honeypot_tarpits t SET active = false, ended_at = ${now.toISOString()}::timestamptz
+    FROM (${keysOf(keysJson(keys))}) k
+    WHERE t.tenant_id = k.tenant_id AND t.fingerprint_id = k.fingerprint_id AND t.active AND t.expires_at <= ${now.toISOString()}::timestamptz`);
 }
 
-/** Opens a tarpit unless one is active for the fingerprint (the partial unique index decides). */
-export async function insertTarpit(db: Db, row: TarpitRow): Promise<boolean> {
-  const inserted = await db.insert(honeypotTarpits).values(row).onConflictDoNothing().returning({ id: honeypotTarpits.id });
-  return inserted.length === 1;
+/**
+ * Opens these tarpits, one statement for all; a fingerprint that has an active one already keeps
+ * it (the partial unique index decides, and the row is skipped). At most one row per fingerprint.
+ */
+export async function insertTarpits(db: Db, rows: readonly TarpitRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.insert(honeypotTarpits).values([...rows]).onConflictDoNothing();
 }
 
 /** Tarpits active at `now` (not ended, not expired): the metrics gauge, through the expiry index. */
@@ -217,14 +214,15 @@ export interface AwaitingEvent {
 }
 
 /**
- * The oldest `limit` events from the address with this hash whose reverse DNS answer is still to
- * come (the partial index holds only those), locked until the caller's transaction ends.
+ * The oldest `limit` events from the addresses with these hashes whose reverse DNS answer is still
+ * to come (the partial index holds only those), locked until the caller's transaction ends.
  */
-export async function eventsAwaitingRdns(tx: Db, ipHash: string, limit: number): Promise<AwaitingEvent[]> {
+export async function eventsAwaitingRdns(tx: Db, ipHashes: readonly string[], limit: number): Promise<AwaitingEvent[]> {
+  if (ipHashes.length === 0) return [];
   const rows = rowsOf<Record<string, unknown>>(
     await tx.execute(sql`SELECT id, tenant_id AS "tenantId", ua_raw AS "uaRaw", headers, evidence, ja4, asn, ip_hash AS "ipHash",
         ua_class AS "uaClass", fingerprint_id AS "fingerprintId"
-      FROM honeypot_events WHERE ip_hash = ${ipHash} AND (evidence -> 'rdns' ->> 'status') = 'pending'
+      FROM honeypot_events WHERE ip_hash = ANY(${`{${ipHashes.join(',')}}`}::text[]) AND (evidence -> 'rdns' ->> 'status') = 'pending'
       ORDER BY received_at, id LIMIT ${limit} FOR UPDATE`),
   );
   return rows.map((r) => ({

@@ -79,7 +79,8 @@ export interface Verdict {
 
 /** The ports ingest needs; app.ts fills them with the vendor registry and the GeoIP data. */
 export interface Classifier {
-  classify(input: { ua: string; ip: string; headers: Record<string, string>; method: string; path: string; now: Date }): Promise<Verdict>;
+  /** Synchronous: every event of a batch is judged in one turn, with no promise per event. */
+  classify(input: { ua: string; ip: string; headers: Record<string, string>; method: string; path: string; now: Date }): Verdict;
 }
 export interface GeoLookup {
   lookup(ip: string): { country: string | null; asn: number | null };
@@ -223,11 +224,11 @@ export function createIngestService(deps: IngestDeps) {
     });
   }
 
-  async function derive(tenant: TenantRow, event: IngestEvent, senderId: string | null, now: Date): Promise<Derived> {
+  function derive(tenant: TenantRow, event: IngestEvent, senderId: string | null, now: Date): Derived {
     const ua = event.ua ?? '';
     const headers = event.headers ?? {};
     const method = (event.method ?? 'GET').toUpperCase();
-    const verdict = await classifier.classify({ ua, ip: event.ip, headers, method, path: event.path, now });
+    const verdict = classifier.classify({ ua, ip: event.ip, headers, method, path: event.path, now });
     const senderGave = event.country != null || event.asn != null;
     const located = event.country != null && event.asn != null ? null : geo.lookup(event.ip);
     const country = event.country ?? located?.country ?? null;
@@ -267,7 +268,7 @@ export function createIngestService(deps: IngestDeps) {
    * Checks, classifies and enriches a verified body; nothing is written yet. An event without an
    * id takes the one derived from the signed request, so replaying the request stores nothing.
    */
-  async function prepare(tenant: TenantRow, body: IngestBody, options: IngestOptions): Promise<PreparedBatch> {
+  function prepare(tenant: TenantRow, body: IngestBody, options: IngestOptions): PreparedBatch {
     const now = clock.now();
     checkEventBounds(body.events, now);
     const batch: PreparedBatch = { tenant: { id: tenant.id, slug: tenant.slug }, entries: [], slotOf: [], senderIds: [] };
@@ -283,7 +284,7 @@ export function createIngestService(deps: IngestDeps) {
       }
       if (senderId !== null) firstOfSender.set(senderId, batch.entries.length);
       batch.slotOf.push(batch.entries.length);
-      batch.entries.push(await derive(tenant, event, senderId, now));
+      batch.entries.push(derive(tenant, event, senderId, now));
     }
     return batch;
   }
@@ -321,15 +322,18 @@ export function createIngestService(deps: IngestDeps) {
       return decision.trigger ? [{ key, liarEventCount, reason: decision.reason }] : [];
     });
     if (opening.length === 0) return [];
+    const keys = opening.map(({ key }) => {
+      const [tenantId, fingerprintId] = key.split('|') as [string, string];
+      return { tenantId, fingerprintId };
+    });
     await withTransaction(db, async (tx) => {
-      for (const { key, liarEventCount, reason } of opening) {
-        const [tenantId, fingerprintId] = key.split('|') as [string, string];
-        await repo.endExpiredTarpit(tx, { tenantId, fingerprintId }, now);
-        // A conflict means a concurrent ingest opened it first: it is active either way.
-        await repo.insertTarpit(tx, {
+      await repo.endExpiredTarpits(tx, keys, now);
+      // A row skipped on conflict means a concurrent ingest opened it first: it is active either way.
+      await repo.insertTarpits(
+        tx,
+        opening.map(({ liarEventCount, reason }, i) => ({
           id: randomUUID(),
-          tenantId,
-          fingerprintId,
+          ...keys[i]!,
           triggeredAt: now,
           expiresAt: tarpitExpiresAt(now, deps.tarpitTtlMinutes),
           delayMs: TARPIT_DELAY_MS,
@@ -337,8 +341,8 @@ export function createIngestService(deps: IngestDeps) {
           liarEventCount,
           active: true,
           endedAt: null,
-        });
-      }
+        })),
+      );
     });
     return opening.map((o) => o.key);
   }
@@ -467,7 +471,7 @@ export function createIngestService(deps: IngestDeps) {
      * ingest passes the request's `replayKey`.
      */
     async ingest(tenant: TenantRow, body: IngestBody, options: IngestOptions = {}): Promise<IngestResult> {
-      return groups.submit(await prepare(tenant, body, options));
+      return groups.submit(prepare(tenant, body, options));
     },
     parseBody: parseIngestBody,
     /** Buffers one ingest request's outcome and latency for the SLO; never fails the caller. */

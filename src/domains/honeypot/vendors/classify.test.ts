@@ -12,7 +12,7 @@ const now = new Date('2026-09-01T12:00:00Z');
 const nowSec = Math.floor(now.getTime() / 1000);
 const OUTSIDE = { 4: '198.51.100.77', 6: '2001:db8::77' } as const;
 
-function classify(registry: VendorRegistry, input: Partial<ClassifyInput>): Promise<Verdict> {
+function classify(registry: VendorRegistry, input: Partial<ClassifyInput>): Verdict {
   return classifyRequest(registry, { ua: '', ip: '198.51.100.1', headers: {}, method: 'GET', path: '/', now, ...input });
 }
 
@@ -29,20 +29,20 @@ describe('every vendor of the shipped registry', () => {
     const first = vendor.ranges[0]!;
     const last = vendor.ranges[vendor.ranges.length - 1]!;
     for (const range of [first, last]) {
-      const inside = await classify(shipped, { ua, ip: addressInside(range.cidr) });
+      const inside = classify(shipped, { ua, ip: addressInside(range.cidr) });
       expect(inside.uaClass).toBe(verifiedClass(vendor));
       expect(inside.vendorId).toBe(vendor.id);
       expect(inside.proof).toMatch(/^ip-range:/);
       expect(inside.evidence).toMatchObject({ vendorId: vendor.id, ipInRange: true, signature: 'absent' });
     }
-    const outside = await classify(shipped, { ua, ip: OUTSIDE[first.family] });
+    const outside = classify(shipped, { ua, ip: OUTSIDE[first.family] });
     expect(outside).toMatchObject({ uaClass: 'LIAR', vendorId: vendor.id, proof: null });
     expect(outside.evidence).toMatchObject({ ipInRange: false, matchedCidr: null });
   });
 
   it.each(rows.filter((r) => r.vendor.ranges.length === 0))('$id: publishes no proof, so UNVERIFIED_AGENT from anywhere', async ({ vendor, ua }) => {
     for (const ip of ['52.230.152.9', OUTSIDE[4], OUTSIDE[6], 'not-an-ip']) {
-      const verdict = await classify(shipped, { ua, ip });
+      const verdict = classify(shipped, { ua, ip });
       expect(verdict).toMatchObject({ uaClass: 'UNVERIFIED_AGENT', vendorId: vendor.id, proof: null });
       expect(verdict.evidence.ipInRange).toBeNull();
     }
@@ -54,41 +54,41 @@ describe('IP verification', () => {
   const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 
   it('matches IPv6 prefixes, and an IPv6 address is never inside an IPv4 prefix', async () => {
-    expect(await classify(shipped, { ua: GOOGLEBOT, ip: '2001:4860:4801:10::1' })).toMatchObject({ uaClass: 'VERIFIED_CRAWLER', proof: 'ip-range:2001:4860:4801:10::/64' });
-    expect(await classify(shipped, { ua: GOOGLEBOT, ip: '2001:4860:4801:10:ffff:ffff:ffff:ffff' })).toMatchObject({ uaClass: 'VERIFIED_CRAWLER' });
-    expect((await classify(shipped, { ua: GOOGLEBOT, ip: '2001:4860:4801:ff00::1' })).uaClass).toBe('LIAR');
-    expect((await classify(shipped, { ua: GPTBOT, ip: '::52.230.152.9' })).uaClass).toBe('LIAR');
+    expect(classify(shipped, { ua: GOOGLEBOT, ip: '2001:4860:4801:10::1' })).toMatchObject({ uaClass: 'VERIFIED_CRAWLER', proof: 'ip-range:2001:4860:4801:10::/64' });
+    expect(classify(shipped, { ua: GOOGLEBOT, ip: '2001:4860:4801:10:ffff:ffff:ffff:ffff' })).toMatchObject({ uaClass: 'VERIFIED_CRAWLER' });
+    expect((classify(shipped, { ua: GOOGLEBOT, ip: '2001:4860:4801:ff00::1' })).uaClass).toBe('LIAR');
+    expect((classify(shipped, { ua: GPTBOT, ip: '::52.230.152.9' })).uaClass).toBe('LIAR');
   });
 
   it('reads an IPv4-mapped IPv6 address as its IPv4 address', async () => {
-    expect(await classify(shipped, { ua: GPTBOT, ip: '::ffff:52.230.152.9' })).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', proof: 'ip-range:52.230.152.0/24' });
+    expect(classify(shipped, { ua: GPTBOT, ip: '::ffff:52.230.152.9' })).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', proof: 'ip-range:52.230.152.0/24' });
   });
 
   it('treats an address that is not one as outside every range', async () => {
     for (const ip of ['', 'localhost', '52.230.152', '0x34.230.152.9', '52.230.152.9/24', '52.230.152.9 ']) {
-      const verdict = await classify(shipped, { ua: GPTBOT, ip });
+      const verdict = classify(shipped, { ua: GPTBOT, ip });
       expect(verdict.uaClass, ip).toBe(ip === '52.230.152.9 ' ? 'KNOWN_LLM_AGENT' : 'LIAR');
     }
   });
 
   it('keeps the raw IP out of the evidence but records every vendor whose ranges hold it', async () => {
-    const verdict = await classify(shipped, { ua: GOOGLEBOT, ip: '66.249.66.1' });
+    const verdict = classify(shipped, { ua: GOOGLEBOT, ip: '66.249.66.1' });
     expect(JSON.stringify(verdict.evidence)).not.toContain('66.249.66.1');
     expect(verdict.evidence.ipVendors).toMatchObject({ 'google-googlebot': expect.any(String), 'google-cloudvertexbot': expect.any(String) });
   });
 
   it('calls a UA naming two vendors a liar when one claim is provably false', async () => {
     const both = `${GPTBOT} ClaudeBot/1.0`;
-    expect(await classify(shipped, { ua: both, ip: OUTSIDE[4] })).toMatchObject({ uaClass: 'LIAR', vendorId: 'openai-gptbot' });
-    expect(await classify(shipped, { ua: both, ip: '52.230.152.9' })).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', vendorId: 'openai-gptbot' });
-    expect(await classify(shipped, { ua: 'ClaudeBot meta-externalagent', ip: OUTSIDE[4] })).toMatchObject({ uaClass: 'UNVERIFIED_AGENT', vendorId: 'anthropic-claudebot' });
+    expect(classify(shipped, { ua: both, ip: OUTSIDE[4] })).toMatchObject({ uaClass: 'LIAR', vendorId: 'openai-gptbot' });
+    expect(classify(shipped, { ua: both, ip: '52.230.152.9' })).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', vendorId: 'openai-gptbot' });
+    expect(classify(shipped, { ua: 'ClaudeBot meta-externalagent', ip: OUTSIDE[4] })).toMatchObject({ uaClass: 'UNVERIFIED_AGENT', vendorId: 'anthropic-claudebot' });
   });
 
   it('matches the product token case-sensitively, anywhere in the UA', async () => {
-    expect((await classify(shipped, { ua: 'gptbot', ip: OUTSIDE[4] })).vendorId).toBeNull();
-    expect((await classify(shipped, { ua: 'x GPTBot', ip: OUTSIDE[4] })).uaClass).toBe('LIAR');
+    expect((classify(shipped, { ua: 'gptbot', ip: OUTSIDE[4] })).vendorId).toBeNull();
+    expect((classify(shipped, { ua: 'x GPTBot', ip: OUTSIDE[4] })).uaClass).toBe('LIAR');
     // The old AdSense UA mentions Googlebot in parentheses but comes from other Google ranges.
-    expect((await classify(shipped, { ua: 'Mediapartners-Google (Googlebot)', ip: OUTSIDE[4] })).vendorId).toBeNull();
+    expect((classify(shipped, { ua: 'Mediapartners-Google (Googlebot)', ip: OUTSIDE[4] })).vendorId).toBeNull();
   });
 });
 
@@ -126,7 +126,7 @@ describe('Web Bot Auth', () => {
 
   it('verifies a request signed by Cloudflare\'s web-bot-auth library, from outside the IP ranges', async () => {
     const headers = await signWithLibrary(key, { ...window, agent: 'https://agent.example' });
-    const verdict = await classify(registry, { ua: 'TestAgent/1.0', ip: OUTSIDE[4], headers, path: '/docs/llm?page=2' });
+    const verdict = classify(registry, { ua: 'TestAgent/1.0', ip: OUTSIDE[4], headers, path: '/docs/llm?page=2' });
     expect(verdict).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', vendorId: 'test-agent', proof: `web-bot-auth:${key.keyid}` });
     expect(verdict.evidence).toMatchObject({ signature: 'valid', keyid: key.keyid, ipInRange: false });
   });
@@ -134,17 +134,17 @@ describe('Web Bot Auth', () => {
   it('names the vendor by its Signature-Agent even behind a browser UA', async () => {
     const headers = await signWithLibrary(key, { ...window, agent: 'https://agent.example' });
     const chrome = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36';
-    expect(await classify(registry, { ua: chrome, ip: OUTSIDE[4], headers })).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', vendorId: 'test-agent' });
+    expect(classify(registry, { ua: chrome, ip: OUTSIDE[4], headers })).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', vendorId: 'test-agent' });
     // A forged Signature-Agent without a valid signature is a liar.
     const forged = { ...headers, signature: headers.signature.replace(/:[A-Za-z0-9+/]{4}/, ':AAAA') };
-    expect(await classify(registry, { ua: chrome, ip: OUTSIDE[4], headers: forged })).toMatchObject({ uaClass: 'LIAR', vendorId: 'test-agent' });
+    expect(classify(registry, { ua: chrome, ip: OUTSIDE[4], headers: forged })).toMatchObject({ uaClass: 'LIAR', vendorId: 'test-agent' });
   });
 
   it('verifies a request signed by hand over @method, @path and @authority', async () => {
     const headers = { host: 'honeypot.example', ...signByHand(key, { method: 'POST', path: '/submit', authority: 'honeypot.example' }, { created: nowSec - 5, expires: nowSec + 5 }) };
-    expect(await classify(registry, { ua: 'TestAgent', ip: OUTSIDE[4], headers, method: 'POST', path: '/submit?x=1' })).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', proof: `web-bot-auth:${key.keyid}` });
+    expect(classify(registry, { ua: 'TestAgent', ip: OUTSIDE[4], headers, method: 'POST', path: '/submit?x=1' })).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', proof: `web-bot-auth:${key.keyid}` });
     // The same signature on a GET is not valid: @method is covered.
-    expect((await classify(registry, { ua: 'TestAgent', ip: OUTSIDE[4], headers, method: 'GET', path: '/submit' })).evidence).toMatchObject({ signature: 'invalid', signatureError: 'signature does not verify' });
+    expect((classify(registry, { ua: 'TestAgent', ip: OUTSIDE[4], headers, method: 'GET', path: '/submit' })).evidence).toMatchObject({ signature: 'invalid', signatureError: 'signature does not verify' });
   });
 
   it('tries each labelled signature: an unknown key first does not hide a valid one', async () => {
@@ -156,9 +156,9 @@ describe('Web Bot Auth', () => {
       'signature-input': `${stranger['signature-input']}, ${own['signature-input']}`,
       signature: `${stranger.signature}, ${own.signature}`,
     };
-    expect(await classify(registry, { ua: 'TestAgent', ip: OUTSIDE[4], headers, path: '/x' })).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', proof: `web-bot-auth:${key.keyid}` });
+    expect(classify(registry, { ua: 'TestAgent', ip: OUTSIDE[4], headers, path: '/x' })).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', proof: `web-bot-auth:${key.keyid}` });
     const swapped = { ...headers, signature: `a=${own.signature.slice(2)}, b=${stranger.signature.slice(2)}` };
-    expect((await classify(registry, { ua: 'TestAgent', ip: OUTSIDE[4], headers: swapped, path: '/x' })).evidence).toMatchObject({ signature: 'invalid', signatureError: 'unknown key' });
+    expect((classify(registry, { ua: 'TestAgent', ip: OUTSIDE[4], headers: swapped, path: '/x' })).evidence).toMatchObject({ signature: 'invalid', signatureError: 'unknown key' });
   });
 
   const failures: [string, () => Promise<Record<string, string>>, Partial<ClassifyInput>, string][] = [
@@ -179,7 +179,7 @@ describe('Web Bot Auth', () => {
     ['an uncovered Signature-Agent', async () => ({ ...(await signWithLibrary(key, window)), 'signature-agent': '"https://agent.example"' }), {}, '"signature-agent" is present but not covered'],
   ];
   it.each(failures)('calls %s from outside the ranges a LIAR', async (_what, headersOf, input, error) => {
-    const verdict = await classify(registry, { ua: 'TestAgent/1.0', ip: OUTSIDE[4], headers: await headersOf(), ...input });
+    const verdict = classify(registry, { ua: 'TestAgent/1.0', ip: OUTSIDE[4], headers: await headersOf(), ...input });
     expect(verdict).toMatchObject({ uaClass: 'LIAR', vendorId: 'test-agent', proof: null });
     expect(verdict.evidence.signature).toBe(error === '' ? 'valid' : 'invalid');
     if (error !== '') expect(verdict.evidence.signatureError).toContain(error);
@@ -187,24 +187,24 @@ describe('Web Bot Auth', () => {
 
   it("refuses to judge a signature's time window without a valid clock", async () => {
     const headers = await signWithLibrary(key, window);
-    const verdict = await classify(registry, { ua: 'TestAgent', ip: OUTSIDE[4], headers, now: new Date(Number.NaN) });
+    const verdict = classify(registry, { ua: 'TestAgent', ip: OUTSIDE[4], headers, now: new Date(Number.NaN) });
     expect(verdict).toMatchObject({ uaClass: 'LIAR', evidence: { signature: 'invalid', signatureError: expect.stringMatching(/no valid clock/) } });
   });
 
   it('still verifies by IP when the signature fails', async () => {
     const expired = await signWithLibrary(key, { created: new Date(now.getTime() - 600_000), expires: new Date(now.getTime() - 1000) });
-    expect(await classify(registry, { ua: 'TestAgent', ip: '192.0.2.10', headers: expired })).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', proof: 'ip-range:192.0.2.0/24' });
+    expect(classify(registry, { ua: 'TestAgent', ip: '192.0.2.10', headers: expired })).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', proof: 'ip-range:192.0.2.0/24' });
   });
 
   it('calls a vendor that publishes only keys a LIAR without a signature, verified with one', async () => {
-    expect(await classify(registry, { ua: 'KeysOnly', ip: OUTSIDE[4] })).toMatchObject({ uaClass: 'LIAR', vendorId: 'keys-only' });
+    expect(classify(registry, { ua: 'KeysOnly', ip: OUTSIDE[4] })).toMatchObject({ uaClass: 'LIAR', vendorId: 'keys-only' });
     const headers = await signWithLibrary(otherKey, window);
-    expect(await classify(registry, { ua: 'KeysOnly', ip: OUTSIDE[4], headers })).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', proof: `web-bot-auth:${otherKey.keyid}` });
+    expect(classify(registry, { ua: 'KeysOnly', ip: OUTSIDE[4], headers })).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', proof: `web-bot-auth:${otherKey.keyid}` });
   });
 
   it('verifies a non-AI vendor as VERIFIED_CRAWLER', async () => {
-    expect(await classify(registry, { ua: 'PlainCrawler', ip: '192.0.2.1' })).toMatchObject({ uaClass: 'VERIFIED_CRAWLER', vendorId: 'plain-crawler' });
-    expect((await classify(registry, { ua: 'PlainCrawler', ip: OUTSIDE[4] })).uaClass).toBe('LIAR');
+    expect(classify(registry, { ua: 'PlainCrawler', ip: '192.0.2.1' })).toMatchObject({ uaClass: 'VERIFIED_CRAWLER', vendorId: 'plain-crawler' });
+    expect((classify(registry, { ua: 'PlainCrawler', ip: OUTSIDE[4] })).uaClass).toBe('LIAR');
   });
 });
 
@@ -229,7 +229,7 @@ describe('user agents that name no vendor', () => {
     ['Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1)', 'UNKNOWN'],
   ];
   it.each(cases)('%j is %s', async (ua, uaClass) => {
-    const verdict = await classify(shipped, { ua, ip: OUTSIDE[4] });
+    const verdict = classify(shipped, { ua, ip: OUTSIDE[4] });
     expect(verdict).toMatchObject({ uaClass, vendorId: null, proof: null });
     expect(verdict.evidence.rule).toMatch(uaClass === 'UNKNOWN_BOT' ? /^(crawler-user-agents|token):/ : /^(browser|empty|unrecognised)$/);
   });
@@ -247,7 +247,7 @@ describe('reclassify', () => {
   it('re-derives the verdict from the stored evidence, without the IP', async () => {
     const ua = 'GPTBot/1.1';
     for (const ip of ['52.230.152.9', OUTSIDE[4], 'garbage']) {
-      const verdict = await classify(shipped, { ua, ip });
+      const verdict = classify(shipped, { ua, ip });
       const stored = JSON.parse(JSON.stringify(verdict.evidence));
       expect(reclassify(shipped, { ua, headers: {}, evidence: stored })).toEqual(verdict);
     }
@@ -256,10 +256,10 @@ describe('reclassify', () => {
   it('uses the current registry: a vendor added since is unverified (never a liar), one removed is no longer claimed', async () => {
     const before = parseVendorRegistry({ vendors: [{ id: 'old-bot', name: 'Old', uaPattern: 'OldBot', cidrs: ['192.0.2.0/24'] }] }, 'before.json');
     const after = parseVendorRegistry({ vendors: [{ id: 'new-bot', name: 'New', uaPattern: 'NewBot', cidrs: ['203.0.113.0/24'] }] }, 'after.json');
-    const newBot = await classify(before, { ua: 'NewBot/1 (+https://new.example/bot)', ip: '203.0.113.9' });
+    const newBot = classify(before, { ua: 'NewBot/1 (+https://new.example/bot)', ip: '203.0.113.9' });
     expect(newBot.uaClass).toBe('UNKNOWN_BOT');
     expect(reclassify(after, { ua: 'NewBot/1 (+https://new.example/bot)', headers: {}, evidence: newBot.evidence })).toMatchObject({ uaClass: 'UNVERIFIED_AGENT', vendorId: 'new-bot', evidence: { ipInRange: null } });
-    const oldBot = await classify(before, { ua: 'OldBot/1 (+https://old.example/bot)', ip: '192.0.2.9' });
+    const oldBot = classify(before, { ua: 'OldBot/1 (+https://old.example/bot)', ip: '192.0.2.9' });
     expect(oldBot.uaClass).toBe('KNOWN_LLM_AGENT');
     expect(reclassify(after, { ua: 'OldBot/1 (+https://old.example/bot)', headers: {}, evidence: oldBot.evidence })).toMatchObject({ uaClass: 'UNKNOWN_BOT', vendorId: null });
   });
@@ -291,7 +291,7 @@ describe('properties', () => {
     await fc.assert(
       fc.asyncProperty(input, fc.date({ noInvalidDate: false }), async (req, when) => {
         for (const registry of [shipped, registryWithKey]) {
-          const verdict = await classifyRequest(registry, { ...req, now: when });
+          const verdict = classifyRequest(registry, { ...req, now: when });
           expect(UA_CLASS_VALUES).toContain(verdict.uaClass);
           expect(verdict.proof === null).toBe(!['KNOWN_LLM_AGENT', 'VERIFIED_CRAWLER'].includes(verdict.uaClass));
           expect(verdict.vendorId === null).toBe(['UNKNOWN_BOT', 'BROWSER', 'UNKNOWN'].includes(verdict.uaClass));
@@ -305,7 +305,7 @@ describe('properties', () => {
     await fc.assert(
       fc.asyncProperty(input, async (req) => {
         for (const registry of [shipped, registryWithKey]) {
-          const verdict = await classifyRequest(registry, { ...req, now });
+          const verdict = classifyRequest(registry, { ...req, now });
           const evidence = JSON.parse(JSON.stringify(verdict.evidence));
           expect(reclassify(registry, { ua: req.ua, headers: req.headers, evidence })).toEqual(verdict);
         }
@@ -325,12 +325,12 @@ describe('forward-confirmed reverse DNS as a proof', () => {
   };
 
   it('verifies a vendor whose only proof is reverse DNS by a forward-confirmed name under its domain, and calls a name elsewhere a lie', async () => {
-    const ok = await classify(shipped, { ua: AMAZONBOT, ip: '203.0.113.7', ...withRdns(answered(['1.crawl.amazonbot.amazon'])) });
+    const ok = classify(shipped, { ua: AMAZONBOT, ip: '203.0.113.7', ...withRdns(answered(['1.crawl.amazonbot.amazon'])) });
     expect(ok).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', vendorId: 'amazon-amazonbot', proof: 'fcrdns:1.crawl.amazonbot.amazon' });
     expect(ok.evidence).toMatchObject({ proofSources: ['fcrdns'], unverifiedReason: null });
     // A name that only ends in the same letters is not under the domain.
     for (const fact of [answered(['x.evilcrawl.amazonbot.amazon.example']), answered(['1.crawl.amazonbot.amazon'], []), answered([])]) {
-      expect((await classify(shipped, { ua: AMAZONBOT, ip: '203.0.113.7', ...withRdns(fact) })).uaClass).toBe('LIAR');
+      expect((classify(shipped, { ua: AMAZONBOT, ip: '203.0.113.7', ...withRdns(fact) })).uaClass).toBe('LIAR');
     }
   });
 
@@ -342,7 +342,7 @@ describe('forward-confirmed reverse DNS as a proof', () => {
       [undefined, 'lookup-failed'],
     ];
     for (const [fact, reason] of cases) {
-      const verdict = await classify(shipped, { ua: AMAZONBOT, ip: '203.0.113.7', ...(fact ? withRdns(fact) : {}) });
+      const verdict = classify(shipped, { ua: AMAZONBOT, ip: '203.0.113.7', ...(fact ? withRdns(fact) : {}) });
       expect(verdict, reason).toMatchObject({ uaClass: 'UNVERIFIED_AGENT', proof: null, evidence: { unverifiedReason: reason } });
     }
   });
@@ -350,20 +350,20 @@ describe('forward-confirmed reverse DNS as a proof', () => {
   it('asks reverse DNS only when it can change the verdict: a vendor claimed publishes a domain and no quicker proof held', async () => {
     const inRange = withRdns(answered([]));
     const bing = shipped.byId.get('microsoft-bingbot')!;
-    expect((await classify(shipped, { ua: BINGBOT, ip: addressInside(bing.ranges[0]!.cidr), ...inRange })).uaClass).toBe('VERIFIED_CRAWLER');
+    expect((classify(shipped, { ua: BINGBOT, ip: addressInside(bing.ranges[0]!.cidr), ...inRange })).uaClass).toBe('VERIFIED_CRAWLER');
     expect(inRange.asked).toEqual([]);
     const gpt = withRdns(answered([]));
-    await classify(shipped, { ua: 'GPTBot/1.1', ip: '198.51.100.7', ...gpt });
+    classify(shipped, { ua: 'GPTBot/1.1', ip: '198.51.100.7', ...gpt });
     expect(gpt.asked).toEqual([]);
     // Outside the ranges the claim fails until the lookup saves it; a confirmed name does.
-    const pending = await classify(shipped, { ua: BINGBOT, ip: '198.51.100.7', ...withRdns({ status: 'pending' }) });
+    const pending = classify(shipped, { ua: BINGBOT, ip: '198.51.100.7', ...withRdns({ status: 'pending' }) });
     expect(pending).toMatchObject({ uaClass: 'LIAR', evidence: { rdns: { status: 'pending' }, proofSources: ['ip-range', 'fcrdns'] } });
-    const saved = await classify(shipped, { ua: BINGBOT, ip: '198.51.100.7', ...withRdns(answered(['msnbot-1.search.msn.com'])) });
+    const saved = classify(shipped, { ua: BINGBOT, ip: '198.51.100.7', ...withRdns(answered(['msnbot-1.search.msn.com'])) });
     expect(saved).toMatchObject({ uaClass: 'VERIFIED_CRAWLER', proof: 'fcrdns:msnbot-1.search.msn.com' });
   });
 
   it('says in the evidence that a vendor with no proof source at all can be neither verified nor refuted', async () => {
-    const claude = await classify(shipped, { ua: 'ClaudeBot/1.0', ip: '198.51.100.7', ...withRdns(answered([])) });
+    const claude = classify(shipped, { ua: 'ClaudeBot/1.0', ip: '198.51.100.7', ...withRdns(answered([])) });
     expect(claude).toMatchObject({ uaClass: 'UNVERIFIED_AGENT', evidence: { proofSources: [], unverifiedReason: 'no-proof-source', rdns: null } });
   });
 
@@ -371,7 +371,7 @@ describe('forward-confirmed reverse DNS as a proof', () => {
     const facts: RdnsFact[] = [answered(['1.crawl.amazonbot.amazon']), answered(['elsewhere.example']), { status: 'pending' }, { status: 'failed', error: 'ptr:ESERVFAIL' }];
     for (const ua of [AMAZONBOT, BINGBOT]) {
       for (const fact of facts) {
-        const verdict = await classify(shipped, { ua, ip: '198.51.100.7', ...withRdns(fact) });
+        const verdict = classify(shipped, { ua, ip: '198.51.100.7', ...withRdns(fact) });
         const stored = JSON.parse(JSON.stringify(verdict.evidence)) as Record<string, unknown>;
         expect(reclassify(shipped, { ua, headers: {}, evidence: stored }), `${ua} ${JSON.stringify(fact)}`).toEqual(verdict);
       }

@@ -258,7 +258,7 @@ function keyLookup(registry: VendorRegistry) {
 }
 
 /** Classifies one request. Never throws on any strings. */
-export async function classifyRequest(registry: VendorRegistry, input: ClassifyInput): Promise<Verdict> {
+export function classifyRequest(registry: VendorRegistry, input: ClassifyInput): Verdict {
   const ua = typeof input.ua === 'string' ? input.ua : '';
   const headers = input.headers ?? {};
   const ip = parseIp(input.ip);

@@ -93,7 +93,7 @@ describe('the vendor-ranges-refresh job', () => {
 
   it('stores a fetched list, swaps the registry and counts vendors sharing the list', async () => {
     holder.current = registryFor([`${base}/acme.json`]);
-    expect((await classifyAcme(holder, '203.0.113.7')).uaClass).toBe('LIAR');
+    expect(classifyAcme(holder, '203.0.113.7').uaClass).toBe('LIAR');
     Object.assign(served, { status: 200, hang: false, body: list('2026-09-01T12:00:00', [{ ipv4Prefix: '203.0.113.0/24' }, { ipv6Prefix: '2001:db8:acbe::/48' }]) });
     hits.length = 0;
 
@@ -112,9 +112,9 @@ describe('the vendor-ranges-refresh job', () => {
       sha256: rangesDigest(['2001:db8:acbe::/48', '203.0.113.0/24']),
     });
     expect(holder.current.byId.get('acme-bot')).toMatchObject({ rangesOrigin: 'refreshed', cidrs: ['203.0.113.0/24', '2001:db8:acbe::/48'] });
-    expect(await classifyAcme(holder, '203.0.113.7')).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', proof: 'ip-range:203.0.113.0/24' });
-    expect((await classifyAcme(holder, '2001:db8:acbe::1')).uaClass).toBe('KNOWN_LLM_AGENT');
-    expect((await classifyAcme(holder, '192.0.2.7')).uaClass).toBe('LIAR');
+    expect(classifyAcme(holder, '203.0.113.7')).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', proof: 'ip-range:203.0.113.0/24' });
+    expect(classifyAcme(holder, '2001:db8:acbe::1').uaClass).toBe('KNOWN_LLM_AGENT');
+    expect(classifyAcme(holder, '192.0.2.7').uaClass).toBe('LIAR');
   });
 
   it('counts the same list again as unchanged', async () => {
@@ -137,7 +137,7 @@ describe('the vendor-ranges-refresh job', () => {
     expect(stats.failures).toEqual([{ url: `${base}/acme.json`, vendors: ['acme-bot', 'acme-sibling'], error: expect.stringMatching(reason) }]);
     expect(await listRangeSnapshots(database.db)).toEqual(before);
     expect(holder.current.byId.get('acme-bot')!.cidrs).toEqual(registryBefore.byId.get('acme-bot')!.cidrs);
-    expect((await classifyAcme(holder, '203.0.113.7')).uaClass).toBe('KNOWN_LLM_AGENT');
+    expect(classifyAcme(holder, '203.0.113.7').uaClass).toBe('KNOWN_LLM_AGENT');
   });
 
   it('counts a refused connection as failed', async () => {

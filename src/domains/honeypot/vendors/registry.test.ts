@@ -131,10 +131,10 @@ describe('OBSERVATORY_VENDORS_FILE replaces the shipped registry', () => {
     expect(registry.origin).toBe('file');
     expect(registry.vendors.map((v) => v.id)).toEqual(['acme-crawler']);
     expect(registry.byId.get('acme-crawler')).toMatchObject({ isAi: true, category: 'ai-crawler', sourceUrls: [], webBotAuth: null });
-    const inside = await classifyRequest(registry, { ua: 'AcmeBot/2', ip: '2001:db8:ac3e::9', headers: {}, method: 'GET', path: '/', now });
+    const inside = classifyRequest(registry, { ua: 'AcmeBot/2', ip: '2001:db8:ac3e::9', headers: {}, method: 'GET', path: '/', now });
     expect(inside).toMatchObject({ uaClass: 'KNOWN_LLM_AGENT', vendorId: 'acme-crawler', proof: 'ip-range:2001:db8:ac3e::/48' });
     // The shipped vendors are gone: GPTBot is now just a bot the generic list knows.
-    const gpt = await classifyRequest(registry, { ua: 'GPTBot/1.1', ip: '52.230.152.1', headers: {}, method: 'GET', path: '/', now });
+    const gpt = classifyRequest(registry, { ua: 'GPTBot/1.1', ip: '52.230.152.1', headers: {}, method: 'GET', path: '/', now });
     expect(gpt.uaClass).toBe('UNKNOWN_BOT');
   });
 
@@ -209,7 +209,7 @@ describe('withRefreshedRanges', () => {
     const fresh = refreshed.byId.get('fresh')!;
     expect(fresh).toMatchObject({ cidrs: ['203.0.113.0/24'], rangesOrigin: 'refreshed', creationTime: '2026-09-01T00:00:00', rangesFetchedAt: '2026-09-01T03:23:00.000Z' });
     expect(refreshed.byId.get('static')).toBe(base.byId.get('static'));
-    const verdict = await classifyRequest(refreshed, { ua: 'FreshBot', ip: '203.0.113.5', headers: {}, method: 'GET', path: '/', now });
+    const verdict = classifyRequest(refreshed, { ua: 'FreshBot', ip: '203.0.113.5', headers: {}, method: 'GET', path: '/', now });
     expect(verdict.proof).toBe('ip-range:203.0.113.0/24');
     expect(base.byId.get('fresh')!.cidrs).toEqual(['192.0.2.0/24']);
   });
