@@ -34,11 +34,6 @@ export interface RejudgeDeps {
   maxEvents?: number;
 }
 
-export interface RejudgeResult {
-  events: number;
-  changed: number;
-}
-
 /** The verdict a stored event gets with the reverse DNS fact in its evidence. */
 function rejudgedVerdict(registry: RegistryHolder['current'], fingerprints: RejudgeDeps['fingerprints'], event: repo.AwaitingEvent, fact: RdnsFact) {
   const verdict = reclassify(registry, { ua: event.uaRaw, headers: event.headers, evidence: { ...event.evidence, rdns: fact } });
@@ -62,18 +57,16 @@ export function createRejudge(deps: RejudgeDeps) {
 
   /**
    * Judges again, in one transaction, the events waiting for the reverse DNS of these addresses,
-   * each with its address's fact: the oldest `maxEvents` of them at most. `full` says that
-   * the bound was reached, so that some of them may still wait.
+   * each with its address's fact (never `pending`: `enqueue` keeps those out): the oldest
+   * `maxEvents` of them at most. True when the bound was reached, so that some may still wait.
    */
-  async function rejudgeAnswers(answers: readonly RdnsAnswer[]): Promise<RejudgeResult & { full: boolean }> {
+  async function rejudgeAnswers(answers: readonly RdnsAnswer[]): Promise<boolean> {
     // Two spellings of one address hash alike: the later answer stands.
-    const factOf = new Map<string, RdnsFact>();
-    for (const { ip, fact } of answers) if (fact.status !== 'pending') factOf.set(deps.hashIp(ip), fact);
-    if (factOf.size === 0) return { events: 0, changed: 0, full: false };
+    const factOf = new Map(answers.map(({ ip, fact }) => [deps.hashIp(ip), fact]));
     const result = await withTransaction(deps.db, async (tx) => {
       await rollups.lockForRejudge(tx);
       const events = await repo.eventsAwaitingRdns(tx, [...factOf.keys()], maxEvents);
-      if (events.length === 0) return { events: 0, changed: 0, queued: false };
+      if (events.length === 0) return { events: 0, queued: false };
       const updates: repo.VerdictUpdate[] = [];
       const names = new Map<string, [string, string, string]>();
       const changed: string[] = [];
@@ -91,16 +84,10 @@ export function createRejudge(deps: RejudgeDeps) {
       await rollups.subtractEvents(tx, applied);
       await repo.updateVerdicts(tx, updates);
       await rollups.queueRejudged(tx, applied, [...waiting], [...names.values()]);
-      return { events: events.length, changed: changed.length, queued: applied.length > 0 || waiting.size > 0 };
+      return { events: events.length, queued: applied.length > 0 || waiting.size > 0 };
     });
     if (result.queued) deps.onPending?.();
-    return { events: result.events, changed: result.changed, full: result.events >= maxEvents };
-  }
-
-  /** Judges again the events from `ip` that wait for its reverse DNS, with `fact` (at most `maxEvents`). */
-  async function rejudge(ip: string, fact: RdnsFact): Promise<RejudgeResult> {
-    const { events, changed } = await rejudgeAnswers([{ ip, fact }]);
-    return { events, changed };
+    return result.events >= maxEvents;
   }
 
   // Answers arrive one by one from the lookups and wait here, the newest per address, while the
@@ -119,7 +106,7 @@ export function createRejudge(deps: RejudgeDeps) {
         if (batch.length >= REJUDGE_MAX_ADDRESSES) break;
       }
       try {
-        const { full } = await rejudgeAnswers(batch);
+        const full = await rejudgeAnswers(batch);
         // A newer answer for an address that arrived meanwhile stands over the one asked again.
         if (full) for (const { ip, fact } of batch) if (!waitingAnswers.has(ip)) waitingAnswers.set(ip, fact);
       } catch (error) {
@@ -146,7 +133,6 @@ export function createRejudge(deps: RejudgeDeps) {
   }
 
   return {
-    rejudge,
     enqueue,
     /** Resolves when no answer waits and no batch is being judged (tests, shutdown). */
     async settled(): Promise<void> {
