@@ -43,7 +43,10 @@ describe.skipIf(skip)('console frame', () => {
     const page = await rig.page({ token: null });
     await page.goto('/');
     await page.waitForURL(/\/console\/$/);
-    await expect(page.getByRole('heading', { name: 'Sign in with an API token' }).isVisible()).resolves.toBe(true);
+    // The URL changes before the page has rendered: wait for the heading, then hold it visible.
+    const heading = page.getByRole('heading', { name: 'Sign in with an API token' });
+    await heading.waitFor();
+    await expect(heading.isVisible()).resolves.toBe(true);
     await rig.screenshot(page, 'sign-in');
   });
 
