@@ -250,3 +250,97 @@ describe('answers judged together', () => {
     expect(withoutTimes(await dashboard())).toEqual(withoutTimes(now));
   });
 });
+
+describe('how answers are batched', () => {
+  /** Sends `count` Amazonbot events from `ip`, lets their lookup settle, then marks them waiting again; returns their ids and the address hash. */
+  async function waitingEvents(ip: string, count: number): Promise<{ ids: string[]; ipHash: string }> {
+    const sentEvents = await send(Array.from({ length: count }, () => ({ ua: AMAZONBOT_UA, ip })));
+    await t.app.honeypot.reverseDnsSettled();
+    const ids = sentEvents.map((e) => e.eventId);
+    await t.app.database.db.execute(sql`UPDATE honeypot_events SET evidence = jsonb_set(evidence, '{rdns}', '{"status":"pending"}')
+      WHERE id = ANY(${`{${ids.join(',')}}`}::uuid[])`);
+    const [row] = rowsOf<{ ip_hash: string }>(await t.app.database.db.execute(sql`SELECT ip_hash FROM honeypot_events WHERE id = ${ids[0]}`));
+    return { ids, ipHash: row!.ip_hash };
+  }
+
+  /** A re-judge whose address hashing records which addresses each pass asked about (a pass hashes its batch in one go). */
+  function recordingRejudge(hashOf: (ip: string) => string, maxEvents?: number, onHash?: (ip: string) => void) {
+    const passes: string[][] = [];
+    let current: string[] | null = null;
+    const rejudge = createRejudge({
+      db: t.app.database.db,
+      registry: createRegistryHolder(loadVendorRegistry(null)),
+      fingerprints: { fingerprintOf },
+      hashIp: (ip) => {
+        if (current === null) {
+          const pass: string[] = (current = []);
+          passes.push(pass);
+          queueMicrotask(() => (current = null));
+        }
+        current.push(ip);
+        onHash?.(ip);
+        return hashOf(ip);
+      },
+      ...(maxEvents !== undefined ? { maxEvents } : {}),
+    });
+    return { rejudge, passes };
+  }
+
+  const FAILED = { status: 'failed', error: 'ptr:ETIMEOUT' } as const;
+  const NO_NAME = { status: 'answered', ptr: [], names: [] } as const;
+
+  it('puts at most 64 addresses in one transaction, and the rest in the next', async () => {
+    const { rejudge, passes } = recordingRejudge((ip) => `hash-of-${ip}`);
+    const addresses = Array.from({ length: 70 }, (_, i) => `192.0.2.${i + 1}`);
+    for (const ip of addresses) rejudge.enqueue(ip, NO_NAME);
+    await rejudge.settled();
+    expect(passes.map((p) => p.length)).toEqual([64, 6]);
+    expect(passes.flat().sort()).toEqual([...addresses].sort());
+  });
+
+  it('keeps only the newest answer of an address that answered twice before its pass', async () => {
+    const { ids, ipHash } = await waitingEvents('198.51.100.50', 2);
+    const { rejudge, passes } = recordingRejudge(() => ipHash);
+    rejudge.enqueue('198.51.100.50', FAILED);
+    rejudge.enqueue('198.51.100.50', NO_NAME);
+    await rejudge.settled();
+    expect(passes).toEqual([['198.51.100.50']]);
+    for (const id of ids) expect(await stored(id), id).toMatchObject({ ua_class: 'LIAR', evidence: { rdns: NO_NAME } });
+  });
+
+  it('judges two spellings of one address that share a pass with the later answer', async () => {
+    const { ids, ipHash } = await waitingEvents('2001:db8::51', 2);
+    const { rejudge, passes } = recordingRejudge(() => ipHash);
+    rejudge.enqueue('2001:db8::51', NO_NAME);
+    rejudge.enqueue('2001:0db8:0:0::51', FAILED);
+    await rejudge.settled();
+    expect(passes).toEqual([['2001:db8::51', '2001:0db8:0:0::51']]);
+    for (const id of ids) expect(await stored(id), id).toMatchObject({ ua_class: 'UNVERIFIED_AGENT', evidence: { rdns: FAILED } });
+  });
+
+  it('asks a full pass again with the newer answer when one arrived while it ran', async () => {
+    const { ids, ipHash } = await waitingEvents('198.51.100.52', 4);
+    let answeredAgain = false;
+    const { rejudge, passes } = recordingRejudge(
+      () => ipHash,
+      2,
+      // The second answer arrives while the first pass (which reaches its bound of 2 events) runs.
+      (ip) => {
+        if (answeredAgain) return;
+        answeredAgain = true;
+        rejudge.enqueue(ip, NO_NAME);
+      },
+    );
+    rejudge.enqueue('198.51.100.52', FAILED);
+    await rejudge.settled();
+    expect(passes.length).toBe(3);
+    // Two (the first pass's bound) were judged with the first answer; the rest with the newer one, not the first asked again.
+    const rows = await Promise.all(ids.map(stored));
+    expect(rows.filter((r) => r.ua_class === 'UNVERIFIED_AGENT' && (r.evidence.rdns as { status: string }).status === 'failed')).toHaveLength(2);
+    expect(rows.filter((r) => r.ua_class === 'LIAR' && (r.evidence.rdns as { status: string }).status === 'answered')).toHaveLength(2);
+    await t.app.honeypot.dashboard.applyPending();
+    const now = await dashboard();
+    await t.app.honeypot.dashboard.rebuild();
+    expect(withoutTimes(await dashboard())).toEqual(withoutTimes(now));
+  });
+});
