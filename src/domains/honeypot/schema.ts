@@ -216,8 +216,10 @@ export const honeypotRollupDims = pgTable(
 /**
  * Event counts per cluster member (fingerprint, class, AS, JA4) inside each dashboard window;
  * `asn` -1 and `ja4` '' stand for none. `cluster_key` is a hash of the cluster (ja4, class, asn),
- * first in the key so a cluster's members are grouped cheaply. Rows whose 30-day count falls to
- * zero are deleted.
+ * first in the key so a cluster's members are grouped cheaply. `first_seen`, `last_seen` and
+ * `ua_sample` are those of the events the row was given since it was created; a row whose 30-day
+ * count falls to zero is deleted and its times go to `honeypot_rollup_seen`, so a member's history
+ * is the two rows merged (docs/honeypot/dashboard.md, "Rollups").
  */
 export const honeypotRollupClusters = pgTable(
   'honeypot_rollup_clusters',
@@ -231,11 +233,18 @@ export const honeypotRollupClusters = pgTable(
     events24h: bigint('events_24h', { mode: 'number' }).notNull(),
     events7d: bigint('events_7d', { mode: 'number' }).notNull(),
     events30d: bigint('events_30d', { mode: 'number' }).notNull(),
+    firstSeen: ts('first_seen').notNull(),
+    lastSeen: ts('last_seen').notNull(),
+    uaSample: text('ua_sample').notNull(),
   },
   (t) => [primaryKey({ name: 'honeypot_rollup_clusters_pk', columns: [t.tenantId, t.clusterKey, t.fingerprintId, t.uaClass, t.asn, t.ja4] })],
 );
 
-/** First and last time of each cluster member over all history, and the UA of its latest event. */
+/**
+ * First and last time and latest UA of cluster members, from what left `honeypot_rollup_clusters`
+ * (rows deleted at zero) and from events applied when already older than the 30-day window. Merged
+ * with a member's clusters row it gives the member's whole history.
+ */
 export const honeypotRollupSeen = pgTable(
   'honeypot_rollup_seen',
   {

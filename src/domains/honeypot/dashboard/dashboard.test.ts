@@ -132,8 +132,13 @@ async function rollupTables() {
     dims: await query(sql`SELECT tenant_id, dim, key, value, events_24h::text, events_7d::text, events_30d::text FROM honeypot_rollup_dims ORDER BY 1, 2, 3`),
     clusters: await query(sql`SELECT tenant_id, fingerprint_id, ua_class, asn::text, ja4, events_24h::text, events_7d::text, events_30d::text
       FROM honeypot_rollup_clusters ORDER BY 1, 2, 3, 4, 5`),
-    seen: await query(sql`SELECT tenant_id, fingerprint_id, ua_class, asn::text, ja4, first_seen::text, last_seen::text, ua_sample
-      FROM honeypot_rollup_seen ORDER BY 1, 2, 3, 4, 5`),
+    // A member's history is its clusters row merged with its seen row (either may be missing);
+    // which of the two holds a time differs between the two ways, the merge may not.
+    members: await query(sql`SELECT tenant_id, fingerprint_id, ua_class, asn::text, ja4, least(c.first_seen, s.first_seen)::text AS first_seen,
+        greatest(c.last_seen, s.last_seen)::text AS last_seen,
+        CASE WHEN c.ua_sample IS NULL OR s.last_seen > c.last_seen OR (s.last_seen = c.last_seen AND s.ua_sample COLLATE "C" > c.ua_sample COLLATE "C")
+          THEN s.ua_sample ELSE c.ua_sample END AS ua_sample
+      FROM honeypot_rollup_clusters c FULL JOIN honeypot_rollup_seen s USING (tenant_id, fingerprint_id, ua_class, asn, ja4) ORDER BY 1, 2, 3, 4, 5`),
   };
 }
 
@@ -322,6 +327,30 @@ describe('windows move with the clock', () => {
     expect((await query<{ n: number }>(sql`SELECT count(*)::int AS n FROM honeypot_rollup_dims WHERE events_30d <= 0`))[0]!.n).toBe(0);
     await expectMatchesOracle();
     await expectRebuildChangesNothing();
+  });
+
+  it('keeps the first seen of a cluster member whose events all left the 30-day window, when it comes back', async () => {
+    const member = { path: '/q/z', ua: CHROME_UA, ip: '198.51.100.60', ja4: 't13d0000h2_000000000000_000000000000' };
+    const clusters = async () => {
+      const res = await get(`${V1}/honeypot/clusters?tenant=alpha&window=30d`);
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().clusters as Record<string, unknown>[];
+    };
+    const cluster = async () => (await clusters()).find((c) => c.ja4 === member.ja4);
+    // A client seen once, just inside the 30-day window (which starts at 2026-11-01T02:00 now)...
+    await send('alpha', [{ id: 'a10', ts: '2026-11-01T03:00:00Z', ...member }]);
+    expect(await cluster()).toMatchObject({ eventCount: 1, firstSeen: '2026-11-01T03:00:00.000Z' });
+    // ...whose event leaves the window two hours later, its member row with it...
+    clock.set('2026-12-01T03:00:00.000Z');
+    await t.call({ method: 'POST', url: `${V1}/ops/jobs/honeypot-rollup-advance/run` });
+    expect(await cluster()).toBeUndefined();
+    // ...comes back (dated before the 14 days the heartbeat below looks at, so alpha keeps no baseline):
+    // its history still starts at its first event.
+    await send('alpha', [{ id: 'a11', ts: '2026-11-20T00:30:00Z', ...member }]);
+    expect(await cluster()).toMatchObject({ eventCount: 1, fingerprintCount: 1, firstSeen: '2026-11-01T03:00:00.000Z', lastSeen: '2026-11-20T00:30:00.000Z' });
+    const incremental = await clusters();
+    await expectRebuildChangesNothing();
+    expect(await clusters()).toEqual(incremental);
   });
 });
 

@@ -35,6 +35,19 @@ const VERIFIED = sql.join(
 /** The time an event counts at (rollups.ts `rollupTime`). */
 const AT = sql`least(e.ts, e.received_at)`;
 const KEY_OF = (value: SQL) => sql`encode(substring(sha256(convert_to(${value}, 'UTF8')) from 1 for 16), 'hex')::uuid`;
+/**
+ * Merges first and last seen and the sample UA of a member into row `r` (an upsert's `excluded`
+ * into the stored row): earliest first, latest last, and the UA of the latest event (on a tie of
+ * times the greatest UA in byte order), so merging in any order gives one answer.
+ */
+const MERGE_SEEN = sql`first_seen = least(r.first_seen, excluded.first_seen),
+        last_seen = greatest(r.last_seen, excluded.last_seen),
+        ua_sample = CASE WHEN excluded.last_seen > r.last_seen
+            OR (excluded.last_seen = r.last_seen AND excluded.ua_sample COLLATE "C" > r.ua_sample COLLATE "C")
+          THEN excluded.ua_sample ELSE r.ua_sample END`;
+/** First and last rollup time and latest UA of the events `ev` (rows with `at`) of one group. */
+const SEEN_OF_GROUP = sql`min(ev.at) AS first_seen, max(ev.at) AS last_seen,
+  (array_agg(ev.ua_raw ORDER BY ev.at DESC, ev.ua_raw COLLATE "C" DESC))[1] AS ua_sample`;
 
 // State
 
@@ -89,7 +102,8 @@ export const APPLY_GROUPS_PER_STATEMENT = 500;
  * never wait for an apply that waits for them. Two applies delete disjoint rows: a row another
  * apply deleted first is skipped. Counter rows are upserted in key order, so concurrent applies
  * cannot deadlock. The rollup definitions are the rebuild's own (`dimCounts`, `clusterCounts`,
- * the hourly and seen statements), so applying and rebuilding give the same tables.
+ * `seenOf`, the hourly statement), so applying and rebuilding give the same counts and the same
+ * member histories (a clusters row merged with its seen row).
  */
 export async function applyPending(db: Db): Promise<number> {
   const [row] = rowsOf<{ taken: unknown }>(await executePrepared(db, 'honeypot_rollup_apply', APPLY_PENDING));
@@ -120,22 +134,21 @@ const APPLY_PENDING = sql`WITH rollup_state AS (SELECT from_24h, from_7d, from_3
       ON CONFLICT (tenant_id, dim, key) DO UPDATE SET events_24h = r.events_24h + excluded.events_24h,
         events_7d = r.events_7d + excluded.events_7d, events_30d = r.events_30d + excluded.events_30d
     ),
+    -- A member's counts and its first/last seen in one upsert: the members of a batch are mostly
+    -- the same rows, and one upsert of them cost about what two did apart (docs/performance.md).
     rollup_clusters AS (
-      INSERT INTO honeypot_rollup_clusters AS r (tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4, events_24h, events_7d, events_30d)
-      SELECT * FROM (${clusterCounts(sql`SELECT * FROM pending_events WHERE m30 = 1`)}) a
+      INSERT INTO honeypot_rollup_clusters AS r (tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4, events_24h, events_7d, events_30d,
+        first_seen, last_seen, ua_sample)
+      SELECT * FROM (${clusterCounts(sql`SELECT * FROM pending_events WHERE m30 = 1`, { seen: true })}) a
       ORDER BY tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4
       ON CONFLICT (tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4) DO UPDATE SET events_24h = r.events_24h + excluded.events_24h,
-        events_7d = r.events_7d + excluded.events_7d, events_30d = r.events_30d + excluded.events_30d
+        events_7d = r.events_7d + excluded.events_7d, events_30d = r.events_30d + excluded.events_30d, ${MERGE_SEEN}
     ),
+    -- Events already older than the 30-day window have no clusters row to go to: seen keeps their times.
     rollup_seen AS (
       INSERT INTO honeypot_rollup_seen AS r (tenant_id, fingerprint_id, ua_class, asn, ja4, first_seen, last_seen, ua_sample)
-      ${seenOf(sql`pending_events`)} ORDER BY 1, 2, 3, 4, 5
-      ON CONFLICT (tenant_id, fingerprint_id, ua_class, asn, ja4) DO UPDATE SET
-        first_seen = least(r.first_seen, excluded.first_seen),
-        last_seen = greatest(r.last_seen, excluded.last_seen),
-        ua_sample = CASE WHEN excluded.last_seen > r.last_seen
-            OR (excluded.last_seen = r.last_seen AND excluded.ua_sample COLLATE "C" > r.ua_sample COLLATE "C")
-          THEN excluded.ua_sample ELSE r.ua_sample END
+      ${seenOf(sql`(SELECT * FROM pending_events WHERE m30 = 0)`)} ORDER BY 1, 2, 3, 4, 5
+      ON CONFLICT (tenant_id, fingerprint_id, ua_class, asn, ja4) DO UPDATE SET ${MERGE_SEEN}
     ),
     normalised AS (
       SELECT DISTINCT ON (1, 2) (f ->> 0)::uuid AS tenant_id, f ->> 1 AS fingerprint_id, f ->> 2 AS ua_normalized
@@ -224,9 +237,10 @@ const toUuidArray = (ids: readonly string[]) => sql`${`{${ids.join(',')}}`}::uui
 /**
  * Takes events that are in the rollups back out of them, as they are stored now: the hourly
  * counts, the window counts of each dimension and cluster member (flagged by the windows in force,
- * as the applier flags them), and the fingerprint counters. Rows left with nothing are deleted.
- * First and last seen are left as they are: they cannot be subtracted, and the same events come
- * back with their new verdict through a pending row. The caller holds `lockForRejudge`.
+ * as the applier flags them), and the fingerprint counters. Rows left with nothing are deleted
+ * (a cluster member's times kept in seen). First and last seen are left as they are: they cannot
+ * be subtracted, and the same events come back with their new verdict through a pending row. The
+ * caller holds `lockForRejudge`.
  */
 export async function subtractEvents(tx: Db, eventIds: readonly string[]): Promise<void> {
   if (eventIds.length === 0) return;
@@ -245,7 +259,7 @@ export async function subtractEvents(tx: Db, eventIds: readonly string[]): Promi
     WHERE f.tenant_id = a.tenant_id AND f.fingerprint_id = a.fingerprint_id`);
   const tenants = sql`(SELECT DISTINCT tenant_id FROM honeypot_events WHERE id = ANY(${ids}))`;
   await tx.execute(sql`DELETE FROM honeypot_rollup_dims WHERE tenant_id IN ${tenants} AND events_30d <= 0`);
-  await tx.execute(sql`DELETE FROM honeypot_rollup_clusters WHERE tenant_id IN ${tenants} AND events_30d <= 0`);
+  await tx.execute(removeMembers(sql`tenant_id IN ${tenants} AND events_30d <= 0`));
   await tx.execute(sql`DELETE FROM honeypot_fingerprints WHERE tenant_id IN ${tenants} AND event_count <= 0`);
 }
 
@@ -325,21 +339,39 @@ function dimCounts(ev: SQL): SQL {
     SELECT tenant_id, dim, ${KEY_OF(sql`value`)} AS key, value, n24, n7, n30 FROM agg`;
 }
 
-/** Window counts per cluster member of the events `ev` yields (rollups.ts clusterKey, in SQL). */
-function clusterCounts(ev: SQL): SQL {
-  return sql`SELECT tenant_id, ${KEY_OF(sql`ja4 || '|' || ua_class || '|' || asn::text`)} AS cluster_key, fingerprint_id, ua_class, asn, ja4, n24, n7, n30
+/**
+ * Window counts per cluster member of the events `ev` yields (rollups.ts clusterKey, in SQL);
+ * with `seen`, also their first and last rollup time and latest UA (`ev` rows then carry `at`).
+ */
+function clusterCounts(ev: SQL, options: { seen: boolean } = { seen: false }): SQL {
+  const seen = options.seen ? sql`, first_seen, last_seen, ua_sample` : sql``;
+  return sql`SELECT tenant_id, ${KEY_OF(sql`ja4 || '|' || ua_class || '|' || asn::text`)} AS cluster_key, fingerprint_id, ua_class, asn, ja4, n24, n7, n30${seen}
     FROM (
       SELECT tenant_id, fingerprint_id, ua_class, coalesce(asn, ${NO_ASN})::bigint AS asn, coalesce(ja4, ${NO_JA4}) AS ja4,
-        sum(m24)::bigint AS n24, sum(m7)::bigint AS n7, sum(m30)::bigint AS n30
+        sum(m24)::bigint AS n24, sum(m7)::bigint AS n7, sum(m30)::bigint AS n30${options.seen ? sql`, ${SEEN_OF_GROUP}` : sql``}
       FROM (${ev}) ev GROUP BY 1, 2, 3, 4, 5
     ) m`;
 }
 
 /** First and last rollup time and latest UA per cluster member of `ev` (rows with `at`), as the seen table holds them. */
 function seenOf(ev: SQL): SQL {
-  return sql`SELECT ev.tenant_id, ev.fingerprint_id, ev.ua_class, coalesce(ev.asn, ${NO_ASN})::bigint, coalesce(ev.ja4, ${NO_JA4}),
-      min(ev.at), max(ev.at), (array_agg(ev.ua_raw ORDER BY ev.at DESC, ev.ua_raw COLLATE "C" DESC))[1]
+  return sql`SELECT ev.tenant_id, ev.fingerprint_id, ev.ua_class, coalesce(ev.asn, ${NO_ASN})::bigint, coalesce(ev.ja4, ${NO_JA4}), ${SEEN_OF_GROUP}
     FROM ${ev} ev GROUP BY 1, 2, 3, 4, 5`;
+}
+
+/**
+ * Deletes the cluster members `where` selects and merges their first/last seen and sample UA into
+ * seen, in one statement, so no member's history is lost when its window counts reach zero. Rows
+ * still holding the neutral values of migration 0030 (first after last) have nothing to add.
+ */
+function removeMembers(where: SQL): SQL {
+  return sql`WITH gone AS (
+      DELETE FROM honeypot_rollup_clusters WHERE ${where}
+      RETURNING tenant_id, fingerprint_id, ua_class, asn, ja4, first_seen, last_seen, ua_sample
+    )
+    INSERT INTO honeypot_rollup_seen AS r (tenant_id, fingerprint_id, ua_class, asn, ja4, first_seen, last_seen, ua_sample)
+    SELECT * FROM gone WHERE first_seen <= last_seen ORDER BY 1, 2, 3, 4, 5
+    ON CONFLICT (tenant_id, fingerprint_id, ua_class, asn, ja4) DO UPDATE SET ${MERGE_SEEN}`;
 }
 
 /**
@@ -358,8 +390,9 @@ export async function rebuildRollups(tx: Db, starts: WindowStarts): Promise<void
     ${seenOf(sql`(SELECT e.*, ${AT} AS at FROM honeypot_events e)`)}`);
   const ev = eventsForRebuild(starts);
   await tx.execute(sql`INSERT INTO honeypot_rollup_dims (tenant_id, dim, key, value, events_24h, events_7d, events_30d) ${dimCounts(ev)}`);
-  await tx.execute(sql`INSERT INTO honeypot_rollup_clusters (tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4, events_24h, events_7d, events_30d)
-    ${clusterCounts(ev)}`);
+  await tx.execute(sql`INSERT INTO honeypot_rollup_clusters (tenant_id, cluster_key, fingerprint_id, ua_class, asn, ja4, events_24h, events_7d, events_30d,
+      first_seen, last_seen, ua_sample)
+    ${clusterCounts(ev, { seen: true })}`);
 }
 
 /** Subtracts the window counts of the events `ev` yields (flagged m24, m7, m30) from the dimension and cluster rollups. */
@@ -385,7 +418,7 @@ export async function subtractLeaving(tx: Db, from: WindowStarts, to: WindowStar
   await subtractWindowCounts(tx, ev);
   if (to['30d'] > from['30d']) {
     await tx.execute(sql`DELETE FROM honeypot_rollup_dims WHERE events_30d <= 0`);
-    await tx.execute(sql`DELETE FROM honeypot_rollup_clusters WHERE events_30d <= 0`);
+    await tx.execute(removeMembers(sql`events_30d <= 0`));
   }
 }
 
@@ -455,9 +488,14 @@ export interface ClusterRow {
 /**
  * Members with events in the window grouped by cluster, most events first, at most `limit`;
  * ties go by the cluster key (a hash of ja4, class and asn), which is arbitrary but stable. Only
- * the members of the clusters returned are joined with their all-time rows for first/last seen
- * and the sample UA (the latest UA of the member with most events in the window).
+ * the members of the clusters returned are joined with their seen rows: a member's first/last seen
+ * and sample UA are its clusters row merged with its seen row (MERGE_SEEN's rule), over all
+ * history; the sample is the latest UA of the member with most events in the window.
  */
+/** The sample UA of member `c` merged with its seen row `s` (none: its own), by MERGE_SEEN's rule. */
+const SAMPLE_OF_MEMBER = sql`CASE WHEN s.last_seen > c.last_seen
+    OR (s.last_seen = c.last_seen AND s.ua_sample COLLATE "C" > c.ua_sample COLLATE "C") THEN s.ua_sample ELSE c.ua_sample END`;
+
 export async function topClusters(db: Db, tenantId: string | null, window: Window, limit: number): Promise<ClusterRow[]> {
   const n = COLUMN[window];
   const tenant = tenantIs(sql`c.tenant_id`, tenantId);
@@ -473,12 +511,13 @@ export async function topClusters(db: Db, tenantId: string | null, window: Windo
       GROUP BY c.cluster_key ORDER BY 2 DESC, 1 LIMIT ${limit}
     )
     SELECT min(c.ja4) AS ja4, min(c.ua_class) AS "uaClass", min(c.asn) AS asn, t.events::bigint AS "eventCount",
-      t.fingerprints::bigint AS "fingerprintCount", min(s.first_seen) AS "firstSeen", max(s.last_seen) AS "lastSeen",
-      (array_agg(s.ua_sample ORDER BY c.${n} DESC, c.fingerprint_id, c.tenant_id))[1] AS "sampleUa",
+      t.fingerprints::bigint AS "fingerprintCount", min(least(c.first_seen, s.first_seen)) AS "firstSeen",
+      max(greatest(c.last_seen, s.last_seen)) AS "lastSeen",
+      (array_agg(${SAMPLE_OF_MEMBER} ORDER BY c.${n} DESC, c.fingerprint_id, c.tenant_id))[1] AS "sampleUa",
       (array_agg(c.fingerprint_id ORDER BY c.${n} DESC, c.fingerprint_id, c.tenant_id))[1] AS "sampleFingerprintId"
     FROM top t
     JOIN honeypot_rollup_clusters c ON c.cluster_key = t.cluster_key AND ${tenant} AND c.${n} > 0
-    JOIN honeypot_rollup_seen s ON s.tenant_id = c.tenant_id AND s.fingerprint_id = c.fingerprint_id
+    LEFT JOIN honeypot_rollup_seen s ON s.tenant_id = c.tenant_id AND s.fingerprint_id = c.fingerprint_id
       AND s.ua_class = c.ua_class AND s.asn = c.asn AND s.ja4 = c.ja4
     GROUP BY t.cluster_key, t.events, t.fingerprints
     ORDER BY t.events DESC, t.cluster_key`,

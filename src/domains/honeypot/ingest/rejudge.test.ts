@@ -7,6 +7,7 @@ import { startDnsServer, type TestDnsServer } from '../../../../test/helpers/dns
 import { createTenant, signedIngest } from '../../../../test/helpers/honeypot.ts';
 import { fingerprintOf } from '../enrichment/fingerprint.ts';
 import { createRegistryHolder, loadVendorRegistry } from '../vendors/registry.ts';
+import type { RdnsFact } from '../vendors/reverse-dns.ts';
 import { createRejudge } from './rejudge.ts';
 
 /**
@@ -286,8 +287,8 @@ describe('how answers are batched', () => {
     return { rejudge, passes };
   }
 
-  const FAILED = { status: 'failed', error: 'ptr:ETIMEOUT' } as const;
-  const NO_NAME = { status: 'answered', ptr: [], names: [] } as const;
+  const FAILED: RdnsFact = { status: 'failed', error: 'ptr:ETIMEOUT' };
+  const NO_NAME: RdnsFact = { status: 'answered', ptr: [], names: [] };
 
   it('puts at most 64 addresses in one transaction, and the rest in the next', async () => {
     const { rejudge, passes } = recordingRejudge((ip) => `hash-of-${ip}`);
