@@ -1,14 +1,7 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
-import { migrate as migrateNodePg } from 'drizzle-orm/node-postgres/migrator';
-import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import type { PgliteDatabase } from 'drizzle-orm/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/database.ts';
+import { MIGRATIONS, migrateFrom, migrationsBefore } from '../../../test/helpers/migrations.ts';
 import { type Database, rowsOf } from '../../platform/db/client.ts';
 
 /**
@@ -18,35 +11,24 @@ import { type Database, rowsOf } from '../../platform/db/client.ts';
  * the others become private, so the new unique index on shared names can be built.
  */
 
-const MIGRATIONS = fileURLToPath(new URL('../../../drizzle/', import.meta.url));
-
 let testDb: TestDatabase;
 let database: Database;
-let before0021: string;
-
-async function migrateFrom(folder: string): Promise<void> {
-  if (database.driver === 'pglite') await migratePglite(database.db as unknown as PgliteDatabase, { migrationsFolder: folder });
-  else await migrateNodePg(database.db as unknown as NodePgDatabase, { migrationsFolder: folder });
-}
+let before0021: ReturnType<typeof migrationsBefore>;
 
 beforeAll(async () => {
   // The shipped migrations up to 0020: the same files, the journal cut before 0021.
-  before0021 = mkdtempSync(join(tmpdir(), 'observatory-migrations-'));
-  cpSync(MIGRATIONS, before0021, { recursive: true });
-  const journal = JSON.parse(readFileSync(join(before0021, 'meta/_journal.json'), 'utf8')) as { entries: { idx: number }[] };
-  journal.entries = journal.entries.filter((entry) => entry.idx < 21);
-  writeFileSync(join(before0021, 'meta/_journal.json'), JSON.stringify(journal));
+  before0021 = migrationsBefore(21);
   testDb = await createTestDatabase({ empty: true });
   database = await testDb.open();
 });
 afterAll(async () => {
   await testDb.drop();
-  rmSync(before0021, { recursive: true, force: true });
+  before0021.remove();
 });
 
 describe('migration 0021 over earlier data', () => {
   it('records who alone names a tenant or fingerprint, and keeps one shared owner per saved-query name', async () => {
-    await migrateFrom(before0021);
+    await migrateFrom(database, before0021.folder);
     const db = database.db;
     const node = (id: number, kind: string, key: string, toolset: string | null, props: object) =>
       db.execute(sql`INSERT INTO graph_nodes (id, kind, key, toolset, tenant, props, first_run, materialised_at)
@@ -73,7 +55,7 @@ describe('migration 0021 over earlier data', () => {
     await saved('00000000-0000-4000-8000-000000000002', 'alice', 'daily', 'workspace', '2026-11-01T00:00:00Z');
     await saved('00000000-0000-4000-8000-000000000003', 'carol', 'daily', 'private', '2026-10-01T00:00:00Z');
 
-    await migrateFrom(MIGRATIONS);
+    await migrateFrom(database, MIGRATIONS);
 
     const namedBy = rowsOf<{ key: string; named_by: string[] | null }>(await db.execute(sql`SELECT key, named_by FROM graph_nodes WHERE kind IN ('Tenant', 'Fingerprint') ORDER BY id`));
     expect(namedBy).toEqual([

@@ -1,14 +1,7 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
-import { migrate as migrateNodePg } from 'drizzle-orm/node-postgres/migrator';
-import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import type { PgliteDatabase } from 'drizzle-orm/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../../../test/helpers/database.ts';
+import { MIGRATIONS, migrateFrom, migrationsBefore } from '../../../../test/helpers/migrations.ts';
 import { type Database, rowsOf } from '../../../platform/db/client.ts';
 import { subtractLeaving, topClusters } from './repository.ts';
 
@@ -19,36 +12,26 @@ import { subtractLeaving, topClusters } from './repository.ts';
  * seen (docs/honeypot/dashboard.md, "Rollups").
  */
 
-const MIGRATIONS = fileURLToPath(new URL('../../../../drizzle/', import.meta.url));
 const TENANT = '0b5e0b5e-0000-4000-8000-000000000030';
 
 let testDb: TestDatabase;
 let database: Database;
-let before0030: string;
-
-async function migrateFrom(folder: string): Promise<void> {
-  if (database.driver === 'pglite') await migratePglite(database.db as unknown as PgliteDatabase, { migrationsFolder: folder });
-  else await migrateNodePg(database.db as unknown as NodePgDatabase, { migrationsFolder: folder });
-}
+let before0030: ReturnType<typeof migrationsBefore>;
 
 beforeAll(async () => {
   // The shipped migrations up to 0029: the same files, the journal cut before 0030.
-  before0030 = mkdtempSync(join(tmpdir(), 'observatory-migrations-'));
-  cpSync(MIGRATIONS, before0030, { recursive: true });
-  const journal = JSON.parse(readFileSync(join(before0030, 'meta/_journal.json'), 'utf8')) as { entries: { idx: number }[] };
-  journal.entries = journal.entries.filter((entry) => entry.idx < 30);
-  writeFileSync(join(before0030, 'meta/_journal.json'), JSON.stringify(journal));
+  before0030 = migrationsBefore(30);
   testDb = await createTestDatabase({ empty: true });
   database = await testDb.open();
 });
 afterAll(async () => {
   await testDb.drop();
-  rmSync(before0030, { recursive: true, force: true });
+  before0030.remove();
 });
 
 describe('migration 0030 over earlier rollups', () => {
   it('reads the members stored before it from seen, merges new events over them, and removes them without a false time', async () => {
-    await migrateFrom(before0030);
+    await migrateFrom(database, before0030.folder);
     const db = database.db;
     // Two members of one cluster as the applier left them before 0030: counts here, history in seen.
     const member = (fingerprint: string, events30d: number) =>
@@ -64,7 +47,7 @@ describe('migration 0030 over earlier rollups', () => {
     // A member whose seen row is missing (never left by the applier): it has no time to give.
     await member('fp-orphan', 0);
 
-    await migrateFrom(MIGRATIONS);
+    await migrateFrom(database, MIGRATIONS);
     const [cluster] = await topClusters(db, TENANT, '30d', 10);
     expect(cluster).toMatchObject({
       eventCount: 5,
