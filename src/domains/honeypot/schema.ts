@@ -242,8 +242,9 @@ export const honeypotRollupClusters = pgTable(
 
 /**
  * First and last time and latest UA of cluster members, from what left `honeypot_rollup_clusters`
- * (rows deleted at zero) and from events applied when already older than the 30-day window. Merged
- * with a member's clusters row it gives the member's whole history.
+ * (rows deleted at zero) and from events applied when already older than the 30-day window; a
+ * rebuild writes every member's whole history here. Merged with a member's clusters row it gives
+ * the member's whole history.
  */
 export const honeypotRollupSeen = pgTable(
   'honeypot_rollup_seen',

@@ -352,6 +352,27 @@ describe('windows move with the clock', () => {
     await expectRebuildChangesNothing();
     expect(await clusters()).toEqual(incremental);
   });
+
+  it('merges a member\'s times over batches, an event older than the window included', async () => {
+    // The clock is 2026-12-01T03:00: the 30-day window starts at 2026-11-01T04:00, and ingest takes
+    // events up to 30 days old, so an event at 03:30 is stored but older than the window.
+    const member = { path: '/q/w', ip: '198.51.100.61', ja4: 't13d0000h2_000000000000_000000000001' };
+    const newerChrome = CHROME_UA.replace('Chrome/131.0.0.0', 'Chrome/132.0.0.0');
+    const cluster = async () => {
+      const res = await get(`${V1}/honeypot/clusters?tenant=alpha&window=30d`);
+      expect(res.statusCode, res.body).toBe(200);
+      return (res.json().clusters as Record<string, unknown>[]).find((c) => c.ja4 === member.ja4);
+    };
+    // Each read applies what is pending first, so every send below is its own batch.
+    await send('alpha', [{ id: 'a12', ts: '2026-11-01T03:30:00Z', ua: CHROME_UA, ...member }]);
+    expect(await cluster()).toBeUndefined();
+    await send('alpha', [{ id: 'a13', ts: '2026-11-15T00:00:00Z', ua: CHROME_UA, ...member }]);
+    expect(await cluster()).toMatchObject({ eventCount: 1, firstSeen: '2026-11-01T03:30:00.000Z', lastSeen: '2026-11-15T00:00:00.000Z', sampleUa: CHROME_UA });
+    // A newer browser version normalises alike: the same member, whose latest UA is now the newer one.
+    await send('alpha', [{ id: 'a14', ts: '2026-11-16T00:00:00Z', ua: newerChrome, ...member }]);
+    expect(await cluster()).toMatchObject({ eventCount: 2, firstSeen: '2026-11-01T03:30:00.000Z', lastSeen: '2026-11-16T00:00:00.000Z', sampleUa: newerChrome });
+    await expectRebuildChangesNothing();
+  });
 });
 
 describe('fleet and heartbeat', () => {

@@ -96,7 +96,6 @@ describe('group commit', () => {
     expect(rows).toEqual([{ reason: 'liar-flood:5/10min', liar_event_count: 5 }]);
     expect((await send('group-b', [liar(5)])).json().events[0].tarpit).toEqual({ active: true, delayMs: 8000 });
   });
-});
 
   it('opens the tarpits of several fingerprints that reach the threshold in one request, each with its own count', async () => {
     const flood = (ja4: string, count: number, prefix: string) =>
@@ -119,6 +118,7 @@ describe('group commit', () => {
     // The answer already reports the tarpits the request opened; the fingerprint below the threshold has none.
     expect(events.map((e) => e.tarpit.active)).toEqual([...Array(11).fill(true), ...Array(4).fill(false)]);
   });
+});
 
 describe('tenant lookups across instances', () => {
   it('accepts at once a secret rotated on another instance (a failed signature reads the tenant again)', async () => {

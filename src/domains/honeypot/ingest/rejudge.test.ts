@@ -205,34 +205,64 @@ describe('forward-confirmed reverse DNS', () => {
   });
 });
 
+/**
+ * Sends `count` Amazonbot events from `ip`, lets their lookup settle and the rollups count them,
+ * then marks them waiting for an answer again, as a restart with lookups out would leave them;
+ * returns their ids and the address hash.
+ */
+async function waitingEvents(ip: string, count: number): Promise<{ ids: string[]; ipHash: string }> {
+  const sentEvents = await send(Array.from({ length: count }, () => ({ ua: AMAZONBOT_UA, ip })));
+  await t.app.honeypot.reverseDnsSettled();
+  await t.app.honeypot.dashboard.applyPending();
+  const ids = sentEvents.map((e) => e.eventId);
+  await t.app.database.db.execute(sql`UPDATE honeypot_events SET evidence = jsonb_set(evidence, '{rdns}', '{"status":"pending"}')
+    WHERE id = ANY(${`{${ids.join(',')}}`}::uuid[])`);
+  const [row] = rowsOf<{ ip_hash: string }>(await t.app.database.db.execute(sql`SELECT ip_hash FROM honeypot_events WHERE id = ${ids[0]}`));
+  return { ids, ipHash: row!.ip_hash };
+}
+
+/** A re-judge whose address hashing records which addresses each pass asked about (a pass hashes its batch in one go). */
+function recordingRejudge(hashOf: (ip: string) => string, maxEvents?: number, onHash?: (ip: string) => void) {
+  const passes: string[][] = [];
+  let current: string[] | null = null;
+  const rejudge = createRejudge({
+    db: t.app.database.db,
+    registry: createRegistryHolder(loadVendorRegistry(null)),
+    fingerprints: { fingerprintOf },
+    hashIp: (ip) => {
+      if (current === null) {
+        const pass: string[] = (current = []);
+        passes.push(pass);
+        queueMicrotask(() => (current = null));
+      }
+      current.push(ip);
+      onHash?.(ip);
+      return hashOf(ip);
+    },
+    ...(maxEvents !== undefined ? { maxEvents } : {}),
+  });
+  return { rejudge, passes };
+}
+
+/** The rollups, pending events applied, agree with a rebuild from the events. */
+async function expectRollupsMatchRebuild(): Promise<void> {
+  await t.app.honeypot.dashboard.applyPending();
+  const now = await dashboard();
+  await t.app.honeypot.dashboard.rebuild();
+  expect(withoutTimes(await dashboard())).toEqual(withoutTimes(now));
+}
+
 describe('answers judged together', () => {
   it('judges the events of several answers in shared, bounded passes, each event with its own address\'s answer, until none waits', async () => {
-    const sentEvents = await send([
-      ...Array.from({ length: 4 }, () => ({ ua: AMAZONBOT_UA, ip: '198.51.100.40' })),
-      ...Array.from({ length: 3 }, () => ({ ua: AMAZONBOT_UA, ip: '198.51.100.41' })),
-    ]);
-    await t.app.honeypot.reverseDnsSettled();
-    await t.app.honeypot.dashboard.applyPending();
-    const ids = sentEvents.map((e) => e.eventId);
-    // Put them back to waiting for an answer, as a restart with lookups out would leave them.
-    await t.app.database.db.execute(sql`UPDATE honeypot_events SET evidence = jsonb_set(evidence, '{rdns}', '{"status":"pending"}')
-      WHERE id = ANY(${`{${ids.join(',')}}`}::uuid[])`);
-    const hashOf = new Map<string, string>();
-    for (const [i, ip] of [[0, '198.51.100.40'], [4, '198.51.100.41']] as const) {
-      const [row] = rowsOf<{ ip_hash: string }>(await t.app.database.db.execute(sql`SELECT ip_hash FROM honeypot_events WHERE id = ${ids[i]}`));
-      hashOf.set(ip, row!.ip_hash);
-    }
+    const first = await waitingEvents('198.51.100.40', 4);
+    const second = await waitingEvents('198.51.100.41', 3);
+    const ids = [...first.ids, ...second.ids];
     let hashed = 0;
-    const rejudge = createRejudge({
-      db: t.app.database.db,
-      registry: createRegistryHolder(loadVendorRegistry(null)),
-      fingerprints: { fingerprintOf },
-      hashIp: (ip) => {
-        hashed += 1;
-        return hashOf.get(ip)!;
-      },
-      maxEvents: 2,
-    });
+    const { rejudge } = recordingRejudge(
+      (ip) => (ip === '198.51.100.40' ? first.ipHash : second.ipHash),
+      2,
+      () => (hashed += 1),
+    );
     rejudge.enqueue('198.51.100.40', { status: 'failed', error: 'ptr:ETIMEOUT' });
     rejudge.enqueue('198.51.100.41', { status: 'answered', ptr: [], names: [] });
     await rejudge.settled();
@@ -245,48 +275,11 @@ describe('answers judged together', () => {
       else expect(row, id).toMatchObject({ ua_class: 'LIAR', evidence: { rdns: { status: 'answered', ptr: [], names: [] } } });
     }
     // The counters moved with the verdicts: the rollups agree with a rebuild from the events.
-    await t.app.honeypot.dashboard.applyPending();
-    const now = await dashboard();
-    await t.app.honeypot.dashboard.rebuild();
-    expect(withoutTimes(await dashboard())).toEqual(withoutTimes(now));
+    await expectRollupsMatchRebuild();
   });
 });
 
 describe('how answers are batched', () => {
-  /** Sends `count` Amazonbot events from `ip`, lets their lookup settle, then marks them waiting again; returns their ids and the address hash. */
-  async function waitingEvents(ip: string, count: number): Promise<{ ids: string[]; ipHash: string }> {
-    const sentEvents = await send(Array.from({ length: count }, () => ({ ua: AMAZONBOT_UA, ip })));
-    await t.app.honeypot.reverseDnsSettled();
-    const ids = sentEvents.map((e) => e.eventId);
-    await t.app.database.db.execute(sql`UPDATE honeypot_events SET evidence = jsonb_set(evidence, '{rdns}', '{"status":"pending"}')
-      WHERE id = ANY(${`{${ids.join(',')}}`}::uuid[])`);
-    const [row] = rowsOf<{ ip_hash: string }>(await t.app.database.db.execute(sql`SELECT ip_hash FROM honeypot_events WHERE id = ${ids[0]}`));
-    return { ids, ipHash: row!.ip_hash };
-  }
-
-  /** A re-judge whose address hashing records which addresses each pass asked about (a pass hashes its batch in one go). */
-  function recordingRejudge(hashOf: (ip: string) => string, maxEvents?: number, onHash?: (ip: string) => void) {
-    const passes: string[][] = [];
-    let current: string[] | null = null;
-    const rejudge = createRejudge({
-      db: t.app.database.db,
-      registry: createRegistryHolder(loadVendorRegistry(null)),
-      fingerprints: { fingerprintOf },
-      hashIp: (ip) => {
-        if (current === null) {
-          const pass: string[] = (current = []);
-          passes.push(pass);
-          queueMicrotask(() => (current = null));
-        }
-        current.push(ip);
-        onHash?.(ip);
-        return hashOf(ip);
-      },
-      ...(maxEvents !== undefined ? { maxEvents } : {}),
-    });
-    return { rejudge, passes };
-  }
-
   const FAILED: RdnsFact = { status: 'failed', error: 'ptr:ETIMEOUT' };
   const NO_NAME: RdnsFact = { status: 'answered', ptr: [], names: [] };
 
@@ -339,9 +332,6 @@ describe('how answers are batched', () => {
     const rows = await Promise.all(ids.map(stored));
     expect(rows.filter((r) => r.ua_class === 'UNVERIFIED_AGENT' && (r.evidence.rdns as { status: string }).status === 'failed')).toHaveLength(2);
     expect(rows.filter((r) => r.ua_class === 'LIAR' && (r.evidence.rdns as { status: string }).status === 'answered')).toHaveLength(2);
-    await t.app.honeypot.dashboard.applyPending();
-    const now = await dashboard();
-    await t.app.honeypot.dashboard.rebuild();
-    expect(withoutTimes(await dashboard())).toEqual(withoutTimes(now));
+    await expectRollupsMatchRebuild();
   });
 });
