@@ -203,6 +203,28 @@ describe('the handler deadline', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ ok: true });
   });
+
+  it('costs a request no AbortController: a POST is answered by its handler, with no abort made for it', async () => {
+    // Fastify's own deadline made one per request and aborted it once a POST's body was read
+    // (src/platform/http/deadline.ts): a tenth of a small signed ingest's server thread.
+    const Original = globalThis.AbortController;
+    let made = 0;
+    globalThis.AbortController = class extends Original {
+      constructor() {
+        super();
+        made += 1;
+      }
+    };
+    try {
+      const releasing = setInterval(() => room.releaseAll(), 10);
+      const answers = await Promise.all(Array.from({ length: 5 }, () => server.inject({ method: 'POST', url: '/work', payload: {} })));
+      clearInterval(releasing);
+      expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200, 200]);
+      expect(made).toBe(0);
+    } finally {
+      globalThis.AbortController = Original;
+    }
+  });
 });
 
 describe('body limits per route', () => {

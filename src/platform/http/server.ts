@@ -13,6 +13,7 @@ import { authenticate, type CredentialResolver } from './auth.ts';
 import { consolePlugin } from './console.ts';
 import type { AuthFailureLimiter } from './auth-failures.ts';
 import { type ConcurrencyLimit, type ConcurrencyPool, createConcurrencyLimit, holdForRequest, overloaded, type RequestSlot } from './concurrency.ts';
+import { endDeadline, startDeadline } from './deadline.ts';
 import { formatBytes, formatDuration, renderError } from './errors.ts';
 import { buildValidatorFactory } from './validation.ts';
 import { assertRegistryConsistent, type Endpoint, ErrorEnvelope, guardedByFailureLimit, type Principal, toFastifyPath, V1 } from './registry.ts';
@@ -45,6 +46,8 @@ declare module 'fastify' {
     ingest?: boolean;
     /** A route of the console's static files (http/console.ts), not an API endpoint of the registry. */
     console?: boolean;
+    /** The request deadline in milliseconds (deadline.ts); API endpoints only. */
+    timeoutMs?: number;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -80,8 +83,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: options.logger,
     bodyLimit: BODY_LIMIT_BYTES,
-    // The deadline of each request from its headers to its answer (503 `timeout`, errors.ts).
-    handlerTimeout: limits.timeoutMs,
     // Slow clients (slowloris): the whole request, headers included, must arrive within the
     // receive timeout (408); Node checks these deadlines every `connectionsCheckingInterval`.
     requestTimeout: limits.receiveTimeoutMs,
@@ -158,6 +159,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     return payload;
   });
   app.addHook('onResponse', async (request, reply) => {
+    endDeadline(request);
     const endpointId = request.routeOptions.config.endpointId ?? 'unmatched';
     metrics.observeRequest(endpointId, request.method, reply.statusCode, reply.elapsedTime / 1000);
     if (request.routeOptions.config.ingest === true && reply.statusCode >= 300) {
@@ -174,7 +176,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     const route = request.routeOptions;
     const rendered = renderError(error, request.id, {
       ...(typeof route.bodyLimit === 'number' ? { bodyLimit: route.bodyLimit } : {}),
-      ...(route.handlerTimeout > 0 ? { timeoutMs: route.handlerTimeout } : {}),
+      ...(route.config.timeoutMs !== undefined ? { timeoutMs: route.config.timeoutMs } : {}),
     });
     request.errorReason = rendered.body.reason;
     if (rendered.unexpected) {
@@ -200,12 +202,13 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     if (endpoint.contentType === 'application/json') responses[endpoint.status] = endpoint.responseSchema;
     // A refusal status carries either form (svc-error.v1 or the endpoint's `ok: false` envelope): plain JSON.stringify.
     for (const status of endpoint.errorStatuses) if (status !== endpoint.refusedStatus) responses[status] = ErrorEnvelope;
+    // The deadline from the route's first hook to its answer (503 `timeout`); an endpoint may declare a longer one.
+    const timeoutMs = endpoint.timeoutMs !== null ? Math.max(endpoint.timeoutMs, limits.timeoutMs) : limits.timeoutMs;
     app.route({
       method: endpoint.method,
       url: toFastifyPath(endpoint.path),
-      config: { endpointId: endpoint.id, ingest: endpoint.concurrency === 'ingest' },
+      config: { endpointId: endpoint.id, ingest: endpoint.concurrency === 'ingest', timeoutMs },
       ...(endpoint.bodyLimit !== null ? { bodyLimit: endpoint.bodyLimit } : {}),
-      ...(endpoint.timeoutMs !== null ? { handlerTimeout: Math.max(endpoint.timeoutMs, limits.timeoutMs) } : {}),
       schema: {
         ...(endpoint.params ? { params: endpoint.params } : {}),
         ...(querySchemaOf(endpoint) ? { querystring: querySchemaOf(endpoint) } : {}),
@@ -237,7 +240,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
       ...(endpoint.onResponse ? { onResponse: endpoint.onResponse } : {}),
       // Authentication runs before the body is read, so a caller without a credential learns
       // nothing about what the body should look like.
-      onRequest: async (request) => {
+      onRequest: async (request, reply) => {
+        startDeadline(request, reply, timeoutMs);
         // An injected latency comes first, so every answer of a targeted route is late, a 401 or a
         // 429 as much as a 200. With nothing injected, delayFor answers 0 without matching.
         if (latency !== null) {
