@@ -103,6 +103,12 @@ export interface ScenarioResult {
    * the load generator when BENCH_WORKERS=0.
    */
   serverEventLoopUtilization: number;
+  /**
+   * CPU time of this process (every thread; on PGlite the database too, on PostgreSQL not) per
+   * request over the measured load, in µs; null for a measure scenario. Steadier than req/s on a
+   * busy machine: it counts the work a request costs, not how much of the machine the run got.
+   */
+  serverCpuUsPerRequest: number | null;
   /** This scenario's mean req/s over the healthz scenario's in the same run; null without one. */
   pctOfHealthz: number | null;
   warmup: { totalRequests: number; non2xx: number; errors: number } | null;
@@ -243,6 +249,7 @@ function formatLine(r: ScenarioResult): string {
     `errors ${String(r.errors).padStart(5)}`,
     `${pct.padStart(7)} of healthz`,
     `loop busy ${(r.serverEventLoopUtilization * 100).toFixed(0).padStart(3)}%`,
+    ...(r.serverCpuUsPerRequest !== null ? [`cpu/req ${String(r.serverCpuUsPerRequest).padStart(6)} µs`] : []),
     ...(r.memory ? [`rss ${r.memory.rssPeakMiB.toFixed(0)} MiB`] : []),
   ].join('  ');
 }
@@ -267,6 +274,7 @@ async function runScenario(
   }
   const countersBefore = scenario.counters ? await scenario.counters(ctx) : null;
   const eluBefore = performance.eventLoopUtilization();
+  const cpuBefore = process.cpuUsage();
   const memory = sampleMemory();
   let memoryRecord: MemoryRecord;
   let r: autocannon.Result;
@@ -276,6 +284,7 @@ async function runScenario(
     memoryRecord = memory.stop();
   }
   const elu = performance.eventLoopUtilization(eluBefore).utilization;
+  const cpu = process.cpuUsage(cpuBefore);
   let counters: Record<string, number> | null = null;
   if (scenario.counters && countersBefore) {
     const after = await scenario.counters(ctx);
@@ -302,6 +311,7 @@ async function runScenario(
     measuredSec: r.duration,
     statusCodes: statusCounts(r),
     serverEventLoopUtilization: round(elu),
+    serverCpuUsPerRequest: r.requests.total > 0 ? Math.round((cpu.user + cpu.system) / r.requests.total) : null,
     pctOfHealthz:
       scenario.name === BASELINE ? 100 : baseline !== null && baseline > 0 ? round((requestsPerSec / baseline) * 100, 1) : null,
     warmup,
@@ -337,6 +347,7 @@ async function measureOnce(scenario: Scenario, ctx: BenchContext, state: unknown
     measuredSec: round(measuredSec),
     statusCodes: {},
     serverEventLoopUtilization: round(performance.eventLoopUtilization(eluBefore).utilization),
+    serverCpuUsPerRequest: null,
     pctOfHealthz: null,
     warmup: null,
     counters: null,
