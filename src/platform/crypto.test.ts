@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hmacSha256Hex, keyedHmacSha256Hex } from './crypto.ts';
+import { hmacSha256Hex, keyedHmacSha256Hex, sha256Hex } from './crypto.ts';
 
 describe('keyedHmacSha256Hex', () => {
   it('is HMAC-SHA256: the RFC 4231 test case 2 vector', () => {
@@ -17,5 +17,13 @@ describe('keyedHmacSha256Hex', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('sha256Hex', () => {
+  it('is SHA-256 in hex: the FIPS 180-2 "abc" vector, and UTF-8 text hashes as its bytes', () => {
+    expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(sha256Hex('é')).toBe(sha256Hex(Buffer.from([0xc3, 0xa9])));
+    expect(sha256Hex('')).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
   });
 });

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { memoizeByText } from '../../../platform/memo.ts';
 import { type ParsedIp, parseIp, PrefixIndex } from './ip.ts';
 import { hasProof, type ProofSource, proofSourcesOf, type Vendor, type VendorRegistry } from './registry.ts';
@@ -113,6 +114,8 @@ function signatureAgentOf(headers: Record<string, string>): string | null {
 interface RegistryLookups {
   namedByUa: (ua: string) => readonly Vendor[];
   prefixes: PrefixIndex;
+  /** The Web Bot Auth key of a keyid among every vendor's keys. */
+  keyFor: (keyid: string) => KeyObject | undefined;
 }
 const lookups = new WeakMap<VendorRegistry, RegistryLookups>();
 function lookupsOf(registry: VendorRegistry): RegistryLookups {
@@ -121,6 +124,7 @@ function lookupsOf(registry: VendorRegistry): RegistryLookups {
     known = {
       namedByUa: memoizeByText((text) => registry.vendors.filter((v) => v.ua.test(text))),
       prefixes: new PrefixIndex(registry.vendors.map((v) => v.ranges)),
+      keyFor: keyLookup(registry),
     };
     lookups.set(registry, known);
   }
@@ -167,22 +171,24 @@ interface VendorOutcome {
   unverifiedReason: UnverifiedReason | null;
 }
 
+// Module functions rather than closures made per outcome: this runs for every event that names a vendor.
+const verifiedBy = (proof: string, ip: IpStatus, rdns: RdnsStatus): VendorOutcome => ({ outcome: 'verified', proof, ip, rdns, unverifiedReason: null });
+const unprovenFor = (why: UnverifiedReason, ip: IpStatus, rdns: RdnsStatus): VendorOutcome => ({ outcome: 'unproven', proof: null, ip, rdns, unverifiedReason: why });
+
 function outcomeOf(vendor: Vendor, facts: ProofFacts): VendorOutcome {
   const ip = ipStatus(vendor, facts);
   const rdns = rdnsStatus(vendor, facts.rdns);
   const { signature } = facts;
-  const verified = (proof: string): VendorOutcome => ({ outcome: 'verified', proof, ip, rdns, unverifiedReason: null });
-  const unproven = (why: UnverifiedReason): VendorOutcome => ({ outcome: 'unproven', proof: null, ip, rdns, unverifiedReason: why });
-  if (signature.status === 'valid' && signature.keyid !== null && vendor.keys.has(signature.keyid)) return verified(`web-bot-auth:${signature.keyid}`);
-  if (ip === 'in') return verified(`ip-range:${facts.ipVendors[vendor.id]}`);
-  if (rdns.status === 'in') return verified(`fcrdns:${rdns.name}`);
-  if (!hasProof(vendor)) return unproven('no-proof-source');
+  if (signature.status === 'valid' && signature.keyid !== null && vendor.keys.has(signature.keyid)) return verifiedBy(`web-bot-auth:${signature.keyid}`, ip, rdns);
+  if (ip === 'in') return verifiedBy(`ip-range:${facts.ipVendors[vendor.id]}`, ip, rdns);
+  if (rdns.status === 'in') return verifiedBy(`fcrdns:${rdns.name}`, ip, rdns);
+  if (!hasProof(vendor)) return unprovenFor('no-proof-source', ip, rdns);
   // On replay the IP was never compared with this vendor's prefixes.
-  if (ip === 'unknown') return unproven('not-compared');
+  if (ip === 'unknown') return unprovenFor('not-compared', ip, rdns);
   // A reverse DNS answer still to come (or that never came) settles nothing by itself; beside
   // ranges or keys that failed it does not save the claim, and the answer can still verify it.
   if (rdns.status === 'unknown' && vendor.ranges.length === 0 && vendor.keys.size === 0) {
-    return unproven(facts.rdns?.status === 'pending' ? 'lookup-pending' : 'lookup-failed');
+    return unprovenFor(facts.rdns?.status === 'pending' ? 'lookup-pending' : 'lookup-failed', ip, rdns);
   }
   return { outcome: 'failed', proof: null, ip, rdns, unverifiedReason: null };
 }
@@ -240,6 +246,8 @@ export function vendorsHoldingIp(registry: VendorRegistry, ip: ParsedIp | null):
   const out: Record<string, string> = {};
   if (ip === null) return out;
   const hits = lookupsOf(registry).prefixes.firstOfEach(ip);
+  // Most addresses are in no vendor's prefixes; otherwise the vendors are named in registry order.
+  if (hits.size === 0) return out;
   registry.vendors.forEach((vendor, i) => {
     const hit = hits.get(i);
     if (hit) out[vendor.id] = hit.cidr;
@@ -264,7 +272,7 @@ export function classifyRequest(registry: VendorRegistry, input: ClassifyInput):
   const ip = parseIp(input.ip);
   const signature = checkWebBotAuth(
     { method: String(input.method ?? 'GET'), path: String(input.path ?? '/'), headers, now: input.now },
-    keyLookup(registry),
+    lookupsOf(registry).keyFor,
   );
   const facts: ProofFacts = { ipValid: ip !== null, ipVendors: vendorsHoldingIp(registry, ip), checked: 'all', signature, rdns: null };
   const claimed = claimedVendors(registry, ua, headers, signature);

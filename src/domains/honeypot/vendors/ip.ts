@@ -122,7 +122,8 @@ const BUCKET_BITS = { 4: 16, 6: 32 } as const;
  * `firstContaining` answers for each list.
  */
 export class PrefixIndex {
-  private readonly buckets = new Map<string, IndexedPrefix[]>();
+  /** By family, the bucket (top bits of the address) → its prefixes. Number keys: no text is built per lookup. */
+  private readonly buckets = { 4: new Map<number, IndexedPrefix[]>(), 6: new Map<number, IndexedPrefix[]>() };
   private readonly wide: IndexedPrefix[] = [];
 
   constructor(lists: readonly (readonly ParsedCidr[])[]) {
@@ -138,29 +139,41 @@ export class PrefixIndex {
         }
         const first = range.words[0]! >>> (32 - bits);
         const span = length >= bits ? 1 : 2 ** (bits - length);
-        for (let i = 0; i < span; i++) this.file(`${range.family}:${(first + i) >>> 0}`, entry);
+        for (let i = 0; i < span; i++) this.file(this.buckets[range.family], (first + i) >>> 0, entry);
       }),
     );
   }
 
-  private file(key: string, entry: IndexedPrefix): void {
-    const bucket = this.buckets.get(key);
+  private file(buckets: Map<number, IndexedPrefix[]>, key: number, entry: IndexedPrefix): void {
+    const bucket = buckets.get(key);
     if (bucket) bucket.push(entry);
-    else this.buckets.set(key, [entry]);
+    else buckets.set(key, [entry]);
   }
 
-  /** For each list holding the address, its first prefix (in list order) that does. */
+  /**
+   * For each list holding the address, its first prefix (in list order) that does. Called for
+   * every ingested event: no closure or text is made per call (under tsx every closure made
+   * costs a property definition for its name).
+   */
   firstOfEach(ip: ParsedIp): Map<number, ParsedCidr> {
-    const found = new Map<number, IndexedPrefix>();
-    const consider = (entry: IndexedPrefix) => {
-      if (!cidrContains(entry.range, ip)) return;
-      const current = found.get(entry.list);
-      if (!current || entry.position < current.position) found.set(entry.list, entry);
-    };
-    const bits = BUCKET_BITS[ip.family];
-    for (const entry of this.buckets.get(`${ip.family}:${ip.words[0]! >>> (32 - bits)}`) ?? []) consider(entry);
-    for (const entry of this.wide) consider(entry);
-    return new Map([...found].map(([list, entry]) => [list, entry.range]));
+    const found = new Map<number, ParsedCidr>();
+    const positions = new Map<number, number>();
+    const bucket = this.buckets[ip.family].get(ip.words[0]! >>> (32 - BUCKET_BITS[ip.family]));
+    if (bucket !== undefined) keepFirstContaining(bucket, ip, found, positions);
+    keepFirstContaining(this.wide, ip, found, positions);
+    return found;
+  }
+}
+
+/** Adds to `found` each entry holding `ip` that comes before its list's current one (`positions`). */
+function keepFirstContaining(entries: readonly IndexedPrefix[], ip: ParsedIp, found: Map<number, ParsedCidr>, positions: Map<number, number>): void {
+  for (const entry of entries) {
+    if (!cidrContains(entry.range, ip)) continue;
+    const current = positions.get(entry.list);
+    if (current === undefined || entry.position < current) {
+      positions.set(entry.list, entry.position);
+      found.set(entry.list, entry.range);
+    }
   }
 }
 
