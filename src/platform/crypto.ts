@@ -1,7 +1,7 @@
 import { createHash, createHmac, hash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import canonicalize from 'canonicalize';
 
-/** One-shot: a fifth of a Hash object's cost for the short inputs hashed per event (fingerprint texts). */
+/** One-shot: a quarter to a fifth of a Hash object's cost for the short inputs hashed per event (fingerprint texts), as docs/performance.md measured. */
 export function sha256Hex(input: string | Buffer): string {
   return hash('sha256', input, 'hex');
 }
